@@ -1,0 +1,142 @@
+// Package cli wires apiperf's subcommands: it parses flags, calls the libraries and
+// maps errors to exit codes. One file per subcommand.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0 // success
+	ExitFailed = 1 // the run failed or a gate failed
+	ExitUsage  = 2 // bad input
+)
+
+// env is what every subcommand gets besides its arguments.
+type env struct {
+	stdout, stderr io.Writer
+	// isTerminal reports whether stderr is a terminal (progress lines are shown only then).
+	isTerminal bool
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "load one URL (closed loop with -c, open loop with -R) and print a wrk-style summary", cmdRun},
+		{"sweep", "run the load at a list of concurrency levels or rates; write charts and an HTML report", cmdSweep},
+		{"capacity", "find the highest rate that meets a latency/success objective", cmdCapacity},
+		{"diff", "compare two runs (run directories, run.json or classic .dat files)", cmdDiff},
+		{"report", "re-render every report of a run from its run.json", cmdReport},
+		{"gate", "fail when the current run is measurably slower than a baseline", cmdGate},
+		{"history", "list recorded runs, import run directories, chart trends", cmdHistory},
+		{"merge", "merge run.json files from several generators exactly", cmdMerge},
+		{"serve", "start the built-in reference target on loopback", cmdServe},
+	}
+}
+
+// usageError marks bad input: exit code 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usagef returns a usage error (exit code 2).
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// asUsage marks err as bad input unless it is nil.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
+}
+
+// errFailed marks a run whose outcome is a failure (exit 1) that was already reported.
+var errFailed = errors.New("failed")
+
+// Run executes apiperf with args (without the program name) and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr, isTerminal: isTerminal(stderr)}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(stdout, "apiperf", Version)
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return exitCode(e, c.run(ctx, e, args[1:]))
+		}
+	}
+	fmt.Fprintf(stderr, "apiperf: unknown command %q (see apiperf help)\n", args[0])
+	return ExitUsage
+}
+
+// Version is the apiperf version, set at build time with -ldflags.
+var Version = "dev"
+
+func exitCode(e *env, err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, pflag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, errFailed):
+		return ExitFailed
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	fmt.Fprintf(e.stderr, "apiperf: %s\n", msg)
+	var u usageError
+	if errors.As(err, &u) {
+		return ExitUsage
+	}
+	return ExitFailed
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "apiperf: test and tune the performance of HTTP APIs")
+	fmt.Fprintln(w, "\nUsage: apiperf <command> [flags] [args]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'apiperf <command> --help' for the flags of a command.")
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// accepts flags after positional arguments, as wrk does on Linux.
+func newFlagSet(name string, e *env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	return fs
+}
+
+// parseFlags parses args and turns flag errors into usage errors.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
