@@ -1,0 +1,159 @@
+// Package measure records what a load run observed: HDR latency histograms, counters by
+// outcome, status codes and a per-second timeline, per worker without shared locks on the
+// hot path, merged exactly at the end.
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram bounds: 1 µs to 1 h at 3 significant digits, in microseconds.
+const (
+	LowestLatency  = time.Microsecond
+	HighestLatency = time.Hour
+	SigFigs        = 3
+)
+
+// Histogram is an HDR latency histogram in microseconds. Its JSON form is the standard
+// HdrHistogram V2 compressed, base64 interchange encoding ("HISTFAAA...").
+type Histogram struct {
+	h *hdr.Histogram
+}
+
+// NewHistogram returns an empty histogram covering LowestLatency..HighestLatency.
+func NewHistogram() *Histogram {
+	return &Histogram{h: hdr.New(int64(LowestLatency/time.Microsecond), int64(HighestLatency/time.Microsecond), SigFigs)}
+}
+
+// Record adds one latency; values outside the range are clamped, never dropped.
+func (h *Histogram) Record(d time.Duration) {
+	h.RecordN(d, 1)
+}
+
+// RecordN adds n samples of latency d.
+func (h *Histogram) RecordN(d time.Duration, n int64) {
+	us := int64(d / time.Microsecond)
+	if us < 1 {
+		us = 1
+	}
+	if max := int64(HighestLatency / time.Microsecond); us > max {
+		us = max
+	}
+	_ = h.h.RecordValues(us, n) // cannot fail: us is within the trackable range
+}
+
+// Merge adds every sample of o to h.
+func (h *Histogram) Merge(o *Histogram) {
+	if o == nil {
+		return
+	}
+	h.h.Merge(o.h)
+}
+
+// Count is the number of samples.
+func (h *Histogram) Count() int64 { return h.h.TotalCount() }
+
+// Percentile returns the latency at percentile p (0..100).
+func (h *Histogram) Percentile(p float64) time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.ValueAtPercentile(p)) * time.Microsecond
+}
+
+// Min is the smallest sample.
+func (h *Histogram) Min() time.Duration { return time.Duration(h.h.Min()) * time.Microsecond }
+
+// Max is the largest sample (at histogram precision).
+func (h *Histogram) Max() time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.Max()) * time.Microsecond
+}
+
+// Mean is the average sample.
+func (h *Histogram) Mean() time.Duration { return fdur(h.h.Mean()) }
+
+// Stdev is the standard deviation of the samples.
+func (h *Histogram) Stdev() time.Duration { return fdur(h.h.StdDev()) }
+
+// WithinStdev is the share (0..100) of samples within one standard deviation of the mean,
+// wrk's "+/- Stdev" column.
+func (h *Histogram) WithinStdev() float64 {
+	n := h.Count()
+	if n == 0 {
+		return 0
+	}
+	mean, sd := h.h.Mean(), h.h.StdDev()
+	lo, hi := mean-sd, mean+sd
+	var in int64
+	for _, b := range h.h.Distribution() {
+		mid := float64(b.From+b.To) / 2
+		if b.Count > 0 && mid >= lo && mid <= hi {
+			in += b.Count
+		}
+	}
+	return 100 * float64(in) / float64(n)
+}
+
+// Bucket is one distinct recorded value range and its count.
+type Bucket struct {
+	From, To time.Duration
+	Count    int64
+}
+
+// Buckets lists the non-empty buckets in ascending order.
+func (h *Histogram) Buckets() []Bucket {
+	var out []Bucket
+	for _, b := range h.h.Distribution() {
+		if b.Count > 0 {
+			out = append(out, Bucket{time.Duration(b.From) * time.Microsecond, time.Duration(b.To) * time.Microsecond, b.Count})
+		}
+	}
+	return out
+}
+
+// Clone returns an independent copy.
+func (h *Histogram) Clone() *Histogram { return &Histogram{h: h.h.Clone()} }
+
+// Equal reports whether both hold the same samples.
+func (h *Histogram) Equal(o *Histogram) bool { return h.h.Equals(o.h) }
+
+// MarshalJSON encodes the histogram in the HdrHistogram V2 compressed base64 form.
+func (h *Histogram) MarshalJSON() ([]byte, error) {
+	b, err := h.h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return nil, fmt.Errorf("encoding histogram: %w", err)
+	}
+	return json.Marshal(string(b))
+}
+
+// UnmarshalJSON decodes the HdrHistogram V2 compressed base64 form.
+func (h *Histogram) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("histogram: %w", err)
+	}
+	d, err := hdr.Decode([]byte(s))
+	if err != nil {
+		return fmt.Errorf("decoding histogram: %w", err)
+	}
+	// Re-home the samples in a histogram of the standard shape so merges are exact.
+	n := NewHistogram()
+	n.h.Merge(d)
+	h.h = n.h
+	return nil
+}
+
+func fdur(us float64) time.Duration {
+	if math.IsNaN(us) || math.IsInf(us, 0) {
+		return 0
+	}
+	return time.Duration(us * float64(time.Microsecond))
+}

@@ -1,0 +1,207 @@
+package measure
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestHistogramPercentiles(t *testing.T) {
+	h := NewHistogram()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Millisecond)
+	}
+	cases := []struct {
+		p    float64
+		want time.Duration
+	}{
+		{50, 500 * time.Millisecond},   // median of 1..1000 ms
+		{99, 990 * time.Millisecond},   // 990th value
+		{100, 1000 * time.Millisecond}, // the maximum
+	}
+	for _, c := range cases {
+		got := h.Percentile(c.p)
+		if diff := got - c.want; diff < -c.want/500 || diff > c.want/500 {
+			t.Errorf("Percentile(%v) = %v, want %v within 0.2%%", c.p, got, c.want)
+		}
+	}
+	if h.Count() != 1000 {
+		t.Errorf("Count() = %d, want 1000", h.Count())
+	}
+}
+
+func TestHistogramClamps(t *testing.T) {
+	h := NewHistogram()
+	h.Record(0)             // below 1 µs: clamped up, still counted
+	h.Record(3 * time.Hour) // above 1 h: clamped down, still counted
+	if h.Count() != 2 {
+		t.Fatalf("Count() = %d after two out-of-range samples, want 2", h.Count())
+	}
+	if h.Max() < 59*time.Minute {
+		t.Errorf("Max() = %v, want about 1h", h.Max())
+	}
+}
+
+func TestHistogramJSONRoundTrip(t *testing.T) {
+	h := NewHistogram()
+	for i := 0; i < 5000; i++ {
+		h.Record(time.Duration(i*37%9000) * time.Microsecond)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b[:5]) != `"HIST` {
+		t.Errorf("encoding starts %q, want the HdrHistogram base64 cookie \"HIST", b[:5])
+	}
+	var back Histogram
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equal(h) {
+		t.Errorf("round trip changed the histogram: count %d -> %d, p99 %v -> %v", h.Count(), back.Count(), h.Percentile(99), back.Percentile(99))
+	}
+}
+
+func TestWithinStdev(t *testing.T) {
+	h := NewHistogram()
+	for i := 0; i < 90; i++ {
+		h.Record(time.Millisecond)
+	}
+	for i := 0; i < 10; i++ {
+		h.Record(100 * time.Millisecond)
+	}
+	// mean 10.9 ms, stdev ~29.7 ms: the 90 fast samples are within, the 10 slow ones are not.
+	if got := h.WithinStdev(); got < 89.9 || got > 90.1 {
+		t.Errorf("WithinStdev() = %v, want 90", got)
+	}
+}
+
+func TestStatusSet(t *testing.T) {
+	s := DefaultExpected()
+	for _, c := range []struct {
+		code int
+		want bool
+	}{
+		{200, true},  // 2xx is success
+		{304, true},  // 3xx is success
+		{399, true},  // upper edge
+		{404, false}, // 4xx is not
+		{500, false}, // 5xx is not
+		{199, false}, // below the range
+		{-1, false},  // out of bounds
+		{1200, false},
+	} {
+		if got := s.Has(c.code); got != c.want {
+			t.Errorf("DefaultExpected().Has(%d) = %v, want %v", c.code, got, c.want)
+		}
+	}
+}
+
+func recordSome(r *Recorder, offset time.Duration, n int, class Class, status int16) {
+	batch := make([]Sample, 0, n)
+	for i := 0; i < n; i++ {
+		batch = append(batch, Sample{Done: int64(offset) + int64(i)*int64(time.Millisecond), Latency: int64(time.Millisecond * time.Duration(1+i%7)), Bytes: 100, Status: status, Class: class})
+	}
+	r.Add(batch)
+}
+
+func TestCombineCounts(t *testing.T) {
+	r1 := NewRecorder(DefaultExpected(), false, 0)
+	r2 := NewRecorder(DefaultExpected(), false, 0)
+	recordSome(r1, 0, 500, Response, 200)
+	recordSome(r2, time.Second, 300, Response, 500)
+	recordSome(r2, time.Second, 7, TimeoutError, 0)
+	recordSome(r1, 0, 3, ConnectError, 0)
+	s := Combine(time.Unix(100, 0), 2*time.Second, []*Recorder{r1, r2}, nil)
+	if s.Attempts != 810 || s.Requests != 800 || s.Successes != 500 {
+		t.Errorf("attempts/requests/successes = %d/%d/%d, want 810/800/500", s.Attempts, s.Requests, s.Successes)
+	}
+	if s.Errors != (Errors{Connect: 3, Timeout: 7, Status: 300}) {
+		t.Errorf("errors = %+v, want connect 3 timeout 7 status 300", s.Errors)
+	}
+	if s.Status[200] != 500 || s.Status[500] != 300 {
+		t.Errorf("status = %v", s.Status)
+	}
+	if s.Latency.Count() != 800 || s.AllAttempts.Count() != 807 {
+		t.Errorf("latency count %d (want 800), all attempts %d (want 807: responses + timeouts)", s.Latency.Count(), s.AllAttempts.Count())
+	}
+	if got := s.QPS(); got != 400 {
+		t.Errorf("QPS() = %v, want 800 requests / 2 s = 400", got)
+	}
+	if got, want := s.SuccessRate(), 100*500.0/810; got != want {
+		t.Errorf("SuccessRate() = %v, want %v", got, want)
+	}
+	var tl int64
+	for _, sec := range s.Timeline {
+		tl += sec.Requests
+	}
+	if tl != s.Requests {
+		t.Errorf("timeline sums to %d requests, want %d", tl, s.Requests)
+	}
+}
+
+func TestStepMergeIsExact(t *testing.T) {
+	mk := func(start time.Time, n int, status int16) *Step {
+		r := NewRecorder(DefaultExpected(), true, 0)
+		recordSome(r, 0, n, Response, status)
+		return Combine(start, time.Second, []*Recorder{r}, nil)
+	}
+	t0 := time.Unix(1000, 0)
+	a, b := mk(t0, 400, 200), mk(t0.Add(3*time.Second), 600, 404)
+	all := NewHistogram()
+	all.Merge(a.Latency)
+	all.Merge(b.Latency)
+	a.Merge(b)
+	if a.Requests != 1000 || a.Successes != 400 || a.Errors.Status != 600 {
+		t.Errorf("merged requests/successes/status errors = %d/%d/%d, want 1000/400/600", a.Requests, a.Successes, a.Errors.Status)
+	}
+	if !a.Latency.Equal(all) {
+		t.Error("merged latency histogram differs from merging the histograms directly")
+	}
+	if time.Duration(a.Elapsed) != 4*time.Second {
+		t.Errorf("merged window = %v, want the union 4s", time.Duration(a.Elapsed))
+	}
+	if len(a.Timeline) != 2 || a.Timeline[1].T != 3 {
+		t.Errorf("merged timeline = %+v, want seconds 0 and 3", a.Timeline)
+	}
+	if a.Threads != 2 {
+		t.Errorf("threads = %d, want 2", a.Threads)
+	}
+}
+
+func TestStepJSONRoundTrip(t *testing.T) {
+	r := NewRecorder(DefaultExpected(), true, 0)
+	recordSome(r, 0, 50, Response, 200)
+	s := Combine(time.Unix(5, 0).UTC(), 1500*time.Millisecond, []*Recorder{r}, nil)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Step
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(&back)
+	if string(b) != string(b2) {
+		t.Errorf("JSON round trip differs:\n%s\n%s", b, b2)
+	}
+}
+
+func FuzzHistogramJSON(f *testing.F) {
+	h := NewHistogram()
+	h.Record(time.Millisecond)
+	b, _ := json.Marshal(h)
+	f.Add(b)
+	f.Add([]byte(`"HISTFAAAAB"`))
+	f.Add([]byte(`12`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h Histogram
+		if err := json.Unmarshal(data, &h); err != nil {
+			return
+		}
+		if h.Count() < 0 {
+			t.Errorf("decoded histogram has negative count %d", h.Count())
+		}
+	})
+}

@@ -1,0 +1,255 @@
+package measure
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Sample is one request attempt as the engine saw it. Times are nanoseconds since the
+// step's start on the monotonic clock.
+type Sample struct {
+	Done        int64 // when the attempt ended
+	Latency     int64 // corrected latency: from send (open loop: from the due time) to the last byte
+	Uncorrected int64 // open loop only: from the actual send
+	Bytes       int32 // bytes read
+	Status      int16 // HTTP status of a complete response
+	Class       Class
+	Endpoint    uint8 // index into the scenario's endpoints
+}
+
+// StatusSet is a set of HTTP status codes (0..999).
+type StatusSet [16]uint64
+
+// DefaultExpected is the set of statuses that count as success: 2xx and 3xx.
+func DefaultExpected() StatusSet {
+	var s StatusSet
+	s.AddRange(200, 399)
+	return s
+}
+
+// AddRange adds codes lo..hi inclusive.
+func (s *StatusSet) AddRange(lo, hi int) {
+	for c := max(lo, 0); c <= hi && c < 1000; c++ {
+		s[c>>6] |= 1 << (c & 63)
+	}
+}
+
+// Has reports whether code is in the set.
+func (s *StatusSet) Has(code int) bool {
+	return code >= 0 && code < 1000 && s[code>>6]&(1<<(code&63)) != 0
+}
+
+// Recorder accumulates samples of one group of workers (one engine thread). Workers hand it
+// batches, so its lock is taken once per batch, not per request.
+type Recorder struct {
+	mu          sync.Mutex
+	expected    StatusSet
+	open        bool
+	latency     *Histogram
+	uncorrected *Histogram
+	all         *Histogram
+	attempts    int64
+	requests    int64
+	successes   int64
+	bytes       int64
+	errors      Errors
+	status      [1000]int64
+	timeline    []Second
+	endpoints   []*endpointRec
+}
+
+type endpointRec struct {
+	requests, successes int64
+	errors              Errors
+	status              map[int]int64
+	latency             *Histogram
+}
+
+// NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
+// endpoints is the number of scenario endpoints (0 or 1 for a single request).
+func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
+	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram()}
+	if open {
+		r.uncorrected = NewHistogram()
+	}
+	if endpoints > 1 {
+		r.endpoints = make([]*endpointRec, endpoints)
+		for i := range r.endpoints {
+			r.endpoints[i] = &endpointRec{status: map[int]int64{}, latency: NewHistogram()}
+		}
+	}
+	return r
+}
+
+// Add records a batch of samples.
+func (r *Recorder) Add(batch []Sample) {
+	r.mu.Lock()
+	for i := range batch {
+		r.add(&batch[i])
+	}
+	r.mu.Unlock()
+}
+
+func (r *Recorder) add(s *Sample) {
+	r.attempts++
+	r.bytes += int64(s.Bytes)
+	sec := int(s.Done / int64(time.Second))
+	for len(r.timeline) <= sec {
+		r.timeline = append(r.timeline, Second{T: len(r.timeline)})
+	}
+	tl := &r.timeline[sec]
+	tl.Bytes += int64(s.Bytes)
+	var ep *endpointRec
+	if int(s.Endpoint) < len(r.endpoints) {
+		ep = r.endpoints[s.Endpoint]
+	}
+	if s.Class == Response {
+		r.requests++
+		tl.Requests++
+		lat := time.Duration(s.Latency)
+		r.latency.Record(lat)
+		r.all.Record(lat)
+		if r.uncorrected != nil {
+			r.uncorrected.Record(time.Duration(s.Uncorrected))
+		}
+		code := int(s.Status)
+		if code >= 0 && code < len(r.status) {
+			r.status[code]++
+		}
+		ok := r.expected.Has(code)
+		if ok {
+			r.successes++
+		} else {
+			r.errors.Status++
+			tl.Errors++
+		}
+		if ep != nil {
+			ep.requests++
+			ep.status[code]++
+			ep.latency.Record(lat)
+			if ok {
+				ep.successes++
+			} else {
+				ep.errors.Status++
+			}
+		}
+		return
+	}
+	tl.Errors++
+	var e Errors
+	switch s.Class {
+	case ConnectError:
+		e.Connect = 1
+	case ReadError:
+		e.Read = 1
+	case WriteError:
+		e.Write = 1
+	case TimeoutError:
+		e.Timeout = 1
+		r.all.Record(time.Duration(s.Latency))
+	default:
+		e.Protocol = 1
+	}
+	r.errors.add(e)
+	if ep != nil {
+		ep.errors.add(e)
+	}
+}
+
+// Progress returns the counts so far (for live progress lines).
+func (r *Recorder) Progress() (requests, errors int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests, r.errors.Total()
+}
+
+// Combine turns the recorders of one step (one per engine thread) into a Step.
+// names labels the scenario endpoints (nil for a single request).
+func Combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []string) *Step {
+	s := &Step{Start: start, Elapsed: Duration(elapsed), Status: map[int]int64{}, Threads: len(recs)}
+	s.Latency, s.AllAttempts = NewHistogram(), NewHistogram()
+	var perThread []float64
+	full := int(elapsed / time.Second) // only whole seconds count as per-thread rate samples
+	for _, r := range recs {
+		r.mu.Lock()
+		s.Attempts += r.attempts
+		s.Requests += r.requests
+		s.Successes += r.successes
+		s.Bytes += r.bytes
+		s.Errors.add(r.errors)
+		for code, n := range r.status {
+			if n > 0 {
+				s.Status[code] += n
+			}
+		}
+		s.Latency.Merge(r.latency)
+		s.AllAttempts.Merge(r.all)
+		if r.uncorrected != nil {
+			if s.Uncorrected == nil {
+				s.Uncorrected = NewHistogram()
+			}
+			s.Uncorrected.Merge(r.uncorrected)
+		}
+		for _, sec := range r.timeline {
+			s.Timeline = addSecond(s.Timeline, sec)
+		}
+		for i := 0; i < full; i++ {
+			var n int64
+			if i < len(r.timeline) {
+				n = r.timeline[i].Requests
+			}
+			perThread = append(perThread, float64(n))
+		}
+		for i, ep := range r.endpoints {
+			name := ""
+			if i < len(names) {
+				name = names[i]
+			}
+			s.Endpoints = mergeEndpoint(s.Endpoints, EndpointStats{
+				Name: name, Requests: ep.requests, Successes: ep.successes, Errors: ep.errors,
+				Status: ep.status, Latency: ep.latency,
+			})
+		}
+		r.mu.Unlock()
+	}
+	if len(perThread) == 0 && elapsed > 0 {
+		// Shorter than a second: one sample per thread, scaled to a second.
+		for _, r := range recs {
+			perThread = append(perThread, float64(r.requests)/elapsed.Seconds())
+		}
+	}
+	s.ThreadRPS = rateStats(perThread)
+	for i := range s.Endpoints {
+		s.Endpoints[i].LatencySummary = Summarize(s.Endpoints[i].Latency)
+	}
+	s.Finish()
+	return s
+}
+
+func rateStats(xs []float64) RateStats {
+	if len(xs) == 0 {
+		return RateStats{}
+	}
+	var sum, mx float64
+	for _, x := range xs {
+		sum += x
+		mx = math.Max(mx, x)
+	}
+	mean := sum / float64(len(xs))
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := 0.0
+	if len(xs) > 1 {
+		sd = math.Sqrt(ss / float64(len(xs)-1))
+	}
+	var in int
+	for _, x := range xs {
+		if x >= mean-sd && x <= mean+sd {
+			in++
+		}
+	}
+	return RateStats{Mean: mean, Stdev: sd, Max: mx, WithinStdev: 100 * float64(in) / float64(len(xs))}
+}

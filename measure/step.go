@@ -1,0 +1,338 @@
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Class is the outcome of one request attempt.
+type Class uint8
+
+// Outcome classes. Response means a complete, valid HTTP response (any status).
+const (
+	Response Class = iota
+	ConnectError
+	ReadError
+	WriteError
+	TimeoutError
+	ProtocolError
+	numClasses
+)
+
+var classNames = [numClasses]string{"response", "connect", "read", "write", "timeout", "protocol"}
+
+func (c Class) String() string {
+	if c < numClasses {
+		return classNames[c]
+	}
+	return "class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Errors counts failed attempts by class. Status counts complete responses whose code was
+// outside the expected set.
+type Errors struct {
+	Connect  int64 `json:"connect"`
+	Read     int64 `json:"read"`
+	Write    int64 `json:"write"`
+	Timeout  int64 `json:"timeout"`
+	Status   int64 `json:"status"`
+	Protocol int64 `json:"protocol"`
+}
+
+// Socket is the sum of wrk's socket error classes (connect, read, write, timeout).
+func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
+
+// Total is every failed attempt, status errors included.
+func (e Errors) Total() int64 { return e.Socket() + e.Status + e.Protocol }
+
+func (e *Errors) add(o Errors) {
+	e.Connect += o.Connect
+	e.Read += o.Read
+	e.Write += o.Write
+	e.Timeout += o.Timeout
+	e.Status += o.Status
+	e.Protocol += o.Protocol
+}
+
+// Second is one second of the timeline, counted by completion time.
+type Second struct {
+	T        int   `json:"t"` // seconds since the step started
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	Bytes    int64 `json:"bytes"`
+}
+
+// Summary is a latency histogram's headline numbers in milliseconds, for readers of the
+// JSON who do not decode histograms.
+type Summary struct {
+	Count int64   `json:"count"`
+	Min   float64 `json:"min_ms"`
+	Mean  float64 `json:"mean_ms"`
+	Stdev float64 `json:"stdev_ms"`
+	Max   float64 `json:"max_ms"`
+	P50   float64 `json:"p50_ms"`
+	P75   float64 `json:"p75_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p99_9_ms"`
+	P9999 float64 `json:"p99_99_ms"`
+}
+
+// Summarize computes the headline numbers of h.
+func Summarize(h *Histogram) Summary {
+	if h == nil || h.Count() == 0 {
+		return Summary{}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return Summary{
+		Count: h.Count(), Min: ms(h.Min()), Mean: ms(h.Mean()), Stdev: ms(h.Stdev()), Max: ms(h.Max()),
+		P50: ms(h.Percentile(50)), P75: ms(h.Percentile(75)), P90: ms(h.Percentile(90)),
+		P99: ms(h.Percentile(99)), P999: ms(h.Percentile(99.9)), P9999: ms(h.Percentile(99.99)),
+	}
+}
+
+// RateStats describes per-thread requests per second sampled each second (wrk's Req/Sec row).
+type RateStats struct {
+	Mean        float64 `json:"mean"`
+	Stdev       float64 `json:"stdev"`
+	Max         float64 `json:"max"`
+	WithinStdev float64 `json:"within_stdev_pct"`
+}
+
+// OpenLoop holds what only an open-loop (constant rate) step has.
+type OpenLoop struct {
+	TargetRate  float64  `json:"target_rate"`
+	Scheduled   int64    `json:"scheduled"`   // requests that came due in the window
+	LateSends   int64    `json:"late_sends"`  // sent more than 1 ms after they were due
+	MaxLag      Duration `json:"max_lag"`     // largest delay between due and actual send
+	Connections int      `json:"connections"` // connections opened in all (pool growth)
+}
+
+// Step is the result of one load level: a plain `run` has one, a sweep one per level.
+type Step struct {
+	Label       string    `json:"label"` // e.g. "c=200" or "rate=1000/s"
+	Concurrency int       `json:"concurrency,omitempty"`
+	Start       time.Time `json:"start"`
+	Elapsed     Duration  `json:"elapsed"` // the measured window, from first send to last completion
+
+	Attempts  int64           `json:"attempts"`  // requests attempted, including failed ones
+	Requests  int64           `json:"requests"`  // complete responses, any status (wrk's "requests")
+	Successes int64           `json:"successes"` // responses with an expected status
+	Bytes     int64           `json:"bytes"`     // bytes read, headers included
+	Errors    Errors          `json:"errors"`
+	Status    map[int]int64   `json:"status"`
+	Endpoints []EndpointStats `json:"endpoints,omitempty"`
+
+	// Latency is from send (open loop: from when the request was due) to the last byte, of
+	// every complete response. Uncorrected (open loop only) is from the actual send.
+	// Attempts also holds timed-out attempts, at the time they were abandoned.
+	Latency            *Histogram `json:"latency"`
+	LatencySummary     Summary    `json:"latency_summary"`
+	Uncorrected        *Histogram `json:"uncorrected,omitempty"`
+	UncorrectedSummary *Summary   `json:"uncorrected_summary,omitempty"`
+	AllAttempts        *Histogram `json:"all_attempts"`
+
+	Timeline  []Second  `json:"timeline"`
+	ThreadRPS RateStats `json:"thread_rps"`
+	Threads   int       `json:"threads"`
+	Open      *OpenLoop `json:"open_loop,omitempty"`
+	Warnings  []string  `json:"warnings,omitempty"`
+}
+
+// EndpointStats is the share of a step that went to one endpoint of a scenario mix.
+type EndpointStats struct {
+	Name           string        `json:"name"`
+	Requests       int64         `json:"requests"`
+	Successes      int64         `json:"successes"`
+	Errors         Errors        `json:"errors"`
+	Status         map[int]int64 `json:"status"`
+	Latency        *Histogram    `json:"latency"`
+	LatencySummary Summary       `json:"latency_summary"`
+}
+
+// QPS is completed responses per second of the measured window.
+func (s *Step) QPS() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Requests) / time.Duration(s.Elapsed).Seconds()
+}
+
+// SuccessRate is successful responses / attempted requests, in percent (0 when nothing was attempted).
+func (s *Step) SuccessRate() float64 {
+	if s.Attempts == 0 {
+		return 0
+	}
+	return 100 * float64(s.Successes) / float64(s.Attempts)
+}
+
+// ClassicSuccessRate is the classic sweep script's figure: requests minus socket errors over
+// requests, in percent; non-2xx responses count as successes there.
+func (s *Step) ClassicSuccessRate() float64 {
+	if s.Requests == 0 {
+		return 0
+	}
+	return 100 * float64(s.Requests-s.Errors.Socket()) / float64(s.Requests)
+}
+
+// Merge adds o's samples and counts to s (steps of the same level from other workers or
+// hosts, aligned by wall clock). The window becomes the union of both windows.
+func (s *Step) Merge(o *Step) {
+	start := s.Start
+	if start.IsZero() || (!o.Start.IsZero() && o.Start.Before(start)) {
+		start = o.Start
+	}
+	end := s.Start.Add(time.Duration(s.Elapsed))
+	if oe := o.Start.Add(time.Duration(o.Elapsed)); oe.After(end) {
+		end = oe
+	}
+	if shift := int(s.Start.Sub(start) / time.Second); shift != 0 {
+		for i := range s.Timeline {
+			s.Timeline[i].T += shift
+		}
+	}
+	offset := int(o.Start.Sub(start) / time.Second)
+	s.Start, s.Elapsed = start, Duration(end.Sub(start))
+	s.ThreadRPS = poolRates(s.ThreadRPS, s.Threads, o.ThreadRPS, o.Threads)
+	s.Threads += o.Threads
+	s.Attempts += o.Attempts
+	s.Requests += o.Requests
+	s.Successes += o.Successes
+	s.Bytes += o.Bytes
+	s.Errors.add(o.Errors)
+	if s.Status == nil {
+		s.Status = map[int]int64{}
+	}
+	for code, n := range o.Status {
+		s.Status[code] += n
+	}
+	s.Latency = mergeHist(s.Latency, o.Latency)
+	s.Uncorrected = mergeHist(s.Uncorrected, o.Uncorrected)
+	s.AllAttempts = mergeHist(s.AllAttempts, o.AllAttempts)
+	for _, sec := range o.Timeline {
+		sec.T += offset
+		s.Timeline = addSecond(s.Timeline, sec)
+	}
+	for _, ep := range o.Endpoints {
+		s.Endpoints = mergeEndpoint(s.Endpoints, ep)
+	}
+	if o.Open != nil {
+		if s.Open == nil {
+			s.Open = &OpenLoop{}
+		}
+		s.Open.TargetRate += o.Open.TargetRate
+		s.Open.Scheduled += o.Open.Scheduled
+		s.Open.LateSends += o.Open.LateSends
+		s.Open.Connections += o.Open.Connections
+		s.Open.MaxLag = max(s.Open.MaxLag, o.Open.MaxLag)
+	}
+	s.Warnings = append(s.Warnings, o.Warnings...)
+	s.Finish()
+}
+
+// poolRates combines the per-thread rate statistics of two groups of na and nb threads.
+func poolRates(a RateStats, na int, b RateStats, nb int) RateStats {
+	if na <= 0 {
+		return b
+	}
+	if nb <= 0 {
+		return a
+	}
+	wa, wb := float64(na), float64(nb)
+	mean := (a.Mean*wa + b.Mean*wb) / (wa + wb)
+	va := a.Stdev*a.Stdev + (a.Mean-mean)*(a.Mean-mean)
+	vb := b.Stdev*b.Stdev + (b.Mean-mean)*(b.Mean-mean)
+	return RateStats{
+		Mean:        mean,
+		Stdev:       math.Sqrt((va*wa + vb*wb) / (wa + wb)),
+		Max:         math.Max(a.Max, b.Max),
+		WithinStdev: (a.WithinStdev*wa + b.WithinStdev*wb) / (wa + wb),
+	}
+}
+
+func mergeHist(a, b *Histogram) *Histogram {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		return b.Clone()
+	}
+	a.Merge(b)
+	return a
+}
+
+func addSecond(tl []Second, sec Second) []Second {
+	i := sort.Search(len(tl), func(i int) bool { return tl[i].T >= sec.T })
+	if i < len(tl) && tl[i].T == sec.T {
+		tl[i].Requests += sec.Requests
+		tl[i].Errors += sec.Errors
+		tl[i].Bytes += sec.Bytes
+		return tl
+	}
+	tl = append(tl, Second{})
+	copy(tl[i+1:], tl[i:])
+	tl[i] = sec
+	return tl
+}
+
+func mergeEndpoint(eps []EndpointStats, ep EndpointStats) []EndpointStats {
+	for i := range eps {
+		if eps[i].Name == ep.Name {
+			e := &eps[i]
+			e.Requests += ep.Requests
+			e.Successes += ep.Successes
+			e.Errors.add(ep.Errors)
+			if e.Status == nil {
+				e.Status = map[int]int64{}
+			}
+			for c, n := range ep.Status {
+				e.Status[c] += n
+			}
+			e.Latency = mergeHist(e.Latency, ep.Latency)
+			e.LatencySummary = Summarize(e.Latency)
+			return eps
+		}
+	}
+	ep.Latency = mergeHist(nil, ep.Latency)
+	return append(eps, ep)
+}
+
+// Finish recomputes the derived summaries after the histograms changed.
+func (s *Step) Finish() {
+	s.LatencySummary = Summarize(s.Latency)
+	if s.Uncorrected != nil {
+		u := Summarize(s.Uncorrected)
+		s.UncorrectedSummary = &u
+	}
+}
+
+// Duration is a time.Duration that reads and writes JSON as a string like "1.5s".
+type Duration time.Duration
+
+// MarshalJSON writes d as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a Go duration string or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("duration: want a string like \"1.5s\": %w", err)
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) String() string { return time.Duration(d).String() }
