@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -17,6 +18,9 @@ import (
 // and an SVG of 720 pt is shown 960 px wide by browsers.
 const dpi = 96
 
+// svgFonts is the font-family of SVG text.
+const svgFonts = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
+
 // pt converts pixels to a length.
 func pt(px int) vg.Length { return vg.Length(px) * vg.Inch / dpi }
 
@@ -31,7 +35,14 @@ func (c Chart) SVG(w io.Writer) error {
 	if err := render(c, cv); err != nil {
 		return err
 	}
-	if _, err := cv.WriteTo(w); err != nil {
+	var buf bytes.Buffer
+	if _, err := cv.WriteTo(&buf); err != nil {
+		return fmt.Errorf("writing svg: %w", err)
+	}
+	// Liberation Sans is metric compatible with Arial and Helvetica: name them
+	// as fallbacks so viewers without it keep the layout.
+	doc := bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFonts))
+	if _, err := w.Write(doc); err != nil {
 		return fmt.Errorf("writing svg: %w", err)
 	}
 	return nil

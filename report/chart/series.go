@@ -15,7 +15,10 @@ var (
 	lineWidth   = vg.Points(1.5)
 	dashPattern = []vg.Length{vg.Points(6), vg.Points(3)}
 	markerSize  = vg.Points(3)
-	markers     = []draw.GlyphDrawer{
+	// maxMarked is the most points a series may have and still get a marker on
+	// every point; longer series (timelines) mark only isolated points.
+	maxMarked = 60
+	markers   = []draw.GlyphDrawer{
 		draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{},
 		draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
 	}
@@ -29,6 +32,17 @@ type seriesPlot struct {
 	norm   func(*plot.Plot, float64) float64
 	line   draw.LineStyle
 	glyph  draw.GlyphStyle
+}
+
+// marked reports whether point i gets a marker: always when it has no
+// neighbour to draw a line to, otherwise when the series is short.
+func (sp *seriesPlot) marked(i int) bool {
+	if len(sp.ys) <= maxMarked {
+		return true
+	}
+	prev := i > 0 && !math.IsNaN(sp.ys[i-1])
+	next := i+1 < len(sp.ys) && !math.IsNaN(sp.ys[i+1])
+	return !prev && !next
 }
 
 // newSeriesPlot returns the plotter of series i of c, positioned at xs.
@@ -50,8 +64,7 @@ func newSeriesPlot(c Chart, i int, xs []float64, norm func(*plot.Plot, float64) 
 
 // Plot implements plot.Plotter.
 func (sp *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
-	var seg []vg.Point
-	var pts []vg.Point
+	var seg, pts []vg.Point
 	flush := func() {
 		if len(seg) > 1 {
 			c.StrokeLines(sp.line, c.ClipLinesXY(seg)...)
@@ -65,7 +78,9 @@ func (sp *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		pt := vg.Point{X: c.X(p.X.Norm(sp.xs[i])), Y: c.Y(sp.norm(p, y))}
 		seg = append(seg, pt)
-		pts = append(pts, pt)
+		if sp.marked(i) {
+			pts = append(pts, pt)
+		}
 	}
 	flush()
 	for _, pt := range pts {
@@ -77,7 +92,7 @@ func (sp *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 func (sp *seriesPlot) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 	var boxes []plot.GlyphBox
 	for i, y := range sp.ys {
-		if math.IsNaN(y) {
+		if math.IsNaN(y) || !sp.marked(i) {
 			continue
 		}
 		x, ny := p.X.Norm(sp.xs[i]), sp.norm(p, y)
