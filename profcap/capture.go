@@ -1,0 +1,302 @@
+// Package profcap captures a target's pprof profiles and Prometheus runtime
+// metrics while a load runs, and turns them into top tables, a flame graph
+// and a metrics timeline that can be embedded in a run's JSON document.
+package profcap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/google/pprof/profile"
+)
+
+// DefaultSlack is how much longer than its own duration a profile fetch may
+// take before it is abandoned (a heap or goroutine profile has duration zero).
+const DefaultSlack = 5 * time.Second
+
+// MaxProfileBytes bounds how much of one profile response is read.
+const MaxProfileBytes = 64 << 20
+
+// Kind names one of the captured profiles.
+type Kind string
+
+// The profiles Capture can fetch, in the order they are reported.
+const (
+	KindCPU       Kind = "cpu"
+	KindHeap      Kind = "heap"
+	KindGoroutine Kind = "goroutine"
+)
+
+// FileName is the name Save gives the profile, e.g. cpu.pb.gz.
+func (k Kind) FileName() string { return string(k) + ".pb.gz" }
+
+// Request says which profiles to capture from a target and how long to
+// profile CPU. The zero value requests nothing and does not validate.
+type Request struct {
+	// Base is the pprof root, e.g. http://127.0.0.1:6060/debug/pprof.
+	Base string `json:"base"`
+	// CPU is how long to profile CPU; 0 skips the CPU profile. The target is
+	// asked for whole seconds: CPU rounded to the nearest second, at least 1.
+	CPU time.Duration `json:"cpu,omitempty"`
+	// Heap captures the heap profile (inuse and alloc space).
+	Heap bool `json:"heap,omitempty"`
+	// Goroutines captures the goroutine profile.
+	Goroutines bool `json:"goroutines,omitempty"`
+	// Slack is added to each fetch's duration to form its deadline;
+	// 0 means DefaultSlack.
+	Slack time.Duration `json:"slack,omitempty"`
+}
+
+// Validate reports every problem with r at once.
+func (r Request) Validate() error {
+	var errs []error
+	u, err := url.Parse(r.Base)
+	switch {
+	case r.Base == "":
+		errs = append(errs, errors.New("profile base URL is empty"))
+	case err != nil:
+		errs = append(errs, fmt.Errorf("profile base URL: %w", err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		errs = append(errs, fmt.Errorf("profile base URL %q: scheme must be http or https", r.Base))
+	case u.Host == "":
+		errs = append(errs, fmt.Errorf("profile base URL %q: no host", r.Base))
+	}
+	if r.CPU < 0 {
+		errs = append(errs, fmt.Errorf("CPU profile duration %v is negative", r.CPU))
+	}
+	if r.Slack < 0 {
+		errs = append(errs, fmt.Errorf("profile slack %v is negative", r.Slack))
+	}
+	if r.CPU == 0 && !r.Heap && !r.Goroutines {
+		errs = append(errs, errors.New("no profile requested (CPU, heap or goroutines)"))
+	}
+	return errors.Join(errs...)
+}
+
+// String says what will be captured, e.g. "cpu 10s, heap, goroutine from http://h/debug/pprof".
+func (r Request) String() string {
+	var parts []string
+	if r.CPU > 0 {
+		parts = append(parts, fmt.Sprintf("cpu %ds", r.cpuSeconds()))
+	}
+	if r.Heap {
+		parts = append(parts, "heap")
+	}
+	if r.Goroutines {
+		parts = append(parts, "goroutine")
+	}
+	return strings.Join(parts, ", ") + " from " + r.Base
+}
+
+func (r Request) cpuSeconds() int {
+	return max(1, int(math.Round(r.CPU.Seconds())))
+}
+
+func (r Request) slack() time.Duration {
+	if r.Slack == 0 {
+		return DefaultSlack
+	}
+	return r.Slack
+}
+
+// Profile is one captured profile: the bytes as served and their parse.
+type Profile struct {
+	Kind Kind
+	// Raw is a gzipped profile.proto that `go tool pprof` opens.
+	Raw []byte
+	// Parsed is Raw decoded.
+	Parsed *profile.Profile
+}
+
+// Profiles holds what Capture got; a profile that was not requested or
+// could not be captured is nil.
+type Profiles struct {
+	CPU, Heap, Goroutine *Profile
+}
+
+// All returns the captured profiles in report order.
+func (p *Profiles) All() []*Profile {
+	var all []*Profile
+	for _, q := range []*Profile{p.CPU, p.Heap, p.Goroutine} {
+		if q != nil {
+			all = append(all, q)
+		}
+	}
+	return all
+}
+
+// Save writes each captured profile to dir as <kind>.pb.gz, creating dir.
+func (p *Profiles) Save(dir string) error {
+	all := p.All()
+	if len(all) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("saving profiles: %w", err)
+	}
+	for _, q := range all {
+		name := filepath.Join(dir, q.Kind.FileName())
+		if err := os.WriteFile(name, q.Raw, 0o644); err != nil {
+			return fmt.Errorf("saving %s profile: %w", q.Kind, err)
+		}
+	}
+	return nil
+}
+
+type fetchResult struct {
+	prof *Profile
+	err  error
+}
+
+// Capture fetches the requested profiles concurrently, each under its own
+// deadline (its duration plus req.Slack). Failures never abort: they come back
+// as one warning, "captured 2 of 3 profiles: heap: 404 Not Found". An invalid
+// req is reported the same way. A nil client means http.DefaultClient.
+func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, []string) {
+	out := &Profiles{}
+	if err := req.Validate(); err != nil {
+		return out, []string{"captured no profiles: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	base := strings.TrimRight(req.Base, "/")
+	type job struct {
+		kind Kind
+		url  string
+		dur  time.Duration
+	}
+	var jobs []job
+	if req.CPU > 0 {
+		n := req.cpuSeconds()
+		jobs = append(jobs, job{KindCPU, fmt.Sprintf("%s/profile?seconds=%d", base, n), time.Duration(n) * time.Second})
+	}
+	if req.Heap {
+		jobs = append(jobs, job{KindHeap, base + "/heap", 0})
+	}
+	if req.Goroutines {
+		jobs = append(jobs, job{KindGoroutine, base + "/goroutine", 0})
+	}
+	results := make([]fetchResult, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			fctx, cancel := context.WithTimeout(ctx, j.dur+req.slack())
+			defer cancel()
+			p, err := fetch(fctx, client, j.url)
+			if err != nil {
+				results[i].err = fmt.Errorf("%s: %w", j.kind, err)
+				return
+			}
+			p.Kind = j.kind
+			results[i].prof = p
+		})
+	}
+	wg.Wait()
+
+	var failures []string
+	for _, r := range results {
+		if r.err != nil {
+			failures = append(failures, r.err.Error())
+			continue
+		}
+		switch r.prof.Kind {
+		case KindCPU:
+			out.CPU = r.prof
+		case KindHeap:
+			out.Heap = r.prof
+		case KindGoroutine:
+			out.Goroutine = r.prof
+		}
+	}
+	if len(failures) == 0 {
+		return out, nil
+	}
+	return out, []string{fmt.Sprintf("captured %d of %d profiles: %s",
+		len(jobs)-len(failures), len(jobs), strings.Join(failures, "; "))}
+}
+
+// fetch gets one profile and checks that it parses.
+func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building request: %w", err)
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("fetching: %w", unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxProfileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := resp.Status
+		if s := snippet(body); s != "" {
+			msg += ": " + s
+		}
+		return nil, errors.New(msg)
+	}
+	if len(body) > MaxProfileBytes {
+		return nil, fmt.Errorf("profile larger than %d bytes", MaxProfileBytes)
+	}
+	if looksLikeHTML(body) {
+		return nil, errors.New("got an HTML page, not a profile (is the base URL the pprof root?)")
+	}
+	parsed, err := profile.ParseData(body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing profile: %w", err)
+	}
+	raw := body
+	if !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+		// Legacy or uncompressed: store what go tool pprof expects.
+		var buf bytes.Buffer
+		if err := parsed.Write(&buf); err != nil {
+			return nil, fmt.Errorf("encoding profile: %w", err)
+		}
+		raw = buf.Bytes()
+	}
+	return &Profile{Raw: raw, Parsed: parsed}, nil
+}
+
+// unwrapURLError drops the method and URL that *url.Error repeats.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func looksLikeHTML(b []byte) bool {
+	head := bytes.ToLower(bytes.TrimSpace(b[:min(len(b), 512)]))
+	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html"))
+}
+
+// snippet is the first line of an error body, printable and short.
+func snippet(b []byte) string {
+	line, _, _ := bytes.Cut(b[:min(len(b), 512)], []byte("\n"))
+	s := strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, strings.TrimSpace(string(line)))
+	if len(s) > 120 {
+		s = s[:120] + "..."
+	}
+	return s
+}
