@@ -2,10 +2,87 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/apiperf/apiperf/target"
 )
 
-// cmdServe is not written yet.
+// cmdServe runs the built-in reference target until ctx is cancelled.
 func cmdServe(ctx context.Context, e *env, args []string) error {
-	return errors.New("serve: not implemented yet")
+	fs := newFlagSet("serve", e)
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: apiperf serve [flags]\n\nStart the built-in reference target (plain, or --demo) on loopback.")
+		fmt.Fprintln(e.stderr, "Per request: /knob?delay=5ms&jitter=1ms&status=500&size=1024&chunked=1&close=1&abort=1&garbage=1&hang=1\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	var cfg target.Config
+	var middleware, logFile string
+	fs.StringVar(&cfg.Addr, "addr", target.DefaultAddr, "listen `host:port` (port 0: a free port)")
+	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a non-loopback --addr")
+	fs.BoolVar(&cfg.Demo, "demo", false, "demo mode: a JSON API behind a middleware chain, with pprof and metrics")
+	fs.StringVar(&middleware, "middleware", strings.Join(target.DefaultMiddleware, ","), "demo middleware chain, outermost first, or none")
+	fs.StringVar(&logFile, "log", "", "append the demo's log and dump output to `file` (default: discarded)")
+	fs.BoolVar(&cfg.Pprof, "pprof", false, "mount net/http/pprof under /debug/pprof/ (default true with --demo)")
+	fs.BoolVar(&cfg.Metrics, "metrics", false, "mount Prometheus metrics at /metrics (default true with --demo)")
+	fs.DurationVar(&cfg.Delay, "delay", 0, "fixed delay before every response")
+	fs.DurationVar(&cfg.Jitter, "jitter", 0, "extra uniform random delay in [0, jitter)")
+	fs.IntVar(&cfg.Status, "status", 0, "status of /healthz and /knob responses (default 200)")
+	fs.IntVar(&cfg.Size, "size", 0, "body size in bytes of /healthz and /knob responses (default: {\"status\":\"ok\"})")
+	fs.DurationVar(&cfg.Stall, "stall", 0, "pause all responses for this long in every --stall-every period")
+	fs.DurationVar(&cfg.StallEvery, "stall-every", 0, "stall period, from server start")
+	fs.Float64Var(&cfg.MaxRPS, "max-rps", 0, "serve at most this many requests per second overall; the rest wait in line")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.Demo {
+		if !fs.Changed("pprof") {
+			cfg.Pprof = true
+		}
+		if !fs.Changed("metrics") {
+			cfg.Metrics = true
+		}
+	}
+	if fs.Changed("middleware") {
+		if !cfg.Demo {
+			return usagef("serve: --middleware needs --demo")
+		}
+		cfg.Middleware = serveList(middleware)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("serve: %w", err)
+	}
+	if logFile != "" {
+		f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return usagef("serve: opening log: %w", err)
+		}
+		defer f.Close()
+		cfg.Log = f
+	}
+	srv, err := target.Start(cfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "apiperf serve: %s\n", cfg)
+	fmt.Fprintln(e.stdout, target.ListeningPrefix+srv.URL())
+	if err := srv.Wait(ctx); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// serveList splits a comma-separated flag value, dropping empty items.
+func serveList(s string) []string {
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
