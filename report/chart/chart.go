@@ -26,8 +26,8 @@ const (
 
 // Range is a fixed axis range, e.g. {0, 100} for a success rate in percent.
 type Range struct {
-	Min float64 `json:"min"`
-	Max float64 `json:"max"`
+	Min float64 `json:"min"` // bottom of the axis
+	Max float64 `json:"max"` // top of the axis
 }
 
 // String prints the range as "[min, max]".
@@ -38,8 +38,10 @@ func (r Range) String() string {
 // Series is one line of a chart. Y has one value per x position; NaN means
 // "no value here" and breaks the line instead of inventing a point.
 type Series struct {
-	Name string    `json:"name"`
-	Y    []float64 `json:"y"`
+	// Name labels the series in the legend; empty leaves it out of the legend.
+	Name string `json:"name"`
+	// Y holds one value per x; NaN for none.
+	Y []float64 `json:"y"`
 	// Right puts the series on the right y axis (its own scale and label).
 	Right bool `json:"right,omitempty"`
 	// Dashed draws the line dashed, e.g. for run B of a diff.
@@ -50,8 +52,11 @@ type Series struct {
 
 // Chart is a line chart with a categorical or numeric x axis and one or two y axes.
 // Exactly one of X (categories, evenly spaced) and XNum (numeric x) is set.
+// Text fields may hold anything (user or target text): it is escaped in SVG.
 type Chart struct {
-	Title       string `json:"title,omitempty"`
+	// Title is drawn above the legend, shrunk or cut with "…" to fit the width.
+	Title string `json:"title,omitempty"`
+	// XLabel, YLabel and YRightLabel name the x, left and right axes.
 	XLabel      string `json:"x_label,omitempty"`
 	YLabel      string `json:"y_label,omitempty"`
 	YRightLabel string `json:"y_right_label,omitempty"`
@@ -64,8 +69,9 @@ type Chart struct {
 	// YRange fixes the left axis range; nil autoscales (linear axes start at 0).
 	YRange *Range `json:"y_range,omitempty"`
 	// YRightRange fixes the right axis range; nil autoscales from 0. The right axis is linear.
-	YRightRange *Range   `json:"y_right_range,omitempty"`
-	Series      []Series `json:"series"`
+	YRightRange *Range `json:"y_right_range,omitempty"`
+	// Series are drawn in order, each in the palette colour and marker of its index.
+	Series []Series `json:"series"`
 	// Width and Height are the canvas size in pixels; 0 means DefaultWidth/DefaultHeight.
 	Width  int `json:"width,omitempty"`
 	Height int `json:"height,omitempty"`

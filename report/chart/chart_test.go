@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -311,6 +312,35 @@ func TestSVGContent(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("SVG() texts = %q, want one equal to %q", texts, want)
+		}
+	}
+}
+
+// TestConcurrentRendering renders charts from several goroutines, as a report
+// writer may, and checks the output matches a sequential render (run with -race).
+func TestConcurrentRendering(t *testing.T) {
+	want := make([][]byte, len(goldens))
+	for i, g := range goldens {
+		var buf bytes.Buffer
+		if err := g.chart.SVG(&buf); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = buf.Bytes()
+	}
+	got := make([][]byte, len(goldens))
+	errs := make([]error, len(goldens))
+	var wg sync.WaitGroup
+	for i, g := range goldens {
+		wg.Go(func() {
+			var buf bytes.Buffer
+			errs[i] = g.chart.SVG(&buf)
+			got[i] = buf.Bytes()
+		})
+	}
+	wg.Wait()
+	for i, g := range goldens {
+		if errs[i] != nil || !bytes.Equal(got[i], want[i]) {
+			t.Errorf("concurrent SVG() of %s = %v, identical=%v; want nil and identical bytes", g.name, errs[i], bytes.Equal(got[i], want[i]))
 		}
 	}
 }

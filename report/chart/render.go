@@ -24,6 +24,7 @@ var (
 	tickLength = vg.Points(6)
 	gridStyle  = draw.LineStyle{Color: color.Gray{Y: 0xDD}, Width: vg.Points(0.5)}
 	axisStyle  = draw.LineStyle{Color: color.Black, Width: vg.Points(0.75)}
+	white      = color.RGBA{0xFF, 0xFF, 0xFF, 0xFF}
 )
 
 // style returns a plain text style of the given size.

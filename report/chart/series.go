@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -187,6 +186,3 @@ func (l legend) draw(c draw.Canvas) {
 		y -= l.rowHeight()
 	}
 }
-
-// white is the background colour.
-var white = color.RGBA{0xFF, 0xFF, 0xFF, 0xFF}
