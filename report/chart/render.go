@@ -143,6 +143,9 @@ func (c Chart) draw(dc draw.Canvas) {
 			continue
 		}
 		sp := newSeriesPlot(c, i, nil, nil)
+		if len(s.Y) > maxMarked {
+			sp.glyph.Shape = nil // the line has no markers either
+		}
 		lg.entries = append(lg.entries, legendEntry{name: cleanText(s.Name), line: sp.line, glyph: sp.glyph})
 	}
 	lg.draw(area)
