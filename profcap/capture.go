@@ -245,7 +245,7 @@ func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := resp.Status
-		if s := snippet(body); s != "" {
+		if s := snippet(body); s != "" && !strings.Contains(strings.ToLower(s), strings.ToLower(http.StatusText(resp.StatusCode))) {
 			msg += ": " + s
 		}
 		return nil, errors.New(msg)
