@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/target"
+)
+
+// serveBuffer is a bytes.Buffer safe to read while cli.Run writes to it.
+type serveBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *serveBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *serveBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // in the one-line stderr message
+	}{
+		// A non-loopback address is refused without --allow-remote.
+		{[]string{"--addr", "0.0.0.0:0"}, `addr "0.0.0.0:0" is not a loopback address`},
+		// Unknown flags and stray arguments.
+		{[]string{"--bogus"}, "unknown flag: --bogus"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		// Values the target cannot serve, all reported at once.
+		{[]string{"--status", "42", "--stall", "1s"}, "status 42 is outside [200, 599]; stall needs stall-every"},
+		{[]string{"--max-rps", "-5"}, "max-rps -5"},
+		{[]string{"--delay", "soon"}, `invalid argument "soon"`},
+		// Middleware belongs to demo mode and must be known.
+		{[]string{"--middleware", "logger"}, "--middleware needs --demo"},
+		{[]string{"--demo", "--middleware", "logger,gzip"}, `unknown middleware "gzip"`},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append([]string{"serve"}, tt.args...), &stdout, &stderr)
+		last := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndex(last, "\n"); i >= 0 {
+			last = last[i+1:]
+		}
+		if code != ExitUsage || !strings.Contains(last, tt.want) || stdout.Len() != 0 {
+			t.Errorf("apiperf serve %v = exit %d, stderr %q, stdout %q; want exit 2, %q and no stdout",
+				tt.args, code, stderr.String(), stdout.String(), tt.want)
+		}
+	}
+}
+
+func TestServeRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr serveBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--demo", "--middleware", "none"}, &stdout, &stderr)
+	}()
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); {
+		if line, ok := strings.CutSuffix(stdout.String(), "\n"); ok {
+			url, _ = strings.CutPrefix(line, target.ListeningPrefix)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || strings.HasSuffix(url, ":0") {
+		t.Fatalf("stdout %q: want one line %q + http://127.0.0.1:PORT", stdout.String(), target.ListeningPrefix)
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	// --demo turns pprof and metrics on by default.
+	for _, path := range []string{"/healthz", "/api/users/3", "/metrics", "/debug/pprof/"} {
+		resp, err := c.Get(url + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s: status %d, want 200", path, resp.StatusCode)
+		}
+	}
+	cancel()
+	select {
+	case code := <-exit:
+		if code != ExitOK {
+			t.Errorf("apiperf serve after cancel: exit %d, stderr %q; want 0", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("apiperf serve did not stop within 10s of cancel")
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 1 {
+		t.Errorf("stdout has %d lines, want exactly 1: %q", n, stdout.String())
+	}
+}
