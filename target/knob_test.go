@@ -270,6 +270,17 @@ func TestKnobDelay(t *testing.T) {
 			t.Errorf("GET /knob?%s: %d after %v, want 200 within [%v, %v]", tt.query, code, d, tt.min, tt.max)
 		}
 	}
+	// Jitter really varies: 8 answers with jitter=40ms do not all take the same time.
+	lo, hi := time.Hour, time.Duration(0)
+	for range 8 {
+		begin := time.Now()
+		get(t, s.URL()+"/knob?jitter=40ms")
+		d := time.Since(begin)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if hi-lo < 4*time.Millisecond {
+		t.Errorf("jitter=40ms: 8 answers took %v..%v, want them spread over the jitter", lo, hi)
+	}
 	// Server-wide delay applies to /healthz too.
 	s2 := start(t, Config{Delay: 60 * time.Millisecond})
 	begin := time.Now()
