@@ -6,6 +6,7 @@ package measure
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -156,4 +157,11 @@ func fdur(us float64) time.Duration {
 		return 0
 	}
 	return time.Duration(us * float64(time.Microsecond))
+}
+
+// WriteSpectrum writes the detailed percentile spectrum (HdrHistogram's classic layout, as
+// wrk2 prints it) with values in milliseconds.
+func (h *Histogram) WriteSpectrum(w io.Writer) error {
+	_, err := h.h.PercentilesPrint(w, 5, 1000)
+	return err
 }

@@ -336,3 +336,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// Duration returns d as a time.Duration.
+func (d Duration) Duration() time.Duration { return time.Duration(d) }

@@ -3,8 +3,281 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/report"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
 )
 
+// loadFlags are the flags `run`, `sweep` and `capacity` share: what to send and how.
+type loadFlags struct {
+	connections int
+	threads     int
+	duration    time.Duration
+	timeout     time.Duration
+	requests    int64
+	rate        float64
+	maxConns    int
+	headers     []string
+	method      string
+	body        string
+	bodyFile    string
+	insecure    bool
+	expect      string
+}
+
+func (f *loadFlags) register(fs *pflag.FlagSet) {
+	f.connections = load.DefaultConnections
+	f.duration = load.DefaultDuration
+	f.timeout = load.DefaultTimeout
+	f.threads = runtime.NumCPU()
+	fs.VarP(intCount{&f.connections}, "connections", "c", "connections to keep open (closed loop: each with one request in flight)")
+	fs.VarP(durationValue{&f.duration}, "duration", "d", "duration of the test, e.g. 30s, 2m (a bare number is seconds)")
+	fs.VarP(intCount{&f.threads}, "threads", "t", "engine threads (OS threads running the load)")
+	fs.VarP(durationValue{&f.timeout}, "timeout", "T", "abandon a request after this long and count a timeout")
+	fs.VarP(countValue{&f.requests}, "requests", "n", "send exactly this many requests (then stop; with -d, whichever comes first)")
+	fs.VarP(rateValue{&f.rate}, "rate", "R", "open loop: start this many requests per second in total (2.5k, 0.5)")
+	fs.VarP(intCount{&f.maxConns}, "max-connections", "", fmt.Sprintf("open loop: open at most this many connections (default %d; equal to -c keeps a fixed pool)", load.DefaultMaxConnections))
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "add a request header \"Name: value\" (repeatable)")
+	fs.StringVarP(&f.method, "method", "m", "", "request method (default GET)")
+	fs.StringVar(&f.body, "body", "", "request body")
+	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from this file")
+	fs.BoolVarP(&f.insecure, "insecure", "k", false, "do not verify the server's TLS certificate")
+	fs.StringVar(&f.expect, "expect", "200-399", "status codes that count as success, e.g. 200,201 or 200-299")
+}
+
+// build checks the flags and returns the scenario, the load config and the expected statuses,
+// reporting every problem at once.
+func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, load.Config, measure.StatusSet, error) {
+	var errs []error
+	sc := scenario.Scenario{URL: url, Method: f.method, Body: f.body}
+	if _, err := scenario.ParseTarget(url); err != nil {
+		errs = append(errs, err)
+	}
+	for _, h := range f.headers {
+		hdr, err := scenario.ParseHeader(h)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sc.Headers = append(sc.Headers, hdr)
+	}
+	if f.bodyFile != "" {
+		if f.body != "" {
+			errs = append(errs, errors.New("give --body or --body-file, not both"))
+		}
+		b, err := os.ReadFile(f.bodyFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading body file: %w", err))
+		}
+		sc.Body, sc.BodyFile = string(b), f.bodyFile
+	}
+	cfg := load.Config{
+		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
+		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
+		MaxConnections: f.maxConns, Insecure: f.insecure,
+	}
+	if f.requests > 0 && !fs.Changed("duration") {
+		cfg.Duration = 0 // -n alone: exactly N requests, however long they take
+	}
+	if cfg.Threads > cfg.Connections && cfg.Connections > 0 {
+		cfg.Threads = cfg.Connections
+	}
+	if err := sc.Validate(); err != nil && len(errs) == 0 {
+		errs = append(errs, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	expected, err := parseExpect(f.expect)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return sc, cfg, expected, errors.Join(errs...)
+}
+
+// parseExpect reads "200-299,304" into a status set.
+func parseExpect(s string) (measure.StatusSet, error) {
+	var set measure.StatusSet
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := parseStatus(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = parseStatus(hi)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			return set, fmt.Errorf("--expect %q: want status codes like 200-299,304", s)
+		}
+		set.AddRange(a, b)
+	}
+	return set, nil
+}
+
+func parseStatus(s string) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || n < 100 || n > 999 {
+		return 0, fmt.Errorf("bad status %q", s)
+	}
+	return n, nil
+}
+
+// checkFileLimit raises the open-file limit and fails when conns cannot be opened.
+func checkFileLimit(conns int) error {
+	soft, hard, err := load.RaiseFileLimit()
+	if err != nil {
+		return nil // not knowable here; dialing will report what fails
+	}
+	const reserve = 32 // stdin/out/err, the target process, profiles, files we write
+	if uint64(conns)+reserve > soft {
+		return usagef("cannot open %d connections: the open-file limit is %d (hard limit %d), so at most %d; raise it with `ulimit -n %d` (as root, or in /etc/security/limits.conf)",
+			conns, soft, hard, max(int64(soft)-reserve, 0), conns+reserve)
+	}
+	return nil
+}
+
 func cmdRun(ctx context.Context, e *env, args []string) error {
-	return errors.New("run: not implemented yet")
+	fs := newFlagSet("run", e)
+	var lf loadFlags
+	lf.register(fs)
+	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
+	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
+	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
+	out := fs.StringP("out", "o", "", "save the result (run.json) to this file")
+	quiet := fs.BoolP("quiet", "q", false, "print nothing but the result")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		if fs.NArg() == 0 {
+			return usagef("run: no URL given (usage: apiperf run [flags] URL)")
+		}
+		return usagef("run: want one URL, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	sc, cfg, expected, err := lf.build(fs, fs.Arg(0))
+	if err != nil {
+		return asUsage(err)
+	}
+	conns := cfg.Connections
+	if cfg.OpenLoop() {
+		conns = cfg.MaxConns()
+	}
+	if err := checkFileLimit(conns); err != nil {
+		return err
+	}
+	src, err := scenario.NewStatic(sc)
+	if err != nil {
+		return asUsage(err)
+	}
+	target, _ := scenario.ParseTarget(sc.URL)
+	runtime.GOMAXPROCS(cfg.Threads)
+
+	doc := newRun(result.KindRun, sc, cfg, args)
+	if !*asJSON {
+		report.Header(e.stdout, doc)
+	}
+	if !*quiet {
+		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", sc.Redact(), cfg)
+	}
+	opts := []load.Option{load.WithExpected(expected)}
+	if e.isTerminal && !*quiet {
+		opts = append(opts, load.WithProgress(progressPrinter(e, cfg)))
+	}
+	step, err := load.Run(ctx, cfg, src, target, opts...)
+	if e.isTerminal && !*quiet {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if err != nil {
+		return err
+	}
+	step.Label = stepLabel(cfg)
+	doc.Steps = []*measure.Step{step}
+	doc.End = time.Now().UTC()
+	if *asJSON {
+		b, err := doc.Encode()
+		if err != nil {
+			return err
+		}
+		e.stdout.Write(b)
+	} else {
+		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
+	}
+	if *out != "" {
+		if err := doc.Save(*out); err != nil {
+			return err
+		}
+		if !*quiet {
+			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *out)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	return nil
+}
+
+func stepLabel(cfg load.Config) string {
+	if cfg.OpenLoop() {
+		return fmt.Sprintf("rate=%g/s", cfg.Rate)
+	}
+	return fmt.Sprintf("c=%d", cfg.Connections)
+}
+
+// newRun starts a run document with the redacted spec and command line.
+func newRun(kind string, sc scenario.Scenario, cfg load.Config, args []string) *result.Run {
+	host, _ := os.Hostname()
+	return &result.Run{
+		Version: result.Version, Tool: "apiperf " + Version, Kind: kind,
+		Command: append([]string{"apiperf", kind}, redactArgs(args)...), Host: host,
+		Scenario: sc.Redact(), Load: cfg, Start: time.Now().UTC(),
+	}
+}
+
+// redactArgs hides the values of secret headers on a command line.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		v := a
+		switch {
+		case strings.HasPrefix(a, "-H") && len(a) > 2:
+			v = strings.TrimPrefix(a[2:], "=")
+		case strings.HasPrefix(a, "--header="):
+			v = strings.TrimPrefix(a, "--header=")
+		case i > 0 && (args[i-1] == "-H" || args[i-1] == "--header"):
+		default:
+			continue
+		}
+		if h, err := scenario.ParseHeader(v); err == nil && scenario.IsSecret(h.Name) {
+			out[i] = strings.TrimSuffix(a, v) + h.Name + ": " + scenario.Redacted
+		}
+	}
+	return out
+}
+
+// progressPrinter draws a one-line live progress on stderr.
+func progressPrinter(e *env, cfg load.Config) func(load.Progress) {
+	var last int64
+	var lastT time.Duration
+	return func(p load.Progress) {
+		qps := float64(p.Requests-last) / (p.Elapsed - lastT).Seconds()
+		last, lastT = p.Requests, p.Elapsed
+		total := ""
+		if d := cfg.Duration.Duration(); d > 0 {
+			total = "/" + d.String()
+		}
+		fmt.Fprintf(e.stderr, "\r\033[K  %s%s  %d requests  %.0f req/s  %d errors", p.Elapsed.Truncate(time.Second), total, p.Requests, qps, p.Errors)
+	}
 }

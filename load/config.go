@@ -1,0 +1,103 @@
+// Package load is the engine: it keeps connections to the target busy (closed loop) or starts
+// requests on a fixed schedule (open loop), times every attempt, classifies failures, and
+// records per engine thread into measure.Recorders merged at the end.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// Defaults, as wrk has them (threads default to the number of CPUs, set by the caller).
+const (
+	DefaultConnections    = 10
+	DefaultDuration       = 10 * time.Second
+	DefaultTimeout        = 2 * time.Second
+	DefaultMaxConnections = 10000
+)
+
+// Config is how hard and how long to load. It is saved in every run.json.
+type Config struct {
+	Connections int              `json:"connections"`        // closed loop: connections each with one request in flight; open loop: initial pool
+	Threads     int              `json:"threads"`            // engine threads (GOMAXPROCS); per-thread recorders
+	Duration    measure.Duration `json:"duration,omitempty"` // 0 with Requests: no time limit
+	Requests    int64            `json:"requests,omitempty"` // exact total of requests; 0: until Duration
+	Timeout     measure.Duration `json:"timeout"`            // a request is abandoned after this
+	Rate        float64          `json:"rate,omitempty"`     // open loop: requests started per second; 0: closed loop
+	// MaxConnections caps pool growth in open loop (0: DefaultMaxConnections).
+	MaxConnections int  `json:"max_connections,omitempty"`
+	Insecure       bool `json:"insecure,omitempty"` // skip TLS certificate verification
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Connections < 1 {
+		errs = append(errs, fmt.Errorf("connections must be at least 1, got %d", c.Connections))
+	}
+	if c.Threads < 1 {
+		errs = append(errs, fmt.Errorf("threads must be at least 1, got %d", c.Threads))
+	}
+	if c.Duration < 0 {
+		errs = append(errs, fmt.Errorf("duration must not be negative, got %v", c.Duration))
+	}
+	if c.Requests < 0 {
+		errs = append(errs, fmt.Errorf("requests must not be negative, got %d", c.Requests))
+	}
+	if c.Duration == 0 && c.Requests == 0 {
+		errs = append(errs, errors.New("give a duration or a number of requests"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("timeout must be positive, got %v", c.Timeout))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate must not be negative, got %v", c.Rate))
+	}
+	if c.Rate > 0 && c.MaxConnections != 0 && c.MaxConnections < c.Connections {
+		errs = append(errs, fmt.Errorf("max connections (%d) must be at least connections (%d)", c.MaxConnections, c.Connections))
+	}
+	return errors.Join(errs...)
+}
+
+// OpenLoop reports whether requests follow a rate schedule.
+func (c Config) OpenLoop() bool { return c.Rate > 0 }
+
+// MaxConns is the open-loop pool limit.
+func (c Config) MaxConns() int {
+	if c.MaxConnections == 0 {
+		return max(DefaultMaxConnections, c.Connections)
+	}
+	return c.MaxConnections
+}
+
+// String describes the load in one line, e.g. "closed loop: 10 connections on 2 threads for 10s".
+func (c Config) String() string {
+	var b strings.Builder
+	if c.OpenLoop() {
+		fmt.Fprintf(&b, "open loop: %s req/s over %d connections (up to %d)", fmtRate(c.Rate), c.Connections, c.MaxConns())
+	} else {
+		fmt.Fprintf(&b, "closed loop: %d connections", c.Connections)
+	}
+	fmt.Fprintf(&b, " on %d threads", c.Threads)
+	switch {
+	case c.Requests > 0 && c.Duration > 0:
+		fmt.Fprintf(&b, ", %d requests or %v, whichever comes first", c.Requests, c.Duration)
+	case c.Requests > 0:
+		fmt.Fprintf(&b, ", %d requests", c.Requests)
+	default:
+		fmt.Fprintf(&b, " for %v", c.Duration)
+	}
+	fmt.Fprintf(&b, ", timeout %v", c.Timeout)
+	return b.String()
+}
+
+func fmtRate(r float64) string {
+	if r == float64(int64(r)) {
+		return fmt.Sprintf("%d", int64(r))
+	}
+	return fmt.Sprintf("%.3g", r)
+}

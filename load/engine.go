@@ -1,0 +1,197 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// Progress is a live view of a running step.
+type Progress struct {
+	Elapsed  time.Duration
+	Requests int64
+	Errors   int64
+}
+
+// Option tunes a run in-process (what is saved goes in Config).
+type Option func(*options)
+
+type options struct {
+	progress func(Progress)
+	expected measure.StatusSet
+}
+
+// WithProgress calls f about once a second while the load runs.
+func WithProgress(f func(Progress)) Option { return func(o *options) { o.progress = f } }
+
+// WithExpected sets the statuses that count as success (default 2xx and 3xx).
+func WithExpected(s measure.StatusSet) Option { return func(o *options) { o.expected = s } }
+
+// engine is the state shared by the workers of one run. Workers read it; only atomics change.
+type engine struct {
+	cfg      Config
+	target   scenario.Target
+	src      scenario.Source
+	dial     *dialer
+	base     time.Time // the step's start; sample times are offsets from it
+	timeout  time.Duration
+	slack    time.Duration // how late a timeout may be noticed (deadlines are refreshed lazily)
+	stop     atomic.Bool   // no new requests
+	cancel   atomic.Bool   // abandon what is in flight (Ctrl-C)
+	stopRun  func()        // a script asked to stop everything
+	ctx      context.Context
+	mu       sync.Mutex // guards workers' connections for interruption
+	workers  []*worker
+	recs     []*measure.Recorder
+	lateSend atomic.Int64
+	maxLag   atomic.Int64
+	conns    atomic.Int64 // connections opened
+}
+
+// Run loads the target with requests from src as cfg says and returns what it measured. It
+// returns an error only when the load could not be set up; failed requests are data. When ctx
+// is cancelled, sending stops at once and what was measured so far is returned.
+func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.Target, opts ...Option) (*measure.Step, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := options{expected: measure.DefaultExpected()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	e := &engine{
+		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: runCtx,
+		timeout: cfg.Timeout.Duration(), stopRun: cancelRun,
+	}
+	e.slack = min(e.timeout/8, 100*time.Millisecond)
+	names := src.Endpoints()
+	for i := 0; i < cfg.Threads; i++ {
+		e.recs = append(e.recs, measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names)))
+	}
+	if cfg.OpenLoop() {
+		return e.runOpen(o, names)
+	}
+	n := cfg.Connections
+	for i := 0; i < n; i++ {
+		req, err := src.Requester(i%cfg.Threads, i)
+		if err != nil {
+			return nil, fmt.Errorf("connection %d: %w", i, err)
+		}
+		w := newWorker(e, i, req)
+		if cfg.Requests > 0 {
+			// An exact share: N/C each and the remainder to the first N%C workers.
+			w.budget = cfg.Requests / int64(n)
+			if int64(i) < cfg.Requests%int64(n) {
+				w.budget++
+			}
+		} else {
+			w.budget = -1
+		}
+		e.workers = append(e.workers, w)
+	}
+	e.base = time.Now()
+	var wg sync.WaitGroup
+	for _, w := range e.workers {
+		if w.budget == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.closedLoop()
+		}()
+	}
+	end := e.supervise(&wg, o)
+	return e.finish(end, names), nil
+}
+
+// supervise stops the run at its deadline or on cancellation, reports progress, and waits
+// for the workers; it returns when the last worker ended.
+func (e *engine) supervise(wg *sync.WaitGroup, o options) time.Duration {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	var deadline <-chan time.Time
+	if d := e.cfg.Duration.Duration(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	ctxDone := e.ctx.Done()
+	for {
+		select {
+		case <-done:
+			return time.Since(e.base)
+		case <-deadline:
+			e.stop.Store(true)
+			deadline = nil
+		case <-ctxDone:
+			e.stop.Store(true)
+			e.cancel.Store(true)
+			e.interruptAll()
+			ctxDone = nil
+		case <-tick.C:
+			if o.progress != nil {
+				p := Progress{Elapsed: time.Since(e.base)}
+				for _, r := range e.recs {
+					req, errs := r.Progress()
+					p.Requests += req
+					p.Errors += errs
+				}
+				o.progress(p)
+			}
+		}
+	}
+}
+
+// interruptAll makes every blocked read or write return now.
+func (e *engine) interruptAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, w := range e.workers {
+		w.interrupt()
+	}
+}
+
+func (e *engine) addWorker(w *worker) {
+	e.mu.Lock()
+	e.workers = append(e.workers, w)
+	e.mu.Unlock()
+	if e.cancel.Load() {
+		w.interrupt()
+	}
+}
+
+func (e *engine) finish(end time.Duration, names []string) *measure.Step {
+	s := measure.Combine(e.base, end, e.recs, names)
+	s.Concurrency = e.cfg.Connections
+	if e.cfg.OpenLoop() {
+		s.Open = &measure.OpenLoop{
+			TargetRate:  e.cfg.Rate,
+			LateSends:   e.lateSend.Load(),
+			MaxLag:      measure.Duration(e.maxLag.Load()),
+			Connections: int(e.conns.Load()),
+		}
+	}
+	if e.cancel.Load() && !errors.Is(context.Cause(e.ctx), errScriptStop) {
+		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
+	}
+	return s
+}
+
+var errScriptStop = errors.New("stopped by the script")
+
+// now is the time since the step started (monotonic).
+func (e *engine) now() int64 { return int64(time.Since(e.base)) }

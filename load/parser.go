@@ -1,0 +1,355 @@
+package load
+
+import "errors"
+
+// errProtocol marks bytes that are not a valid HTTP/1.x response.
+var errProtocol = errors.New("invalid HTTP response")
+
+// parser is a streaming HTTP/1.x response parser. It keeps no buffer: it consumes bytes as
+// they arrive, remembers only what it needs to find the end of the response (status,
+// Content-Length, chunked, Connection: close), and never allocates.
+type parser struct {
+	state    pstate
+	pos      int   // position within the current token (status line, header name)
+	status   int   // status code
+	digits   int   // status digits seen
+	cand     uint8 // header names still matching (bit per known header)
+	hdr      uint8 // the header whose value is being read
+	clen     int64 // Content-Length (-1 when absent)
+	remain   int64 // body bytes (or chunk bytes) left
+	chunked  bool  // Transfer-Encoding: chunked
+	close    bool  // Connection: close
+	match    int   // progress matching "chunked"/"close" in a value
+	noBody   bool  // HEAD request: no body whatever the headers say
+	lineLen  int   // length of the current header line (0 at a line start)
+	sawDigit bool  // a chunk size line had a digit
+	untilEOF bool  // body delimited by the connection closing
+}
+
+type pstate uint8
+
+const (
+	sStatus      pstate = iota // "HTTP/1.x " prefix and status code
+	sReason                    // reason phrase up to LF
+	sLineStart                 // start of a header line (or the blank line)
+	sName                      // header name up to ':'
+	sValue                     // header value up to LF
+	sHeadersLF                 // saw CR of the blank line
+	sBody                      // Content-Length body
+	sChunkSize                 // chunk size hex digits
+	sChunkExt                  // chunk extension up to LF
+	sChunkData                 // chunk data
+	sChunkCR                   // CRLF after chunk data
+	sTrailer                   // trailer line start
+	sTrailerLine               // inside a trailer line
+	sEOFBody                   // read until the connection closes
+	sDone
+)
+
+// Known headers, one bit each.
+const (
+	hContentLength = 1 << iota
+	hTransferEncoding
+	hConnection
+	hAll = hContentLength | hTransferEncoding | hConnection
+)
+
+var hdrNames = [3]string{"content-length", "transfer-encoding", "connection"}
+
+const maxHeaderLine = 64 << 10 // longer header lines are a protocol error
+
+// reset prepares for the next response; head says the request was HEAD.
+func (p *parser) reset(head bool) {
+	*p = parser{clen: -1, noBody: head}
+}
+
+// done reports whether a complete response has been parsed.
+func (p *parser) done() bool { return p.state == sDone }
+
+// feed consumes bytes of the response and returns how many it used: it stops at the end
+// of the response so the rest (a pipelined response) can be fed again after reset.
+func (p *parser) feed(b []byte) (int, error) {
+	i := 0
+	for i < len(b) {
+		switch p.state {
+		case sBody:
+			n := int64(len(b) - i)
+			if n > p.remain {
+				n = p.remain
+			}
+			i += int(n)
+			p.remain -= n
+			if p.remain == 0 {
+				p.state = sDone
+			}
+		case sChunkData:
+			n := int64(len(b) - i)
+			if n > p.remain {
+				n = p.remain
+			}
+			i += int(n)
+			p.remain -= n
+			if p.remain == 0 {
+				p.state, p.pos = sChunkCR, 0
+			}
+		case sEOFBody:
+			i = len(b)
+		case sDone:
+			return i, nil
+		default:
+			if err := p.step(b[i]); err != nil {
+				return i, err
+			}
+			i++
+		}
+	}
+	return i, nil
+}
+
+// eof tells the parser the connection closed; it reports whether the response is complete.
+func (p *parser) eof() bool {
+	if p.state == sEOFBody {
+		p.state = sDone
+	}
+	return p.state == sDone
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// step consumes one byte of the header or chunk framing.
+func (p *parser) step(c byte) error {
+	switch p.state {
+	case sStatus:
+		const prefix = "HTTP/1."
+		switch {
+		case p.pos < len(prefix):
+			if c != prefix[p.pos] {
+				return errProtocol
+			}
+		case p.pos == len(prefix): // minor version
+			if c < '0' || c > '9' {
+				return errProtocol
+			}
+		case p.pos == len(prefix)+1:
+			if c != ' ' {
+				return errProtocol
+			}
+		default:
+			if c >= '0' && c <= '9' && p.digits < 3 {
+				p.status = p.status*10 + int(c-'0')
+				p.digits++
+			} else if p.digits == 3 && (c == ' ' || c == '\r' || c == '\n') {
+				if c == '\n' {
+					p.state = sLineStart
+				} else {
+					p.state = sReason
+				}
+			} else {
+				return errProtocol
+			}
+		}
+		p.pos++
+	case sReason:
+		if c == '\n' {
+			p.state = sLineStart
+		} else if p.pos++; p.pos > maxHeaderLine {
+			return errProtocol
+		}
+	case sLineStart:
+		switch c {
+		case '\r':
+			p.state = sHeadersLF
+		case '\n':
+			return p.endHeaders()
+		case ' ', '\t', ':':
+			return errProtocol // obsolete folding or an empty name
+		default:
+			p.state, p.pos, p.cand, p.lineLen = sName, 0, hAll, 0
+			return p.nameByte(c)
+		}
+	case sName:
+		return p.nameByte(c)
+	case sValue:
+		return p.valueByte(c)
+	case sHeadersLF:
+		if c != '\n' {
+			return errProtocol
+		}
+		return p.endHeaders()
+	case sChunkSize:
+		switch {
+		case hexVal(c) >= 0:
+			if p.remain > (1<<59)>>4 {
+				return errProtocol
+			}
+			p.remain = p.remain<<4 | int64(hexVal(c))
+			p.sawDigit = true
+		case c == ';' || c == ' ' || c == '\t' || c == '\r':
+			if !p.sawDigit {
+				return errProtocol
+			}
+			p.state = sChunkExt
+		case c == '\n':
+			return p.endChunkSize()
+		default:
+			return errProtocol
+		}
+	case sChunkExt:
+		if c == '\n' {
+			return p.endChunkSize()
+		}
+	case sChunkCR:
+		if c == '\n' {
+			p.state, p.remain, p.sawDigit = sChunkSize, 0, false
+		} else if c != '\r' {
+			return errProtocol
+		}
+	case sTrailer:
+		switch c {
+		case '\r':
+		case '\n':
+			p.state = sDone
+		default:
+			p.state = sTrailerLine
+		}
+	case sTrailerLine:
+		if c == '\n' {
+			p.state = sTrailer
+		}
+	}
+	return nil
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+func (p *parser) endChunkSize() error {
+	if !p.sawDigit {
+		return errProtocol
+	}
+	if p.remain == 0 {
+		p.state = sTrailer
+		return nil
+	}
+	p.state = sChunkData
+	return nil
+}
+
+func (p *parser) nameByte(c byte) error {
+	if p.lineLen++; p.lineLen > maxHeaderLine {
+		return errProtocol
+	}
+	if c == ':' {
+		p.hdr = 0
+		for i, n := range hdrNames {
+			if p.cand&(1<<i) != 0 && p.pos == len(n) {
+				p.hdr = 1 << i
+			}
+		}
+		p.state, p.match = sValue, 0
+		if p.hdr == hContentLength {
+			if p.clen >= 0 {
+				return errProtocol // a second Content-Length
+			}
+			p.clen = 0
+			p.pos = 0 // digits seen
+		}
+		return nil
+	}
+	if c == '\n' || c == '\r' || c == ' ' {
+		return errProtocol
+	}
+	lc := lower(c)
+	for i, n := range hdrNames {
+		if p.cand&(1<<i) != 0 && (p.pos >= len(n) || n[p.pos] != lc) {
+			p.cand &^= 1 << i
+		}
+	}
+	p.pos++
+	return nil
+}
+
+func (p *parser) valueByte(c byte) error {
+	if p.lineLen++; p.lineLen > maxHeaderLine {
+		return errProtocol
+	}
+	if c == '\n' {
+		if p.hdr == hContentLength && p.pos == 0 {
+			return errProtocol // empty Content-Length
+		}
+		p.state = sLineStart
+		return nil
+	}
+	switch p.hdr {
+	case hContentLength:
+		switch {
+		case c >= '0' && c <= '9':
+			if p.clen > 1<<50 {
+				return errProtocol
+			}
+			p.clen = p.clen*10 + int64(c-'0')
+			p.pos++
+		case c == ' ' || c == '\t' || c == '\r':
+		default:
+			return errProtocol
+		}
+	case hTransferEncoding:
+		p.matchWord(c, "chunked", &p.chunked)
+	case hConnection:
+		p.matchWord(c, "close", &p.close)
+	}
+	return nil
+}
+
+// matchWord sets *flag when word appears (case-insensitively) in the value.
+func (p *parser) matchWord(c byte, word string, flag *bool) {
+	lc := lower(c)
+	if lc == word[p.match] {
+		p.match++
+		if p.match == len(word) {
+			*flag = true
+			p.match = 0
+		}
+		return
+	}
+	p.match = 0
+	if lc == word[0] {
+		p.match = 1
+	}
+}
+
+func (p *parser) endHeaders() error {
+	switch {
+	case p.status >= 100 && p.status < 200 && p.status != 101:
+		// An interim response: the real one follows.
+		noBody := p.noBody
+		p.reset(noBody)
+		return nil
+	case p.noBody || p.status == 204 || p.status == 304:
+		p.state = sDone
+	case p.chunked:
+		p.state, p.remain, p.sawDigit = sChunkSize, 0, false
+	case p.clen > 0:
+		p.state, p.remain = sBody, p.clen
+	case p.clen == 0:
+		p.state = sDone
+	default:
+		p.state = sEOFBody
+		p.untilEOF = true
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package load
+
+import (
+	"strings"
+	"testing"
+)
+
+// parseAll feeds resp in pieces of size step and returns the status, how many bytes the
+// first response used, and whether it completed.
+func parseAll(t *testing.T, resp string, head bool, step int) (status, used int, done bool, err error) {
+	t.Helper()
+	var p parser
+	p.reset(head)
+	b := []byte(resp)
+	for used < len(b) && !p.done() {
+		end := min(used+step, len(b))
+		n, ferr := p.feed(b[used:end])
+		if ferr != nil {
+			return p.status, used + n, false, ferr
+		}
+		if n < end-used && !p.done() {
+			t.Fatalf("feed used %d of %d bytes without finishing the response", n, end-used)
+		}
+		used += n
+	}
+	if !p.done() {
+		p.eof()
+	}
+	return p.status, used, p.done(), nil
+}
+
+func TestParserResponses(t *testing.T) {
+	cases := []struct {
+		name   string
+		resp   string
+		head   bool
+		status int
+		length int // bytes of the first response (0: all of resp)
+		done   bool
+		bad    bool
+	}{
+		{name: "content-length body", resp: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", status: 200, done: true},
+		{name: "mixed-case header name", resp: "HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh: 2\r\n\r\nhi", status: 200, done: true},
+		{name: "zero length", resp: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", status: 404, done: true},
+		{name: "chunked with extension and trailer", resp: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\na\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n", status: 200, done: true},
+		{name: "chunked in a list of codings", resp: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n", status: 200, done: true},
+		{name: "204 has no body even with a length", resp: "HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n", status: 204, done: true},
+		{name: "304 has no body", resp: "HTTP/1.1 304 Not Modified\r\n\r\n", status: 304, done: true},
+		{name: "HEAD has no body", resp: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", head: true, status: 200, done: true},
+		{name: "body until close", resp: "HTTP/1.0 200 OK\r\n\r\nstream until eof", status: 200, done: true},
+		{name: "100 continue before the response", resp: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx", status: 201, done: true},
+		{name: "bare LF line endings", resp: "HTTP/1.1 200 OK\nContent-Length: 2\n\nok", status: 200, done: true},
+		{name: "pipelined: stops at the end of the first", resp: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 500 E\r\n\r\n", status: 200, length: 39, done: true},
+		{name: "truncated body is incomplete", resp: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", status: 200},
+		{name: "garbage", resp: "SSH-2.0-OpenSSH\r\n", bad: true},
+		{name: "HTTP/2 preface is not HTTP/1", resp: "HTTP/2 200\r\n\r\n", bad: true},
+		{name: "two-digit status", resp: "HTTP/1.1 20 OK\r\n\r\n", bad: true},
+		{name: "bad content-length", resp: "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n", bad: true},
+		{name: "duplicate content-length", resp: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", bad: true},
+		{name: "bad chunk size", resp: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", bad: true},
+	}
+	for _, c := range cases {
+		for _, step := range []int{1, 3, 7, 1 << 20} { // byte by byte, odd splits, all at once
+			status, used, done, err := parseAll(t, c.resp, c.head, step)
+			if c.bad {
+				if err == nil {
+					t.Errorf("%s (step %d): no error, want a protocol error", c.name, step)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s (step %d): error %v", c.name, step, err)
+				continue
+			}
+			want := c.length
+			if want == 0 {
+				want = len(c.resp)
+			}
+			if status != c.status || done != c.done || (c.done && used != want) {
+				t.Errorf("%s (step %d): status %d done %v used %d, want %d %v %d", c.name, step, status, done, used, c.status, c.done, want)
+			}
+		}
+	}
+}
+
+func TestParserConnectionClose(t *testing.T) {
+	var p parser
+	p.reset(false)
+	if _, err := p.feed([]byte("HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !p.done() || !p.close {
+		t.Errorf("done=%v close=%v, want both true", p.done(), p.close)
+	}
+}
+
+func TestParserLongHeaderLine(t *testing.T) {
+	resp := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", maxHeaderLine+1) + "\r\n\r\n"
+	if _, _, _, err := parseAll(t, resp, false, 4096); err == nil {
+		t.Error("a header line over the limit parsed without error")
+	}
+}
+
+func FuzzParser(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), 3)
+	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, step int) {
+		if step <= 0 {
+			step = 1
+		}
+		var p parser
+		p.reset(false)
+		for off := 0; off < len(data) && !p.done(); {
+			end := min(off+step, len(data))
+			n, err := p.feed(data[off:end])
+			if n < 0 || n > end-off {
+				t.Fatalf("feed returned %d for %d bytes", n, end-off)
+			}
+			if err != nil {
+				return
+			}
+			if n == 0 && !p.done() {
+				t.Fatalf("feed made no progress at offset %d", off)
+			}
+			off += n
+		}
+	})
+}

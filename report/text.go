@@ -1,0 +1,156 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+)
+
+// TextOptions chooses the optional blocks of the text summary.
+type TextOptions struct {
+	Latency     bool // wrk's --latency: the percentile distribution (and, open loop, the spectrum)
+	Uncorrected bool // wrk2's -U: the uncorrected latency block
+}
+
+// Header writes wrk's first two lines: "Running 10s test @ URL" and the thread/connection line.
+func Header(w io.Writer, r *result.Run) {
+	d := r.Load.Duration.Duration()
+	what := FormatTestDuration(d)
+	if d == 0 {
+		what = fmt.Sprintf("%d requests", r.Load.Requests)
+	}
+	fmt.Fprintf(w, "Running %s test @ %s\n", what, r.Scenario.URL)
+	fmt.Fprintf(w, "  %d threads and %d connections\n", r.Load.Threads, r.Load.Connections)
+}
+
+// Text writes the summary of step s in wrk's layout, line for line, followed by what wrk
+// does not show (tail percentiles, error classes, status codes, success rate).
+func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
+	open := s.Open != nil
+	if open {
+		fmt.Fprintf(w, "  Latency is corrected for coordinated omission: measured from when each request was due.\n")
+	}
+	fmt.Fprintf(w, "  Thread Stats%6s%11s%8s%12s\n", "Avg", "Stdev", "Max", "+/- Stdev")
+	lat := s.Latency
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	fmt.Fprintf(w, "    %-10s%s%s%s%8.2f%%\n", "Latency",
+		units(FormatTimeUS(us(lat.Mean())), 8), units(FormatTimeUS(us(lat.Stdev())), 10),
+		units(FormatTimeUS(us(lat.Max())), 9), lat.WithinStdev())
+	rs := s.ThreadRPS
+	fmt.Fprintf(w, "    %-10s%s%s%s%8.2f%%\n", "Req/Sec",
+		units(FormatMetric(rs.Mean), 8), units(FormatMetric(rs.Stdev), 10),
+		units(FormatMetric(rs.Max), 9), rs.WithinStdev)
+	switch {
+	case open:
+		hdrBlock(w, lat, "Recorded Latency", o.Latency)
+		if o.Uncorrected && s.Uncorrected != nil {
+			hdrBlock(w, s.Uncorrected, "Uncorrected Latency (measured without taking delayed starts into account)", o.Latency)
+		}
+		fmt.Fprintln(w, "----------------------------------------------------------")
+	case o.Latency:
+		fmt.Fprintln(w, "  Latency Distribution")
+		for _, p := range []float64{50, 75, 90, 99} {
+			fmt.Fprintf(w, "%7.0f%%%s\n", p, units(FormatDuration(lat.Percentile(p)), 10))
+		}
+	}
+	elapsed := s.Elapsed.Duration()
+	fmt.Fprintf(w, "  %d requests in %s, %sB read\n", s.Requests, FormatTimeUS(us(elapsed)), FormatBinary(float64(s.Bytes)))
+	e := s.Errors
+	if e.Socket() > 0 {
+		fmt.Fprintf(w, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
+	}
+	if non := nonSuccess(s); non > 0 {
+		fmt.Fprintf(w, "  Non-2xx or 3xx responses: %d\n", non)
+	}
+	fmt.Fprintf(w, "Requests/sec: %9.2f\n", s.QPS())
+	bps := 0.0
+	if elapsed > 0 {
+		bps = float64(s.Bytes) / elapsed.Seconds()
+	}
+	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(bps))
+	extras(w, s)
+}
+
+// nonSuccess counts responses with a status above 399, which is what wrk's line counts.
+func nonSuccess(s *measure.Step) int64 {
+	var n int64
+	for code, c := range s.Status {
+		if code > 399 {
+			n += c
+		}
+	}
+	return n
+}
+
+func hdrBlock(w io.Writer, h *measure.Histogram, desc string, spectrum bool) {
+	fmt.Fprintf(w, "  Latency Distribution (HdrHistogram - %s)\n", desc)
+	for _, p := range []float64{50, 75, 90, 99, 99.9, 99.99, 99.999, 100} {
+		fmt.Fprintf(w, "%7.3f%%%s\n", p, units(FormatDuration(h.Percentile(p)), 10))
+	}
+	if spectrum {
+		fmt.Fprintf(w, "\n  Detailed Percentile spectrum:\n")
+		_ = h.WriteSpectrum(w)
+	}
+	fmt.Fprintln(w)
+}
+
+// extras is what apiperf adds after wrk's lines.
+func extras(w io.Writer, s *measure.Step) {
+	fmt.Fprintln(w, "apiperf:")
+	view := "responses"
+	if s.Open != nil {
+		view = "responses, corrected"
+	}
+	lat := s.Latency
+	fmt.Fprintf(w, "  Latency (%s): p50 %s, p90 %s, p99 %s, p99.9 %s, p99.99 %s, max %s\n", view,
+		FormatDuration(lat.Percentile(50)), FormatDuration(lat.Percentile(90)), FormatDuration(lat.Percentile(99)),
+		FormatDuration(lat.Percentile(99.9)), FormatDuration(lat.Percentile(99.99)), FormatDuration(lat.Max()))
+	if s.Uncorrected != nil {
+		u := s.Uncorrected
+		fmt.Fprintf(w, "  Latency (responses, uncorrected): p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n",
+			FormatDuration(u.Percentile(50)), FormatDuration(u.Percentile(90)), FormatDuration(u.Percentile(99)),
+			FormatDuration(u.Percentile(99.9)), FormatDuration(u.Max()))
+	}
+	if s.Errors.Timeout > 0 && s.AllAttempts != nil {
+		a := s.AllAttempts
+		fmt.Fprintf(w, "  Latency (all attempts, timeouts included): p50 %s, p99 %s, max %s\n",
+			FormatDuration(a.Percentile(50)), FormatDuration(a.Percentile(99)), FormatDuration(a.Max()))
+	}
+	e := s.Errors
+	fmt.Fprintf(w, "  Errors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d\n",
+		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
+	fmt.Fprintf(w, "  Status codes: %s\n", statusLine(s.Status))
+	fmt.Fprintf(w, "  Success rate: %.2f%% (%d of %d attempts)\n", s.SuccessRate(), s.Successes, s.Attempts)
+	if o := s.Open; o != nil {
+		achieved := 0.0
+		if el := s.Elapsed.Duration(); el > 0 {
+			achieved = float64(s.Attempts) / el.Seconds()
+		}
+		fmt.Fprintf(w, "  Rate: target %.2f req/s, achieved %.2f req/s; %d late sends, max schedule lag %s, %d connections used\n",
+			o.TargetRate, achieved, o.LateSends, FormatDuration(o.MaxLag.Duration()), o.Connections)
+	}
+	for _, ws := range s.Warnings {
+		fmt.Fprintf(w, "  Warning: %s\n", ws)
+	}
+}
+
+func statusLine(m map[int]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	codes := make([]int, 0, len(m))
+	for c := range m {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%d=%d", c, m[c])
+	}
+	return strings.Join(parts, " ")
+}

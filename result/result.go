@@ -1,0 +1,161 @@
+// Package result is the run document, run.json: the spec of what was asked (scenario, load,
+// sweep plan), every step's measurements with histograms, and warnings. Every report is
+// rendered from it, so any report can be re-rendered later from run.json alone.
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// Version is the run.json schema version. Readers refuse newer versions.
+const Version = 1
+
+// Kinds of run.
+const (
+	KindRun      = "run"
+	KindSweep    = "sweep"
+	KindCapacity = "capacity"
+)
+
+// Run is one invocation of apiperf and everything it measured.
+type Run struct {
+	Version  int               `json:"version"`
+	Tool     string            `json:"tool"` // "apiperf <version>"
+	Kind     string            `json:"kind"`
+	Name     string            `json:"name,omitempty"`
+	Command  []string          `json:"command"` // the command line, secrets redacted
+	Host     string            `json:"host,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Scenario scenario.Scenario `json:"scenario"` // secrets redacted
+	Load     load.Config       `json:"load"`
+	Start    time.Time         `json:"start"`
+	End      time.Time         `json:"end"`
+	Steps    []*measure.Step   `json:"steps"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// Last is the last step (the only one of a plain run), or nil.
+func (r *Run) Last() *measure.Step {
+	if len(r.Steps) == 0 {
+		return nil
+	}
+	return r.Steps[len(r.Steps)-1]
+}
+
+// AllWarnings lists the run's warnings followed by each step's, prefixed with its label.
+func (r *Run) AllWarnings() []string {
+	out := append([]string(nil), r.Warnings...)
+	for _, s := range r.Steps {
+		for _, w := range s.Warnings {
+			if len(r.Steps) > 1 {
+				w = s.Label + ": " + w
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Encode writes r as indented JSON.
+func (r *Run) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding run: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Save writes r to path atomically (a temporary file renamed into place).
+func (r *Run) Save(path string) error {
+	b, err := r.Encode()
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("saving run: %w", err)
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("saving run: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("saving run: %w", err)
+	}
+	return nil
+}
+
+// Decode reads a run document; name is used in error messages, which carry the line.
+func Decode(name string, data []byte) (*Run, error) {
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s:%d: %v", name, lineOf(data, se.Offset), se)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%s:%d: field %s: %v", name, lineOf(data, te.Offset), te.Field, te)
+		}
+		return nil, fmt.Errorf("%s:1: %v", name, err)
+	}
+	if r.Version == 0 {
+		return nil, fmt.Errorf("%s:1: not an apiperf run document (no version)", name)
+	}
+	if r.Version > Version {
+		return nil, fmt.Errorf("%s:1: run document version %d is newer than this apiperf reads (%d)", name, r.Version, Version)
+	}
+	for i, s := range r.Steps {
+		if s == nil || s.Latency == nil {
+			return nil, fmt.Errorf("%s:%d: step %d has no latency histogram", name, lineOf(data, stepOffset(data, i)), i+1)
+		}
+	}
+	return &r, nil
+}
+
+// Load reads a run document from a file or a run directory holding run.json.
+func Load(path string) (*Run, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "run.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(path, data)
+}
+
+func lineOf(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return 1 + strings.Count(string(data[:off]), "\n")
+}
+
+// stepOffset finds roughly where step i starts, for error messages.
+func stepOffset(data []byte, i int) int64 {
+	s := string(data)
+	at := strings.Index(s, `"steps"`)
+	for k := 0; k <= i && at >= 0; k++ {
+		next := strings.Index(s[at+1:], `"label"`)
+		if next < 0 {
+			break
+		}
+		at += next + 1
+	}
+	if at < 0 {
+		return 0
+	}
+	return int64(at)
+}

@@ -1,0 +1,233 @@
+// Package scenario says what to send: the URL, method, headers and body of the request, or a
+// source that makes requests (a wrk Lua script, a weighted mix of endpoints) per connection.
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// DefaultMethod is the method used when none is given.
+const DefaultMethod = "GET"
+
+// Header is one request header.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Scenario is a single request, sent over and over. Its zero value plus a URL is a GET.
+type Scenario struct {
+	URL     string   `json:"url"`
+	Method  string   `json:"method,omitempty"`
+	Headers []Header `json:"headers,omitempty"`
+	// Body is the request body; BodyFile names where it was read from, if anywhere.
+	Body     string `json:"body,omitempty"`
+	BodyFile string `json:"body_file,omitempty"`
+}
+
+// ParseHeader reads "Name: value" (wrk's -H form).
+func ParseHeader(s string) (Header, error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || !validToken(name) {
+		return Header{}, fmt.Errorf("malformed header %q: want \"Name: value\"", s)
+	}
+	if strings.ContainsAny(value, "\r\n") {
+		return Header{}, fmt.Errorf("malformed header %q: value contains a line break", s)
+	}
+	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
+}
+
+func validToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Target is where the requests go, parsed from the URL.
+type Target struct {
+	Scheme  string // http or https
+	Host    string // host name or IP, without brackets
+	Port    string
+	Address string // host:port to dial
+	Path    string // path and query, "/" at least
+	HostHdr string // value of the Host header
+}
+
+// ParseTarget checks rawURL and returns the target it names.
+func ParseTarget(rawURL string) (Target, error) {
+	if rawURL == "" {
+		return Target{}, errors.New("no URL given")
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return Target{}, fmt.Errorf("URL %q does not parse: %v", rawURL, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Scheme == "" {
+			return Target{}, fmt.Errorf("URL %q has no scheme: want http:// or https://", rawURL)
+		}
+		return Target{}, fmt.Errorf("URL %q: unsupported scheme %q (want http or https)", rawURL, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return Target{}, fmt.Errorf("URL %q has no host", rawURL)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return Target{}, fmt.Errorf("URL %q: bad port %q", rawURL, port)
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	return Target{
+		Scheme: u.Scheme, Host: u.Hostname(), Port: port,
+		Address: net.JoinHostPort(u.Hostname(), port), Path: path, HostHdr: u.Host,
+	}, nil
+}
+
+// Validate reports every problem with s at once.
+func (s Scenario) Validate() error {
+	var errs []error
+	if _, err := ParseTarget(s.URL); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Method != "" && !validToken(s.Method) {
+		errs = append(errs, fmt.Errorf("bad method %q", s.Method))
+	}
+	for _, h := range s.Headers {
+		if _, err := ParseHeader(h.Name + ": " + h.Value); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MethodOrDefault is the method to send.
+func (s Scenario) MethodOrDefault() string {
+	if s.Method == "" {
+		return DefaultMethod
+	}
+	return strings.ToUpper(s.Method)
+}
+
+// String describes the request in one line, e.g. "GET http://127.0.0.1:8080/healthz".
+func (s Scenario) String() string {
+	return s.MethodOrDefault() + " " + s.URL
+}
+
+// UserAgent is sent unless the scenario sets its own.
+const UserAgent = "apiperf"
+
+// Raw serializes the request once: request line, Host, the headers, Content-Length when
+// there is a body, and the body.
+func (s Scenario) Raw() ([]byte, error) {
+	t, err := ParseTarget(s.URL)
+	if err != nil {
+		return nil, err
+	}
+	return Format(s.MethodOrDefault(), t.Path, t.HostHdr, s.Headers, []byte(s.Body)), nil
+}
+
+// Format builds a raw HTTP/1.1 request. Host and User-Agent are added when absent, and
+// Content-Length when there is a body and no Content-Length or Transfer-Encoding header.
+func Format(method, path, host string, headers []Header, body []byte) []byte {
+	var b strings.Builder
+	b.Grow(64 + len(path) + len(body))
+	b.WriteString(method)
+	b.WriteByte(' ')
+	b.WriteString(path)
+	b.WriteString(" HTTP/1.1\r\n")
+	var hasHost, hasUA, hasLen bool
+	for _, h := range headers {
+		switch strings.ToLower(h.Name) {
+		case "host":
+			hasHost = true
+		case "user-agent":
+			hasUA = true
+		case "content-length", "transfer-encoding":
+			hasLen = true
+		}
+	}
+	if !hasHost {
+		b.WriteString("Host: " + host + "\r\n")
+	}
+	if !hasUA {
+		b.WriteString("User-Agent: " + UserAgent + "\r\n")
+	}
+	for _, h := range headers {
+		b.WriteString(h.Name + ": " + h.Value + "\r\n")
+	}
+	if len(body) > 0 && !hasLen {
+		b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	return []byte(b.String())
+}
+
+// Redacted is the text that replaces secrets in saved files and reports.
+const Redacted = "REDACTED"
+
+// IsSecret reports whether a header carries a credential (Authorization, Cookie, tokens, keys).
+func IsSecret(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	for _, w := range []string{"token", "secret", "api-key", "apikey", "password", "session", "auth"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactHeaders returns headers with the values of secrets replaced.
+func RedactHeaders(hs []Header) []Header {
+	out := make([]Header, len(hs))
+	for i, h := range hs {
+		if IsSecret(h.Name) {
+			h.Value = Redacted
+		}
+		out[i] = h
+	}
+	return out
+}
+
+// RedactURL hides a password in the URL's user info.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), Redacted)
+	}
+	return u.String()
+}
+
+// Redact returns the scenario as it may be saved: secrets hidden.
+func (s Scenario) Redact() Scenario {
+	s.Headers = RedactHeaders(s.Headers)
+	s.URL = RedactURL(s.URL)
+	return s
+}

@@ -1,0 +1,58 @@
+package scenario
+
+import "time"
+
+// Requester makes the requests of one connection. The engine calls it from that connection's
+// goroutine only.
+type Requester interface {
+	// Request returns the raw bytes of the next request, how many requests they hold (a
+	// pipelined batch counts as that many), the endpoint index, and whether the request is a
+	// HEAD (its response has no body).
+	Request() (raw []byte, n int, endpoint int, head bool)
+}
+
+// ResponseWatcher is implemented by a Requester that wants each response (wrk's response()).
+// Returning stop ends the whole run.
+type ResponseWatcher interface {
+	Response(status int, header, body []byte) (stop bool)
+}
+
+// Delayer is implemented by a Requester that waits before each request (wrk's delay()).
+type Delayer interface {
+	Delay() time.Duration
+}
+
+// Source makes a Requester per connection; thread is the engine thread the connection
+// belongs to (0..threads-1).
+type Source interface {
+	Requester(thread, conn int) (Requester, error)
+	// Endpoints names the endpoints of a mix; nil for a single request.
+	Endpoints() []string
+}
+
+// Static is a Source that sends one pre-serialized request: the cost per request is nothing.
+type Static struct {
+	raw  []byte
+	head bool
+}
+
+// NewStatic serializes s once.
+func NewStatic(s Scenario) (*Static, error) {
+	raw, err := s.Raw()
+	if err != nil {
+		return nil, err
+	}
+	return &Static{raw: raw, head: s.MethodOrDefault() == "HEAD"}, nil
+}
+
+// Requester returns the shared request; it holds no per-connection state.
+func (s *Static) Requester(thread, conn int) (Requester, error) { return s, nil }
+
+// Endpoints is nil: one request.
+func (s *Static) Endpoints() []string { return nil }
+
+// Request returns the pre-serialized request.
+func (s *Static) Request() ([]byte, int, int, bool) { return s.raw, 1, 0, s.head }
+
+// Bytes returns the serialized request.
+func (s *Static) Bytes() []byte { return s.raw }
