@@ -114,7 +114,8 @@ type OpenLoop struct {
 
 // Step is the result of one load level: a plain `run` has one, a sweep one per level.
 type Step struct {
-	Label       string    `json:"label"` // e.g. "c=200" or "rate=1000/s"
+	Label       string    `json:"label"`         // e.g. "c=200" or "rate=1000/s"
+	Rep         int       `json:"rep,omitempty"` // repetition of the same level (--count), from 0
 	Concurrency int       `json:"concurrency,omitempty"`
 	Start       time.Time `json:"start"`
 	Elapsed     Duration  `json:"elapsed"` // the measured window, from first send to last completion

@@ -41,7 +41,13 @@ type Run struct {
 	Start    time.Time         `json:"start"`
 	End      time.Time         `json:"end"`
 	Steps    []*measure.Step   `json:"steps"`
-	Warnings []string          `json:"warnings,omitempty"`
+	// Sweep is the plan and analysis (peak, knee) of a sweep or capacity search.
+	Sweep *Sweep `json:"sweep,omitempty"`
+	// Native is the same plan run against the built-in plain net/http target (--vs-native).
+	Native *Run `json:"native,omitempty"`
+	// Target holds what was captured from the target under load (profiles, metrics).
+	Target   *TargetCapture `json:"target,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
 }
 
 // Last is the last step (the only one of a plain run), or nil.

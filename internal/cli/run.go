@@ -149,6 +149,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("run", e)
 	var lf loadFlags
 	lf.register(fs)
+	var sf sourceFlags
+	sf.register(fs)
+	var hf historyFlags
+	hf.register(fs)
 	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
 	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
@@ -160,13 +164,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		if fs.NArg() == 0 {
-			return usagef("run: no URL given (usage: apiperf run [flags] URL)")
+	pos, extra := splitDash(fs)
+	if len(pos) != 1 {
+		if len(pos) == 0 {
+			return usagef("run: no URL given (usage: apiperf run [flags] URL [-- script args])")
 		}
-		return usagef("run: want one URL, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+		return usagef("run: want one URL, got %d arguments: %s", len(pos), strings.Join(pos, " "))
 	}
-	sc, cfg, expected, err := lf.build(fs, fs.Arg(0))
+	sc, cfg, expected, err := lf.build(fs, pos[0])
 	if err != nil {
 		return asUsage(err)
 	}
@@ -177,7 +182,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := checkFileLimit(conns); err != nil {
 		return err
 	}
-	src, err := scenario.NewStatic(sc)
+	src, err := sf.build(sc, extra)
 	if err != nil {
 		return asUsage(err)
 	}
@@ -214,6 +219,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
 	}
+	if src.done != nil {
+		if err := src.done(e.stdout, step); err != nil {
+			return err
+		}
+	}
 	if *out != "" {
 		if err := doc.Save(*out); err != nil {
 			return err
@@ -221,6 +231,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		if !*quiet {
 			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *out)
 		}
+	}
+	if err := hf.record(ctx, e, doc); err != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
@@ -280,4 +293,14 @@ func progressPrinter(e *env, cfg load.Config) func(load.Progress) {
 		}
 		fmt.Fprintf(e.stderr, "\r\033[K  %s%s  %d requests  %.0f req/s  %d errors", p.Elapsed.Truncate(time.Second), total, p.Requests, qps, p.Errors)
 	}
+}
+
+// splitDash returns the positional arguments before "--" and the words after it (passed to
+// a script's init, as wrk does).
+func splitDash(fs *pflag.FlagSet) (pos, extra []string) {
+	args := fs.Args()
+	if at := fs.ArgsLenAtDash(); at >= 0 {
+		return args[:at], args[at:]
+	}
+	return args, nil
 }
