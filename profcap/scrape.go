@@ -30,15 +30,17 @@ var scrapedMetrics = []string{metricCPU, metricRSS, metricGoroutine, metricHeapI
 
 // Scraper scrapes a Prometheus text endpoint of the target every Interval
 // while a load runs. Its zero Interval means DefaultInterval; a nil Client
-// means http.DefaultClient. Each scrape must answer within Interval.
+// means http.DefaultClient. Each scrape must answer within Timeout (zero
+// means Interval); a slower one counts as failed.
 type Scraper struct {
 	URL      string        `json:"url"`
 	Interval time.Duration `json:"interval,omitempty"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
 	Client   *http.Client  `json:"-"`
 }
 
 // Point is the target's state at one scrape. Offset is from the start of
-// Run; rates and deltas cover the time since the previous successful scrape.
+// Run to the middle of the scrape's round trip; rates and deltas cover the time since the previous successful scrape.
 // A field is nil when the target does not expose it (or, for rates, on the
 // first scrape and after a counter reset).
 type Point struct {
@@ -79,6 +81,10 @@ func (s *Scraper) Run(ctx context.Context) (Series, []string) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = interval
+	}
 	client := s.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -91,8 +97,10 @@ func (s *Scraper) Run(ctx context.Context) (Series, []string) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		sctx, cancel := context.WithTimeout(ctx, interval)
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		sent := time.Since(start)
 		values, err := scrape(sctx, client, s.URL)
+		at := sent + (time.Since(start)-sent)/2 // the target read its counters about midway
 		cancel()
 		if err != nil && ctx.Err() != nil {
 			break // cut short by our own end, not the target's fault
@@ -102,7 +110,7 @@ func (s *Scraper) Run(ctx context.Context) (Series, []string) {
 			series.Failed++
 			lastErr = err
 		} else {
-			cur := &observation{at: time.Since(start), values: values}
+			cur := &observation{at: at, values: values}
 			series.Points = append(series.Points, point(prev, cur))
 			for _, m := range scrapedMetrics {
 				if _, ok := values[m]; ok {
