@@ -227,7 +227,7 @@ func (w *worker) readResponse(head bool, start int64) error {
 }
 
 // readRaw is the RawConn read callback: it reads what is there into a pooled buffer and
-// parses it. It returns false to wait for more bytes.
+// parses it. It returns false to wait for more bytes, only after a read said EAGAIN.
 func (w *worker) readRaw(fd uintptr) bool {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
@@ -249,9 +249,8 @@ func (w *worker) readRaw(fd uintptr) bool {
 		if w.consume(buf[:n]) {
 			return true
 		}
-		if n < len(buf) {
-			return false
-		}
+		// Read again rather than wait: readiness that arrived with these bytes (the peer's
+		// FIN, say) was already consumed, so only EAGAIN proves there is nothing more.
 	}
 }
 

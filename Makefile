@@ -1,0 +1,40 @@
+# apiperf: build, test, demo and benchmark.
+GO      ?= go
+BIN     ?= ./apiperf
+PKGS    := ./...
+
+.PHONY: all build test vet unit e2e demo bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/apiperf
+
+## test: what CI runs: vet, gofmt check, the tests with -race, and an end-to-end run of the binary.
+test: vet unit e2e
+
+vet:
+	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+unit:
+	$(GO) test -race -timeout 20m $(PKGS)
+
+e2e: build
+	./scripts/e2e.sh $(BIN)
+
+## demo: the newcomer's first command: a short sweep of the built-in target, ending with where its report is.
+demo: build
+	$(BIN) sweep
+
+## bench: apiperf against wrk, side by side (see docs/PERFORMANCE.md).
+bench: build
+	./scripts/bench.sh $(BIN)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 30s ./load
+	$(GO) test -run '^$$' -fuzz FuzzHistogramJSON -fuzztime 15s ./measure
+
+clean:
+	rm -rf $(BIN) apiperf-out

@@ -1,0 +1,259 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/target"
+)
+
+// run loads url with cfg defaults filled in and fails the test on a setup error.
+func run(t *testing.T, ctx context.Context, url string, cfg Config, sc ...scenario.Scenario) *measure.Step {
+	t.Helper()
+	s := scenario.Scenario{URL: url}
+	if len(sc) > 0 {
+		s = sc[0]
+		s.URL = url
+	}
+	src, err := scenario.NewStatic(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := scenario.ParseTarget(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Threads == 0 {
+		cfg.Threads = 2
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = measure.Duration(2 * time.Second)
+	}
+	if cfg.Connections == 0 {
+		cfg.Connections = 4
+	}
+	step, err := Run(ctx, cfg, src, tg)
+	if err != nil {
+		t.Fatalf("Run(%s, %v) error: %v", url, cfg, err)
+	}
+	return step
+}
+
+func startTarget(t *testing.T, cfg target.Config) *target.Server {
+	t.Helper()
+	srv, err := target.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func TestExactRequestCount(t *testing.T) {
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	for _, c := range []struct{ n, conns int64 }{
+		{1003, 10}, // N not divisible by C: hey would send 1000
+		{7, 10},    // fewer requests than connections
+		{500, 1},   // one connection
+	} {
+		got.Store(0)
+		s := run(t, context.Background(), srv.URL, Config{Requests: c.n, Connections: int(c.conns)})
+		if s.Requests != c.n || got.Load() != c.n || s.Successes != c.n {
+			t.Errorf("-n %d -c %d: recorded %d requests (%d successes), server saw %d; want %d each", c.n, c.conns, s.Requests, s.Successes, got.Load(), c.n)
+		}
+		if s.Latency.Count() != c.n {
+			t.Errorf("-n %d: histogram has %d samples", c.n, s.Latency.Count())
+		}
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	srv := startTarget(t, target.Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/"
+	ln.Close() // nothing listens there now
+	cases := []struct {
+		name  string
+		url   string
+		check func(measure.Errors) bool
+	}{
+		{"nothing listening is a connect error", dead, func(e measure.Errors) bool { return e.Connect > 0 && e.Read+e.Timeout+e.Protocol == 0 }},
+		{"a response cut short is a read error", srv.URL() + "/knob?abort=1", func(e measure.Errors) bool { return e.Read > 0 && e.Protocol+e.Timeout == 0 }},
+		{"no answer in time is a timeout", srv.URL() + "/knob?hang=1", func(e measure.Errors) bool { return e.Timeout > 0 && e.Read+e.Protocol == 0 }},
+		{"a 500 is a status error", srv.URL() + "/knob?status=500", func(e measure.Errors) bool { return e.Status > 0 && e.Socket() == 0 }},
+		{"garbage bytes are a protocol error", srv.URL() + "/knob?garbage=1", func(e measure.Errors) bool { return e.Protocol > 0 && e.Timeout == 0 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := run(t, context.Background(), c.url, Config{Requests: 12, Connections: 3, Timeout: measure.Duration(300 * time.Millisecond)})
+			if !c.check(s.Errors) {
+				t.Errorf("errors = %+v", s.Errors)
+			}
+			if s.Attempts != 12 {
+				t.Errorf("attempts = %d, want exactly 12", s.Attempts)
+			}
+			if s.Successes != 0 {
+				t.Errorf("successes = %d, want 0", s.Successes)
+			}
+		})
+	}
+}
+
+func TestTimeoutIsRealAndKeepsTheSample(t *testing.T) {
+	srv := startTarget(t, target.Config{})
+	timeout := 200 * time.Millisecond
+	start := time.Now()
+	s := run(t, context.Background(), srv.URL()+"/knob?hang=1", Config{Requests: 4, Connections: 2, Timeout: measure.Duration(timeout)})
+	took := time.Since(start)
+	if s.Errors.Timeout != 4 {
+		t.Fatalf("timeouts = %d, want 4 (errors %+v)", s.Errors.Timeout, s.Errors)
+	}
+	// Two rounds of two: each abandoned between timeout and timeout+slack, never waiting for the server.
+	if took > 2*timeout+time.Second {
+		t.Errorf("4 hung requests on 2 connections took %v, want about %v: the timer is not real", took, 2*timeout)
+	}
+	if s.AllAttempts.Count() != 4 || s.AllAttempts.Min() < timeout {
+		t.Errorf("all-attempts view has %d samples, min %v; want 4 samples >= %v", s.AllAttempts.Count(), s.AllAttempts.Min(), timeout)
+	}
+	if s.Latency.Count() != 0 {
+		t.Errorf("responses view has %d samples, want 0", s.Latency.Count())
+	}
+}
+
+func TestBodiesAreByteCounted(t *testing.T) {
+	srv := startTarget(t, target.Config{})
+	for _, c := range []struct {
+		name, query string
+	}{
+		{"content-length", "size=10000"},
+		{"chunked", "size=10000&chunked=1"},
+		{"connection close", "size=1000&close=1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := srv.URL() + "/knob?" + c.query
+			resp, err := http.Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			s := run(t, context.Background(), url, Config{Requests: 20, Connections: 2})
+			if s.Successes != 20 {
+				t.Fatalf("successes = %d, want 20 (errors %+v)", s.Successes, s.Errors)
+			}
+			perResp := s.Bytes / 20
+			if s.Bytes%20 != 0 || perResp < int64(len(body)) || perResp > int64(len(body))+400 {
+				t.Errorf("read %d bytes for 20 responses (%d each); body is %d bytes plus headers", s.Bytes, perResp, len(body))
+			}
+		})
+	}
+}
+
+func TestHeadAndCustomRequest(t *testing.T) {
+	var seen atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen.Store(fmt.Sprintf("%s %s %s %s", r.Method, r.Header.Get("X-Test"), r.Header.Get("Content-Length"), b))
+		w.Header().Set("Content-Length", "5")
+		if r.Method != "HEAD" {
+			io.WriteString(w, "hello")
+		}
+	}))
+	defer srv.Close()
+	s := run(t, context.Background(), srv.URL, Config{Requests: 10}, scenario.Scenario{Method: "POST", Headers: []scenario.Header{{Name: "X-Test", Value: "yes"}}, Body: "abc"})
+	if got := seen.Load(); got != "POST yes 3 abc" || s.Successes != 10 {
+		t.Errorf("server saw %q with %d successes; want \"POST yes 3 abc\" and 10", got, s.Successes)
+	}
+	s = run(t, context.Background(), srv.URL, Config{Requests: 10}, scenario.Scenario{Method: "HEAD"})
+	if s.Successes != 10 || s.Errors.Total() != 0 {
+		t.Errorf("HEAD: successes %d errors %+v; a HEAD response has no body whatever its Content-Length", s.Successes, s.Errors)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secure") }))
+	defer srv.Close()
+	s := run(t, context.Background(), srv.URL, Config{Requests: 50, Insecure: true})
+	if s.Successes != 50 {
+		t.Errorf("with -k: %d successes, errors %+v; want 50", s.Successes, s.Errors)
+	}
+	s = run(t, context.Background(), srv.URL, Config{Requests: 5})
+	if s.Errors.Connect != 5 || s.Successes != 0 {
+		t.Errorf("without -k against a self-signed certificate: errors %+v successes %d; want 5 connect errors", s.Errors, s.Successes)
+	}
+}
+
+// pipelined sends three requests per write.
+type pipelined struct{ raw []byte }
+
+func (p pipelined) Requester(thread, conn int) (scenario.Requester, error) { return p, nil }
+func (p pipelined) Endpoints() []string                                     { return nil }
+func (p pipelined) Request() ([]byte, int, int, bool)                       { return p.raw, 3, 0, false }
+
+func TestPipelining(t *testing.T) {
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	tg, _ := scenario.ParseTarget(srv.URL)
+	one := scenario.Format("GET", "/", tg.HostHdr, nil, nil)
+	src := pipelined{raw: []byte(strings.Repeat(string(one), 3))}
+	s, err := Run(context.Background(), Config{Connections: 2, Threads: 1, Requests: 30, Timeout: measure.Duration(2 * time.Second)}, src, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests != 30 || got.Load() != 30 {
+		t.Errorf("pipelined batches of 3: recorded %d, server saw %d; want 30", s.Requests, got.Load())
+	}
+}
+
+func TestCancelStopsAtOnceAndKeepsResults(t *testing.T) {
+	srv := startTarget(t, target.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	s := run(t, ctx, srv.URL()+"/knob?delay=20ms", Config{Duration: measure.Duration(30 * time.Second), Connections: 4})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("cancelled after 0.5s, returned after %v", took)
+	}
+	if s.Requests == 0 || s.Errors.Total() != 0 {
+		t.Errorf("after cancel: %d requests, errors %+v; want the measured requests and no errors from the interruption", s.Requests, s.Errors)
+	}
+	if len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0], "interrupted") {
+		t.Errorf("warnings = %q, want an interruption warning", s.Warnings)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := Config{Connections: 0, Threads: 0, Timeout: 0}
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("Validate() of a zero config = nil")
+	}
+	for _, want := range []string{"connections", "threads", "timeout", "duration"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %q, want it to mention %s (every problem at once)", err, want)
+		}
+	}
+}
+

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# e2e.sh BIN: runs the built binary for real against `apiperf serve` on loopback, bounded in
+# time, and checks the summary and run.json. Part of `make test`.
+set -euo pipefail
+BIN=${1:-./apiperf}
+W=$(mktemp -d)
+SRV=
+cleanup() { [[ -n $SRV ]] && kill "$SRV" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$W"; }
+trap cleanup EXIT
+
+"$BIN" serve --addr 127.0.0.1:0 >"$W/serve.out" 2>"$W/serve.err" &
+SRV=$!
+for _ in $(seq 1 100); do grep -q 'listening on' "$W/serve.out" 2>/dev/null && break; sleep 0.05; done
+URL=$(sed -n 's/^apiperf serve: listening on //p' "$W/serve.out")
+[[ -n $URL ]] || { echo "e2e: apiperf serve did not start:"; cat "$W/serve.err"; exit 1; }
+
+fail() { echo "e2e: $*"; exit 1; }
+
+# A closed-loop run with an exact request count and a saved run.json.
+timeout 60 "$BIN" run -c 8 -n 2000 --latency -o "$W/run.json" "$URL/healthz" >"$W/run.txt" 2>"$W/run.err" || fail "run failed: $(cat "$W/run.err")"
+grep -q '^  2000 requests in ' "$W/run.txt" || fail "want exactly 2000 requests: $(cat "$W/run.txt")"
+grep -q '^Requests/sec: ' "$W/run.txt" || fail "no Requests/sec line"
+grep -q 'Latency Distribution' "$W/run.txt" || fail "no latency distribution"
+grep -q '"version": 1' "$W/run.json" || fail "run.json has no version"
+
+# An open-loop run.
+timeout 60 "$BIN" run -R 500 -d 2s -c 4 "$URL/healthz" >"$W/open.txt" 2>&1 || fail "open loop failed: $(cat "$W/open.txt")"
+grep -q 'HdrHistogram - Recorded Latency' "$W/open.txt" || fail "open loop has no wrk2 block"
+
+# Bad input: exit code 2, one line, no traffic.
+set +e
+"$BIN" run -c 0 "$URL/healthz" >/dev/null 2>"$W/bad.err"; rc=$?
+set -e
+[[ $rc == 2 ]] || fail "bad input exit code $rc, want 2"
+[[ $(wc -l <"$W/bad.err") == 1 ]] || fail "bad input printed more than one line: $(cat "$W/bad.err")"
+
+echo "e2e: ok (run, exact count, run.json, open loop, bad input)"
