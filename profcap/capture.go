@@ -295,8 +295,8 @@ func snippet(b []byte) string {
 		}
 		return -1
 	}, strings.TrimSpace(string(line)))
-	if len(s) > 120 {
-		s = s[:120] + "..."
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:120]) + "..."
 	}
 	return s
 }

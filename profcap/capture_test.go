@@ -3,6 +3,7 @@ package profcap
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -99,6 +100,7 @@ func TestCaptureRealTarget(t *testing.T) {
 	if len(warns) > 0 {
 		t.Errorf("Analyze warnings: %q", warns)
 	}
+	t.Logf("CPU %s", a.CPU)
 	const hot = "github.com/apiperf/apiperf/profcap.profcapHotSpinForTest"
 	if e, ok := findEntry(a.CPU.ByCum, hot); !ok || e.CumPct < 10 {
 		t.Errorf("top -cum lacks %s with >= 10%% (got %+v, found %v):\n%s", hot, e, ok, a.CPU)
@@ -142,6 +144,11 @@ func TestCaptureRealTarget(t *testing.T) {
 		filepath.Join(dir, KindCPU.FileName())).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "profcapHotSpinForTest") {
 		t.Errorf("go tool pprof -top cpu.pb.gz: err %v, output lacks the hot function:\n%s", err, out)
+	}
+	// pprof's own flat% for the hot function must match ours.
+	e, _ := findEntry(a.CPU.ByFlat, hot)
+	if want := fmt.Sprintf("%.2f%%", e.FlatPct); !strings.Contains(string(out), want) {
+		t.Errorf("go tool pprof -top output lacks our flat share %s for the hot function:\n%s", want, out)
 	}
 }
 

@@ -1,6 +1,8 @@
 package profcap
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
@@ -242,3 +244,46 @@ func TestFlame(t *testing.T) {
 }
 
 func itoa(v int64) string { return strings.TrimSpace(formatValue(v, "count")) }
+
+func TestTopTableStringGolden(t *testing.T) {
+	tab, err := TopFunctions(fakeProfile(
+		stk{[]string{"fmt.Sprintf", "main.(*logMiddleware).ServeHTTP", "main.main"}, 400_000_000},
+		stk{[]string{"main.handler", "main.main"}, 550_000_000},
+		stk{[]string{"runtime.scanobject", "runtime.gcBgMarkWorker"}, 50_000_000},
+	), "cpu", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "top_cum.golden.txt", []byte(tab.String()))
+}
+
+func TestAnalyzeJSONRoundTrip(t *testing.T) {
+	p := fakeProfile(
+		stk{[]string{"runtime.mallocgc", "main.handler", "main.main"}, 30},
+		stk{[]string{"main.handler", "main.main"}, 70},
+	)
+	var raw bytes.Buffer
+	if err := p.Write(&raw); err != nil {
+		t.Fatal(err)
+	}
+	// A CPU profile handed in as heap lacks alloc_space: a warning, not a failure.
+	profs := &Profiles{CPU: &Profile{Kind: KindCPU, Raw: raw.Bytes(), Parsed: p}, Heap: &Profile{Kind: KindHeap, Parsed: p}}
+	a, warns := Analyze(profs, 5)
+	if len(warns) != 2 || !strings.Contains(warns[0], `no sample type "alloc_space"`) {
+		t.Errorf("Analyze warnings = %q, want two about missing heap sample types", warns)
+	}
+	if a.CPU == nil || a.Shares == nil || a.Shares.AllocPct != 30 || a.Flame == nil || a.AllocSpace != nil || a.Goroutines != nil {
+		t.Fatalf("Analyze = %+v, want CPU parts only, alloc 30%%", a)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Analysis
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	if !reflect.DeepEqual(back, a) {
+		t.Errorf("Analysis JSON round trip changed it:\n got %+v\nwant %+v", back, a)
+	}
+}
