@@ -163,7 +163,8 @@ type fetchResult struct {
 // Capture fetches the requested profiles concurrently, each under its own
 // deadline (its duration plus req.Slack). Failures never abort: they come back
 // as one warning, "captured 2 of 3 profiles: heap: 404 Not Found". An invalid
-// req is reported the same way. A nil client means http.DefaultClient.
+// req is reported the same way. A nil client means http.DefaultClient; a
+// client's own Timeout, if set, must exceed the CPU duration.
 func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, []string) {
 	out := &Profiles{}
 	if err := req.Validate(); err != nil {
