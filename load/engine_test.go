@@ -205,8 +205,8 @@ func TestTLS(t *testing.T) {
 type pipelined struct{ raw []byte }
 
 func (p pipelined) Requester(thread, conn int) (scenario.Requester, error) { return p, nil }
-func (p pipelined) Endpoints() []string                                     { return nil }
-func (p pipelined) Request() ([]byte, int, int, bool)                       { return p.raw, 3, 0, false }
+func (p pipelined) Endpoints() []string                                    { return nil }
+func (p pipelined) Request() ([]byte, int, int, bool)                      { return p.raw, 3, 0, false }
 
 func TestPipelining(t *testing.T) {
 	var got atomic.Int64
@@ -256,4 +256,3 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
-

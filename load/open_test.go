@@ -1,0 +1,99 @@
+package load
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/target"
+)
+
+func TestOpenLoopRateAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5 s run")
+	}
+	srv := startTarget(t, target.Config{})
+	const rate = 1000.0
+	s := run(t, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(5 * time.Second), Connections: 8})
+	achieved := float64(s.Attempts) / time.Duration(s.Elapsed).Seconds()
+	if achieved < rate*0.99 || achieved > rate*1.01 {
+		t.Errorf("achieved %.1f req/s (%d in %v), want %v within 1%%", achieved, s.Attempts, time.Duration(s.Elapsed), rate)
+	}
+	if s.Open == nil || s.Open.Scheduled != 5000 {
+		t.Errorf("scheduled %+v, want 5000 requests due in 5 s at 1000/s", s.Open)
+	}
+	if s.Successes != s.Attempts {
+		t.Errorf("successes %d of %d attempts (errors %+v)", s.Successes, s.Attempts, s.Errors)
+	}
+}
+
+// expectedStallP99 computes the corrected p99 a perfect open-loop generator would see: every
+// request due at d is answered at the stall schedule's release time (plus nothing else).
+func expectedStallP99(sched target.StallSchedule, base time.Time, rate float64, dur time.Duration) time.Duration {
+	var lat []time.Duration
+	p := Pacer{Rate: rate}
+	for i := int64(0); p.Due(i) < dur; i++ {
+		due := base.Add(p.Due(i))
+		lat = append(lat, sched.Release(due).Sub(due))
+	}
+	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	return lat[int(float64(len(lat))*0.99)]
+}
+
+// TestCoordinatedOmission is wrk2's README demonstration as a test: the target pauses all
+// responses for S every P. A closed-loop tester and an open loop with a fixed pool and no
+// correction would hide the stall; the corrected view must not.
+func TestCoordinatedOmission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three 5 s runs")
+	}
+	const (
+		stall = 500 * time.Millisecond
+		every = 5 * time.Second
+		rate  = 200.0
+		dur   = 5 * time.Second
+	)
+	type outcome struct{ corrected, uncorrected time.Duration }
+	do := func(t *testing.T, cfg Config) (outcome, time.Duration) {
+		srv := startTarget(t, target.Config{Stall: stall, StallEvery: every})
+		// Start the load 1 s into the server's cycle so one whole stall lands mid-run.
+		sched := srv.StallSchedule()
+		time.Sleep(time.Until(sched.Start.Add(time.Second)))
+		base := time.Now()
+		s := run(t, context.Background(), srv.URL()+"/healthz", cfg)
+		want := expectedStallP99(sched, base, rate, dur)
+		o := outcome{corrected: s.Latency.Percentile(99)}
+		if s.Uncorrected != nil {
+			o.uncorrected = s.Uncorrected.Percentile(99)
+		}
+		return o, want
+	}
+	// The no-stall latency on loopback is well under 50 ms even on a busy machine.
+	const quick = 50 * time.Millisecond
+
+	t.Run("fixed pool: corrected shows the stall, uncorrected hides it", func(t *testing.T) {
+		o, want := do(t, Config{Rate: rate, Duration: measure.Duration(dur), Connections: 4, MaxConnections: 4})
+		if o.corrected < want*7/10 || o.corrected > want*13/10+quick {
+			t.Errorf("corrected p99 = %v, want about %v (derived from the stall schedule)", o.corrected, want)
+		}
+		if o.uncorrected > quick {
+			t.Errorf("uncorrected p99 = %v, want near the no-stall latency (< %v): only the 4 requests in flight saw the pause", o.uncorrected, quick)
+		}
+	})
+	t.Run("growing pool: sends are not delayed, both views show the stall", func(t *testing.T) {
+		o, want := do(t, Config{Rate: rate, Duration: measure.Duration(dur), Connections: 4})
+		for name, v := range map[string]time.Duration{"corrected": o.corrected, "uncorrected": o.uncorrected} {
+			if v < want*7/10 || v > want*13/10+quick {
+				t.Errorf("%s p99 = %v, want about %v", name, v, want)
+			}
+		}
+	})
+	t.Run("closed loop is blind to the stall, as wrk is", func(t *testing.T) {
+		o, want := do(t, Config{Duration: measure.Duration(dur), Connections: 4})
+		if o.corrected > want/4 {
+			t.Errorf("closed-loop p99 = %v; expected it to hide the stall (well under the open-loop %v)", o.corrected, want)
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package load
+
+import (
+	"testing"
+	"time"
+)
+
+func TestPacerDue(t *testing.T) {
+	cases := []struct {
+		rate float64
+		i    int64
+		want time.Duration
+	}{
+		{1000, 0, 0},                        // the first request is due at the start
+		{1000, 1, time.Millisecond},         // steady: 1/rate apart
+		{1000, 1000, time.Second},           // one second in
+		{2.5, 1, 400 * time.Millisecond},    // fractional rates
+		{0.5, 3, 6 * time.Second},           // below one per second
+		{3, 1, 333333333 * time.Nanosecond}, // rounding to the nearest nanosecond
+		{3, 3, time.Second},                 // no drift after a whole second
+		{1e6, 1e6, time.Second},             // high rates stay exact
+	}
+	for _, c := range cases {
+		if got := (Pacer{Rate: c.rate}).Due(c.i); got != c.want {
+			t.Errorf("Pacer{%v}.Due(%d) = %v, want %v", c.rate, c.i, got, c.want)
+		}
+	}
+}
+
+func TestPacerCount(t *testing.T) {
+	cases := []struct {
+		rate float64
+		at   time.Duration
+		want int64
+	}{
+		{100, -time.Second, 0},         // before the start nothing is due
+		{100, 0, 1},                    // request 0 is due at once
+		{100, 9 * time.Millisecond, 1}, // the next is due at 10 ms
+		{100, 10 * time.Millisecond, 2},
+		{100, time.Second, 101}, // catch-up after a pause: everything due by then, at once
+		{2.5, time.Second, 3},   // 0, 0.4 s and 0.8 s
+		{3, time.Second, 4},     // 0, 1/3, 2/3 and 1 s: the float edge is counted exactly
+	}
+	for _, c := range cases {
+		if got := (Pacer{Rate: c.rate}).Count(c.at); got != c.want {
+			t.Errorf("Pacer{%v}.Count(%v) = %d, want %d", c.rate, c.at, got, c.want)
+		}
+	}
+}
