@@ -1,0 +1,219 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/report/chart"
+	"github.com/apiperf/apiperf/result"
+)
+
+// HTMLFile is the name of the HTML report in a run directory.
+const HTMLFile = "report.html"
+
+// WriteAll renders every output of run r into dir (created if needed) and returns the paths
+// written: <name>.dat, the charts <name>_qps_ttlb, <name>_successrate and <name>_latency as
+// .png and .svg, and report.html. Everything comes from r alone, so a saved run.json
+// re-renders the same files. The name is r.Name, or DefaultName(r) when empty.
+func WriteAll(dir string, r *result.Run) ([]string, error) {
+	if len(r.Steps) == 0 {
+		return nil, errors.New("rendering run: it has no steps")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("rendering run: %w", err)
+	}
+	name := SafeName(r.Name)
+	if r.Name == "" {
+		name = DefaultName(r)
+	}
+	side := compare.FromRun(name, r)
+	var paths []string
+	var dat bytes.Buffer
+	if err := WriteDat(&dat, side.Levels); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(dir, name+".dat")
+	if err := os.WriteFile(p, dat.Bytes(), 0o644); err != nil {
+		return nil, fmt.Errorf("writing .dat: %w", err)
+	}
+	paths = append(paths, p)
+	charts := runCharts(r, side)
+	for _, c := range charts {
+		base := filepath.Join(dir, name+"_"+c.suffix)
+		if err := c.chart.WriteFiles(base); err != nil {
+			return paths, fmt.Errorf("writing chart %s: %w", c.suffix, err)
+		}
+		paths = append(paths, base+".png", base+".svg")
+	}
+	var page bytes.Buffer
+	if err := HTML(&page, r); err != nil {
+		return paths, err
+	}
+	p = filepath.Join(dir, HTMLFile)
+	if err := os.WriteFile(p, page.Bytes(), 0o644); err != nil {
+		return paths, fmt.Errorf("writing report: %w", err)
+	}
+	return append(paths, p), nil
+}
+
+// namedChart is a chart and the suffix of its file name.
+type namedChart struct {
+	suffix, title string
+	chart         chart.Chart
+}
+
+// runCharts builds the three charts of a run.
+func runCharts(r *result.Run, side compare.Side) []namedChart {
+	t := Title(r)
+	return []namedChart{
+		{"qps_ttlb", "QPS and mean latency (TTLB)", QPSChart(side, "QPS & TTLB / "+t)},
+		{"successrate", "Success rate", SuccessChart(side, "Success Rate / "+t, true)},
+		{"latency", "Latency percentiles", LatencyChart(side, "Latency percentiles / "+t)},
+	}
+}
+
+// Title says how the run was made, as the classic charts do: "Running: 10s / Threads: 2 /
+// http://host/path" (or the request count when the run had no duration).
+func Title(r *result.Run) string {
+	what := "Running: " + FormatTestDuration(r.Load.Duration.Duration())
+	if r.Load.Duration == 0 && r.Load.Requests > 0 {
+		what = fmt.Sprintf("Requests: %d", r.Load.Requests)
+	}
+	return fmt.Sprintf("%s / Threads: %d / %s", what, r.Load.Threads, r.Scenario.URL)
+}
+
+// xLabel names the x axis of a side's charts.
+func xLabel(s compare.Side) string {
+	if s.Rate {
+		return "rate (requests/s)"
+	}
+	return "concurrency"
+}
+
+// labelsOf lists the level labels, the categories of the x axis: evenly spaced, so 200 and
+// 50000 are both readable.
+func labelsOf(levels []compare.Level) []string {
+	out := make([]string, len(levels))
+	for i, l := range levels {
+		out[i] = l.Label
+	}
+	return out
+}
+
+func column(levels []compare.Level, f func(l compare.Level) float64) []float64 {
+	out := make([]float64, len(levels))
+	for i, l := range levels {
+		out[i] = f(l)
+	}
+	return out
+}
+
+// QPSChart draws QPS (left axis) and mean latency in ms (right axis) against the levels.
+func QPSChart(s compare.Side, title string) chart.Chart {
+	return chart.Chart{
+		Title: title, XLabel: xLabel(s), YLabel: "Requests/sec", YRightLabel: "mean latency (ms)",
+		X: labelsOf(s.Levels),
+		Series: []chart.Series{
+			{Name: "QPS", Y: column(s.Levels, func(l compare.Level) float64 { return l.QPS })},
+			{Name: "mean latency (ms)", Right: true, Y: column(s.Levels, func(l compare.Level) float64 { return l.MeanMS })},
+		},
+	}
+}
+
+// SuccessChart draws the success rate (0-100%) against the levels: apiperf's, plus the
+// classic figure (socket errors only) when withClassic is set and it differs somewhere.
+// A classic side has only the classic figure.
+func SuccessChart(s compare.Side, title string, withClassic bool) chart.Chart {
+	c := chart.Chart{
+		Title: title, XLabel: xLabel(s), YLabel: "success rate (%)", X: labelsOf(s.Levels),
+		YRange: &chart.Range{Min: 0, Max: 100},
+	}
+	classic := column(s.Levels, func(l compare.Level) float64 { return l.ClassicPct })
+	if s.Classic {
+		c.Series = []chart.Series{{Name: "success (classic)", Y: classic}}
+		return c
+	}
+	ours := column(s.Levels, func(l compare.Level) float64 { return l.SuccessPct })
+	c.Series = []chart.Series{{Name: "success", Y: ours}}
+	if withClassic && !sameFloats(ours, classic) {
+		c.Series = append(c.Series, chart.Series{Name: "classic: socket errors only", Y: classic, Dashed: true})
+	}
+	return c
+}
+
+// LatencyChart draws p50, p90, p99 and p99.9 latency in ms on a log axis against the levels.
+func LatencyChart(s compare.Side, title string) chart.Chart {
+	pos := func(v float64) float64 {
+		if v <= 0 {
+			return math.NaN()
+		}
+		return v
+	}
+	return chart.Chart{
+		Title: title, XLabel: xLabel(s), YLabel: "latency (ms, log scale)", X: labelsOf(s.Levels), LogY: true,
+		Series: []chart.Series{
+			{Name: "p50", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P50MS) })},
+			{Name: "p90", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P90MS) })},
+			{Name: "p99", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P99MS) })},
+			{Name: "p99.9", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P999MS) })},
+		},
+	}
+}
+
+func sameFloats(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortLevels(ls []compare.Level) {
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Value < ls[j].Value })
+}
+
+// DefaultName makes a run's name from its target's host and port ("127.0.0.1_8080"), or
+// "apiperf" when the URL has none.
+func DefaultName(r *result.Run) string {
+	u, err := url.Parse(r.Scenario.URL)
+	if err != nil || u.Hostname() == "" {
+		return "apiperf"
+	}
+	n := u.Hostname()
+	if p := u.Port(); p != "" {
+		n += "_" + p
+	}
+	return SafeName(n)
+}
+
+// SafeName makes s usable as a file name on every system: letters, digits, '.', '-' and
+// '_' are kept, anything else becomes '_'; leading dots are dropped so the file is not
+// hidden; empty gives "apiperf".
+func SafeName(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+			b.WriteRune(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	n := strings.TrimLeft(b.String(), ".")
+	if len(n) > 100 {
+		n = n[:100]
+	}
+	if n == "" {
+		return "apiperf"
+	}
+	return n
+}
