@@ -1,0 +1,322 @@
+package compare
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+)
+
+// Default gate budgets, in percent.
+const (
+	DefaultMaxQPSDrop   = 5.0 // QPS may drop by up to 5%
+	DefaultMaxP99Rise   = 10.0
+	DefaultMaxErrorRate = 0.1 // error rate ceiling: 0.1% of attempts
+)
+
+// Gate metrics.
+const (
+	MetricQPS       = "qps"
+	MetricP99       = "p99"
+	MetricErrorRate = "error_rate"
+)
+
+// GateConfig is a CI gate's budgets and significance level. A change fails the gate only
+// when it is both statistically significant (Mann-Whitney U, p < Alpha) and over budget.
+// The zero value has zero budgets (any significant change for the worse fails) and the
+// default alpha.
+type GateConfig struct {
+	// MaxQPSDrop is the allowed drop of median QPS, in percent of the baseline's.
+	MaxQPSDrop float64 `json:"max_qps_drop_pct"`
+	// MaxP99Rise is the allowed rise of median p99 latency, in percent of the baseline's.
+	MaxP99Rise float64 `json:"max_p99_rise_pct"`
+	// MaxErrorRate is the error-rate ceiling in percent of attempts: exceeding it fails
+	// when the current run is also worse than the baseline.
+	MaxErrorRate float64 `json:"max_error_rate_pct"`
+	// Alpha is the significance level; 0 means DefaultAlpha.
+	Alpha float64 `json:"alpha"`
+}
+
+// DefaultGateConfig is the gate of `apiperf gate` without budget flags.
+var DefaultGateConfig = GateConfig{
+	MaxQPSDrop: DefaultMaxQPSDrop, MaxP99Rise: DefaultMaxP99Rise,
+	MaxErrorRate: DefaultMaxErrorRate, Alpha: DefaultAlpha,
+}
+
+// Validate returns every problem with the config at once.
+func (c GateConfig) Validate() error {
+	var errs []error
+	check := func(name string, v, hi float64) {
+		if math.IsNaN(v) || v < 0 || v > hi {
+			errs = append(errs, fmt.Errorf("%s %v%% is outside [0, %v]", name, v, hi))
+		}
+	}
+	check("max QPS drop", c.MaxQPSDrop, 100)
+	check("max p99 rise", c.MaxP99Rise, math.MaxFloat64)
+	check("max error rate", c.MaxErrorRate, 100)
+	if math.IsNaN(c.Alpha) || c.Alpha < 0 || c.Alpha >= 1 {
+		errs = append(errs, fmt.Errorf("alpha %v is outside (0, 1)", c.Alpha))
+	}
+	return errors.Join(errs...)
+}
+
+// String prints the budgets, e.g. "QPS drop <= 5%, p99 rise <= 10%, error rate <= 0.1%, alpha 0.05".
+func (c GateConfig) String() string {
+	return fmt.Sprintf("QPS drop <= %g%%, p99 rise <= %g%%, error rate <= %g%%, alpha %g",
+		c.MaxQPSDrop, c.MaxP99Rise, c.MaxErrorRate, c.alpha())
+}
+
+func (c GateConfig) alpha() float64 {
+	if c.Alpha == 0 {
+		return DefaultAlpha
+	}
+	return c.Alpha
+}
+
+// GateCheck is the decision on one metric at one level.
+type GateCheck struct {
+	Level  string `json:"level"`  // step label, e.g. "c=50"
+	Metric string `json:"metric"` // MetricQPS, MetricP99 or MetricErrorRate
+	Unit   string `json:"unit"`   // "req/s", "ms", "%"
+	// Baseline and Current are the samples: one value per repetition.
+	Baseline []float64 `json:"baseline"`
+	Current  []float64 `json:"current"`
+	// BaselineMedian and CurrentMedian are the samples' medians.
+	BaselineMedian float64 `json:"baseline_median"`
+	CurrentMedian  float64 `json:"current_median"`
+	// Change is the change of the medians: in percent of the baseline for QPS and p99, in
+	// percentage points for the error rate.
+	Change float64 `json:"change"`
+	// P is the two-sided Mann-Whitney p-value.
+	P float64 `json:"p"`
+	// Tested says the samples are large enough for P to reach alpha at all; when false the
+	// decision rests on the budget alone ("not statistically tested").
+	Tested      bool `json:"tested"`
+	Significant bool `json:"significant"` // tested and P < alpha
+	OverBudget  bool `json:"over_budget"` // worse than the baseline by more than the budget
+	Regression  bool `json:"regression"`  // over budget and (significant or untested)
+}
+
+// GateResult is the outcome of a gate: every check and the warnings.
+type GateResult struct {
+	Config   GateConfig  `json:"config"`
+	Baseline string      `json:"baseline"` // what the baseline was, e.g. a path or a history query
+	Current  string      `json:"current"`
+	Checks   []GateCheck `json:"checks"`
+	Warnings []string    `json:"warnings,omitempty"`
+}
+
+// Pass reports whether no check found a regression.
+func (g *GateResult) Pass() bool { return g.Regressions() == 0 }
+
+// Regressions counts the failing checks.
+func (g *GateResult) Regressions() int {
+	n := 0
+	for _, c := range g.Checks {
+		if c.Regression {
+			n++
+		}
+	}
+	return n
+}
+
+// JSON encodes the result as indented JSON.
+func (g *GateResult) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding gate result: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Gate compares current with baseline level by level (steps with the same label; their
+// repetitions are the samples) on QPS, p99 latency and error rate. It fails with an error
+// when the runs cannot be compared: no steps, or a current level the baseline lacks.
+func Gate(baseline, current *result.Run, cfg GateConfig) (*GateResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("gate config: %w", err)
+	}
+	bl, cl := gateLevels(baseline), gateLevels(current)
+	if len(cl) == 0 {
+		return nil, errors.New("the current run has no measured steps")
+	}
+	if len(bl) == 0 {
+		return nil, errors.New("the baseline has no measured steps")
+	}
+	g := &GateResult{Config: cfg}
+	g.Config.Alpha = cfg.alpha()
+	var missing, extra []string
+	for _, l := range cl {
+		if gateFind(bl, l.label) == nil {
+			missing = append(missing, l.label)
+		}
+	}
+	for _, l := range bl {
+		if gateFind(cl, l.label) == nil {
+			extra = append(extra, l.label)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the baseline has no level %s (baseline levels: %s; current: %s): compare runs of the same plan",
+			strings.Join(missing, ", "), gateLabels(bl), gateLabels(cl))
+	}
+	if len(extra) > 0 {
+		g.Warnings = append(g.Warnings, fmt.Sprintf("baseline levels %s were not measured in the current run and are not checked", strings.Join(extra, ", ")))
+	}
+	untested := false
+	for _, c := range cl {
+		b := gateFind(bl, c.label)
+		for _, m := range gateMetrics {
+			chk := m.check(cfg, c.label, b.steps, c.steps)
+			if len(chk.Baseline) == 0 || len(chk.Current) == 0 {
+				g.Warnings = append(g.Warnings, fmt.Sprintf("%s %s: no values (no complete responses), not checked", c.label, m.name))
+				continue
+			}
+			untested = untested || !chk.Tested
+			g.Checks = append(g.Checks, chk)
+		}
+	}
+	if untested {
+		need := 2
+		for MinP(need, need) >= g.Config.Alpha {
+			need++
+		}
+		g.Warnings = append(g.Warnings, fmt.Sprintf("too few repetitions for a statistical test at alpha %g (need --count %d or more on both sides): "+
+			"checks marked \"not tested\" fail on the budget alone", g.Config.Alpha, need))
+	}
+	return g, nil
+}
+
+type gateLevel struct {
+	label string
+	steps []*measure.Step
+}
+
+// gateLevels groups a run's steps by label, in order of first appearance.
+func gateLevels(r *result.Run) []gateLevel {
+	var out []gateLevel
+	if r == nil {
+		return nil
+	}
+	for _, s := range r.Steps {
+		if s == nil {
+			continue
+		}
+		if l := gateFind(out, s.Label); l != nil {
+			l.steps = append(l.steps, s)
+			continue
+		}
+		out = append(out, gateLevel{s.Label, []*measure.Step{s}})
+	}
+	return out
+}
+
+func gateFind(ls []gateLevel, label string) *gateLevel {
+	for i := range ls {
+		if ls[i].label == label {
+			return &ls[i]
+		}
+	}
+	return nil
+}
+
+func gateLabels(ls []gateLevel) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = l.label
+	}
+	return strings.Join(s, ", ")
+}
+
+// gateMetric is one checked metric: how to read it from a step and which way is worse.
+type gateMetric struct {
+	name, unit string
+	value      func(s *measure.Step) float64 // NaN when the step has none
+	higherBad  bool
+}
+
+var gateMetrics = []gateMetric{
+	{MetricQPS, "req/s", func(s *measure.Step) float64 { return s.QPS() }, false},
+	{MetricP99, "ms", func(s *measure.Step) float64 {
+		if s.Latency == nil || s.Latency.Count() == 0 {
+			return math.NaN()
+		}
+		return float64(s.Latency.Percentile(99)) / 1e6
+	}, true},
+	{MetricErrorRate, "%", func(s *measure.Step) float64 {
+		if s.Attempts == 0 {
+			return math.NaN()
+		}
+		return 100 - s.SuccessRate()
+	}, true},
+}
+
+// GateSamples returns the values of metric (MetricQPS, MetricP99, MetricErrorRate) of steps,
+// one per step that has it.
+func GateSamples(metric string, steps []*measure.Step) []float64 {
+	for _, m := range gateMetrics {
+		if m.name == metric {
+			return m.samples(steps)
+		}
+	}
+	return nil
+}
+
+func (m gateMetric) samples(steps []*measure.Step) []float64 {
+	var v []float64
+	for _, s := range steps {
+		if x := m.value(s); !math.IsNaN(x) && !math.IsInf(x, 0) {
+			v = append(v, x)
+		}
+	}
+	return v
+}
+
+func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Step) GateCheck {
+	c := GateCheck{Level: label, Metric: m.name, Unit: m.unit, Baseline: m.samples(base), Current: m.samples(cur), P: 1}
+	if len(c.Baseline) == 0 || len(c.Current) == 0 {
+		return c
+	}
+	slices.Sort(c.Baseline)
+	slices.Sort(c.Current)
+	c.BaselineMedian, c.CurrentMedian = Median(c.Baseline), Median(c.Current)
+	alpha := cfg.alpha()
+	if mw, err := MannWhitneyTest(c.Baseline, c.Current); err == nil {
+		c.P = mw.P
+	}
+	c.Tested = MinP(len(c.Baseline), len(c.Current)) < alpha
+	c.Significant = c.Tested && c.P < alpha
+	worse := c.CurrentMedian > c.BaselineMedian
+	if !m.higherBad {
+		worse = c.CurrentMedian < c.BaselineMedian
+	}
+	switch m.name {
+	case MetricErrorRate:
+		c.Change = c.CurrentMedian - c.BaselineMedian
+		c.OverBudget = worse && c.CurrentMedian > cfg.MaxErrorRate
+	case MetricQPS:
+		c.Change = gatePercent(c.BaselineMedian, c.CurrentMedian)
+		c.OverBudget = worse && -c.Change > cfg.MaxQPSDrop
+	case MetricP99:
+		c.Change = gatePercent(c.BaselineMedian, c.CurrentMedian)
+		c.OverBudget = worse && c.Change > cfg.MaxP99Rise
+	}
+	c.Regression = c.OverBudget && (c.Significant || !c.Tested)
+	return c
+}
+
+// gatePercent is the change from a to b in percent of a; a change from 0 counts as 100%.
+func gatePercent(a, b float64) float64 {
+	switch {
+	case a == b:
+		return 0
+	case a == 0:
+		return math.Copysign(100, b)
+	}
+	return (b - a) / math.Abs(a) * 100
+}

@@ -1,0 +1,127 @@
+package compare
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Markdown writes the gate's summary as Markdown, for a pull-request comment: the verdict,
+// a table of every check, and the warnings.
+func (g *GateResult) Markdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	verdict := "PASS"
+	if n := g.Regressions(); n > 0 {
+		verdict = fmt.Sprintf("FAIL (%d regression%s)", n, plural(n))
+	}
+	fmt.Fprintf(bw, "## apiperf gate: %s\n\n", verdict)
+	fmt.Fprintf(bw, "Baseline: %s · Current: %s  \n", mdCode(g.Baseline), mdCode(g.Current))
+	fmt.Fprintf(bw, "Budgets: %s (two-sided Mann-Whitney U test over the repetitions; a check fails only when the change is significant and over budget)\n\n",
+		g.Config.String())
+	fmt.Fprintln(bw, "| Level | Metric | Baseline (median) | Current (median) | Change | p | n | Verdict |")
+	fmt.Fprintln(bw, "|---|---|--:|--:|--:|--:|--:|---|")
+	for _, c := range g.Checks {
+		p := strconv.FormatFloat(c.P, 'f', 3, 64)
+		if !c.Tested {
+			p += " (not tested)"
+		}
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %d+%d | %s |\n",
+			mdEscape(c.Level), metricTitle(c.Metric), formatGateValue(c.BaselineMedian, c.Unit),
+			formatGateValue(c.CurrentMedian, c.Unit), formatChange(c), p, len(c.Baseline), len(c.Current), checkVerdict(c))
+	}
+	if len(g.Warnings) > 0 {
+		fmt.Fprintln(bw, "\n**Warnings**")
+		for _, s := range g.Warnings {
+			fmt.Fprintf(bw, "- %s\n", mdEscape(s))
+		}
+	}
+	return bw.Flush()
+}
+
+// Text writes a plain-text summary for a terminal: one line per check, the warnings,
+// then the verdict.
+func (g *GateResult) Text(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, c := range g.Checks {
+		fmt.Fprintf(bw, "%-10s %-10s %12s -> %-12s %8s  p=%.3f  %s\n", c.Level, metricTitle(c.Metric),
+			formatGateValue(c.BaselineMedian, c.Unit), formatGateValue(c.CurrentMedian, c.Unit),
+			formatChange(c), c.P, checkVerdict(c))
+	}
+	for _, s := range g.Warnings {
+		fmt.Fprintf(bw, "warning: %s\n", s)
+	}
+	if n := g.Regressions(); n > 0 {
+		fmt.Fprintf(bw, "gate: FAIL: %d regression%s against %s\n", n, plural(n), g.Baseline)
+	} else {
+		fmt.Fprintf(bw, "gate: PASS against %s\n", g.Baseline)
+	}
+	return bw.Flush()
+}
+
+func checkVerdict(c GateCheck) string {
+	switch {
+	case c.Regression && !c.Tested:
+		return "FAIL: over budget (not statistically tested)"
+	case c.Regression:
+		return "FAIL: significant and over budget"
+	case c.OverBudget && !c.Significant:
+		return "pass: over budget but not significant"
+	case c.Significant:
+		return "pass: significant, within budget"
+	}
+	return "pass"
+}
+
+func metricTitle(m string) string {
+	switch m {
+	case MetricQPS:
+		return "QPS"
+	case MetricErrorRate:
+		return "error rate"
+	}
+	return m
+}
+
+func formatGateValue(v float64, unit string) string {
+	switch unit {
+	case "ms":
+		return strconv.FormatFloat(v, 'f', 3, 64) + " ms"
+	case "%":
+		return strconv.FormatFloat(v, 'f', 3, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
+}
+
+func formatChange(c GateCheck) string {
+	if c.Metric == MetricErrorRate {
+		return fmt.Sprintf("%+.3f pt", c.Change)
+	}
+	return fmt.Sprintf("%+.1f%%", c.Change)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// mdEscape keeps user text (paths, queries, labels) from breaking a Markdown table or
+// injecting markup.
+func mdEscape(s string) string {
+	r := strings.NewReplacer("\\", "\\\\", "|", "\\|", "`", "\\`", "*", "\\*", "_", "\\_",
+		"<", "&lt;", ">", "&gt;", "[", "\\[", "]", "\\]", "\n", " ")
+	return r.Replace(s)
+}
+
+// mdCode shows s as inline code, with a fence longer than any backtick run in s.
+func mdCode(s string) string {
+	s = strings.NewReplacer("\n", " ", "|", "\\|").Replace(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + " " + s + " " + fence
+}
