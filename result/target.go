@@ -1,5 +1,86 @@
 package result
 
-// TargetCapture is what was captured from the target while the load ran: filled in by
-// the profile/metrics capture.
-type TargetCapture struct{}
+import (
+	"time"
+
+	"github.com/apiperf/apiperf/profcap"
+)
+
+// TargetCapture is what was captured from the target while the load ran: the pprof
+// profiles and the Prometheus metrics, per step. Filled in by --pprof and --metrics.
+type TargetCapture struct {
+	// Pprof is the target's net/http/pprof base URL, e.g. http://127.0.0.1:6060/debug/pprof.
+	Pprof string `json:"pprof,omitempty"`
+	// Metrics is the target's Prometheus text endpoint.
+	Metrics string `json:"metrics,omitempty"`
+	// ProfileLevels is what --profile-levels asked for ("peak", "last", labels, "all").
+	ProfileLevels []string `json:"profile_levels,omitempty"`
+	// Steps holds one entry per measured step that had something captured, by label.
+	Steps []TargetStep `json:"steps,omitempty"`
+	// Warnings are run-level notes about the capture (e.g. profiles dropped at levels not chosen).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// TargetStep is what was captured while one step (load level) ran.
+type TargetStep struct {
+	// Label is the step's label, e.g. "c=50" (and Rep its repetition).
+	Label string `json:"label"`
+	Rep   int    `json:"rep,omitempty"`
+	// Start is when the step's capture started (the load's start, give or take a scheduling delay).
+	Start time.Time `json:"start"`
+	// CPUFrom and CPUSeconds place the CPU profile in the step: it began CPUFrom after Start.
+	CPUFrom    time.Duration `json:"cpu_from_ns,omitempty"`
+	CPUSeconds int           `json:"cpu_seconds,omitempty"`
+	// Profiles is the analysis of the captured profiles (top tables, shares, alloc
+	// sites, goroutines, flame graph), nil when none was captured or kept.
+	Profiles *profcap.Analysis `json:"profiles,omitempty"`
+	// Files are the saved .pb.gz profiles, relative to the run.json's directory.
+	Files []string `json:"files,omitempty"`
+	// Series is the metrics timeline of the step (offsets from Start), nil without --metrics.
+	Series *profcap.Series `json:"series,omitempty"`
+	// Summary is Series over the whole step: means and maxima, GC totals.
+	Summary *profcap.Summary `json:"summary,omitempty"`
+	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Step returns the capture of the step with label and rep, or nil.
+func (t *TargetCapture) Step(label string, rep int) *TargetStep {
+	if t == nil {
+		return nil
+	}
+	for i := range t.Steps {
+		if t.Steps[i].Label == label && t.Steps[i].Rep == rep {
+			return &t.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Profiled lists the steps that kept a profile analysis, in order.
+func (t *TargetCapture) Profiled() []*TargetStep {
+	if t == nil {
+		return nil
+	}
+	var out []*TargetStep
+	for i := range t.Steps {
+		if t.Steps[i].Profiles != nil {
+			out = append(out, &t.Steps[i])
+		}
+	}
+	return out
+}
+
+// AllWarnings lists the capture's warnings followed by each step's, prefixed with its label.
+func (t *TargetCapture) AllWarnings() []string {
+	if t == nil {
+		return nil
+	}
+	out := append([]string(nil), t.Warnings...)
+	for _, s := range t.Steps {
+		for _, w := range s.Warnings {
+			out = append(out, s.Label+": "+w)
+		}
+	}
+	return out
+}
