@@ -1,0 +1,150 @@
+package sweep
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+func TestParseObjective(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string // String() of the parsed objective
+		wantErr string // substring of the error; "" for success
+	}{
+		// The default objective round-trips unchanged.
+		{DefaultObjective, "p99<=500ms,success>=99.9%", ""},
+		// Spaces, upper case and a missing % are accepted and normalised.
+		{" P99 <= 0.5s , success>=99.9 ", "p99<=500ms,success>=99.9%", ""},
+		// Every metric: percentiles, error rate, qps with a k suffix, microseconds as us.
+		{"p50<=250us,p90<=20ms,p99.9<=1.5s,p99.99<=2s,errors<=0.1%,qps>=2.5k", "p50<=250µs,p90<=20ms,p99.9<=1.5s,p99.99<=2s,errors<=0.1%,qps>=2500", ""},
+		// A whole minute stays readable.
+		{"p75<=1m", "p75<=60s", ""},
+		// Empty: no objective, every level meets it.
+		{"", "", ""},
+		// Unknown metric and percentile.
+		{"p95<=1s", "", `unknown metric "p95"`},
+		{"latency<=1s", "", `unknown metric "latency"`},
+		// A bound in the wrong direction is refused with the right operator named.
+		{"p99>=500ms", "", "p99 takes <="},
+		{"success<=99%", "", "success takes >="},
+		{"p99<500ms", "", "p99 takes <="},
+		// A latency needs a unit; percentages and qps need numbers.
+		{"p99<=500", "", `"500" is not a duration`},
+		{"success>=lots", "", `"lots" is not a percentage`},
+		{"qps>=fast", "", `"fast" is not a number`},
+		// No operator at all.
+		{"p99", "", "want a bound like"},
+		// Out-of-range values and a metric given twice are reported by Validate.
+		{"success>=120%", "", "success bound must be in (0, 100]%"},
+		{"errors<=100%", "", "errors bound must be in [0, 100)%"},
+		{"p99<=0s", "", "p99 bound must be positive"},
+		{"qps>=0", "", "qps bound must be positive"},
+		{"p99<=1s,p99<=2s", "", "p99 is bounded twice"},
+		// Every syntax problem is reported at once.
+		{"p95<=1s,success>=x", "", `unknown metric "p95"`},
+	}
+	for _, tt := range tests {
+		o, err := ParseObjective(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseObjective(%q) = %v, %v; want error containing %q", tt.in, o, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || o.String() != tt.want {
+			t.Errorf("ParseObjective(%q) = %q, %v; want %q", tt.in, o.String(), err, tt.want)
+			continue
+		}
+		again, err := ParseObjective(o.String())
+		if err != nil || again.String() != o.String() {
+			t.Errorf("ParseObjective(%q) (round trip) = %q, %v; want %q", o.String(), again.String(), err, o.String())
+		}
+	}
+}
+
+func TestParseObjectiveReportsAll(t *testing.T) {
+	_, err := ParseObjective("p95<=1s,success>=x")
+	if err == nil || !strings.Contains(err.Error(), "p95") || !strings.Contains(err.Error(), `"x" is not a percentage`) {
+		t.Errorf("ParseObjective with two bad terms = %v; want both reported", err)
+	}
+}
+
+func TestObjectiveJSON(t *testing.T) {
+	type doc struct {
+		Objective Objective `json:"objective"`
+	}
+	o, err := ParseObjective("p99.9<=1.5s,errors<=0.1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(doc{o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]string
+	if err := json.Unmarshal(b, &raw); err != nil || raw["objective"] != "p99.9<=1.5s,errors<=0.1%" {
+		t.Errorf("json.Marshal = %s (%v); want the objective as its string", b, err)
+	}
+	var back doc
+	if err := json.Unmarshal(b, &back); err != nil || back.Objective.String() != o.String() {
+		t.Errorf("json.Unmarshal(%s) = %q, %v; want %q", b, back.Objective, err, o)
+	}
+	if err := json.Unmarshal([]byte(`{"objective":"p99>=1s"}`), &back); err == nil {
+		t.Error("json.Unmarshal of a bad objective succeeded; want an error")
+	}
+}
+
+func TestObjectiveMisses(t *testing.T) {
+	ms := func(n int) measure.Duration { return measure.Duration(time.Duration(n) * time.Millisecond) }
+	good := Point{Label: "c=10", QPS: 1000, Success: 100, P50: ms(1), P90: ms(2), P99: ms(5), P999: ms(9)}
+	tests := []struct {
+		obj  string
+		p    Point
+		want string // the misses joined with "; "
+	}{
+		// A healthy level meets the default objective.
+		{DefaultObjective, good, ""},
+		// p99 over the bound is named with the measured value.
+		{DefaultObjective, Point{QPS: 10, Success: 100, P99: ms(812)}, "p99 812ms > 500ms"},
+		// Exactly on the bound meets it.
+		{DefaultObjective, Point{QPS: 10, Success: 99.9, P99: ms(500)}, ""},
+		// A success rate just under the floor shows enough digits to see the difference.
+		{DefaultObjective, Point{QPS: 10, Success: 99.8999, P99: ms(1)}, "success 99.8999% < 99.9%"},
+		// Both misses are listed, latency first, as the objective orders them.
+		{DefaultObjective, Point{QPS: 10, Success: 50, P99: ms(600)}, "p99 600ms > 500ms; success 50% < 99.9%"},
+		// Error rate and qps bounds.
+		{"errors<=0.1%,qps>=2k", Point{QPS: 1500, ErrorRate: 0.5}, "errors 0.5% > 0.1%; qps 1500 < 2000"},
+		// The zero objective is always met.
+		{"", Point{}, ""},
+	}
+	for _, tt := range tests {
+		o, err := ParseObjective(tt.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(o.Misses(tt.p), "; ")
+		if got != tt.want || o.Met(tt.p) != (tt.want == "") {
+			t.Errorf("%q.Misses(%+v) = %q (Met %v); want %q", tt.obj, tt.p, got, o.Met(tt.p), tt.want)
+		}
+	}
+}
+
+func FuzzParseObjective(f *testing.F) {
+	for _, s := range []string{DefaultObjective, "p50<=1us,qps>=1k", "errors<=0%", "p99.99<=1h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o, err := ParseObjective(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseObjective(o.String())
+		if err != nil || again.String() != o.String() {
+			t.Fatalf("ParseObjective(%q) -> %q does not round-trip: %q, %v", s, o, again, err)
+		}
+	})
+}
