@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -147,9 +148,20 @@ func TestCaptureRealTarget(t *testing.T) {
 	}
 	// pprof's own flat% for the hot function must match ours.
 	e, _ := findEntry(a.CPU.ByFlat, hot)
-	if want := fmt.Sprintf("%.2f%%", e.FlatPct); !strings.Contains(string(out), want) {
+	if want := pprofPercent(e.FlatPct); !strings.Contains(string(out), want) {
 		t.Errorf("go tool pprof -top output lacks our flat share %s for the hot function:\n%s", want, out)
 	}
+}
+
+// pprofPercent formats a share the way go tool pprof's -top does: "100%" and "0%" whole.
+func pprofPercent(v float64) string {
+	switch {
+	case v == 0:
+		return "0%"
+	case math.Abs(v) >= 99.95 && math.Abs(v) <= 100.05:
+		return "100%"
+	}
+	return fmt.Sprintf("%.2f%%", v)
 }
 
 func findEntry(entries []TopEntry, name string) (TopEntry, bool) {

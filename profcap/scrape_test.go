@@ -23,7 +23,7 @@ func TestScraperBadEndpoints(t *testing.T) {
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				w.Write([]byte("<!DOCTYPE html>\n<p>hello</p>"))
 			},
-			want: "failed; last: parsing metrics: line 1: no metric name",
+			want: "failed; last: parsing metrics: text format parsing error in line 1",
 		},
 		{
 			// random bytes do not panic the parser.
