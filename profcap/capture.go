@@ -57,6 +57,39 @@ type Request struct {
 	// Slack is added to each fetch's duration to form its deadline;
 	// 0 means DefaultSlack.
 	Slack time.Duration `json:"slack,omitempty"`
+	// CPUAfter delays the start of the CPU profile (a settle time after the load starts).
+	CPUAfter time.Duration `json:"cpu_after_ns,omitempty"`
+	// SnapshotAfter delays the heap and goroutine fetches (near the end of the load).
+	SnapshotAfter time.Duration `json:"snapshot_after_ns,omitempty"`
+}
+
+// Settle bounds: the CPU profile starts after min(MaxSettle, window/5), the heap and
+// goroutine snapshots min(MaxSnapshotLead, window/10) before the window ends, and the CPU
+// profile ends at least CPUMargin before the window does.
+const (
+	MaxSettle       = time.Second
+	MaxSnapshotLead = 500 * time.Millisecond
+	CPUMargin       = 100 * time.Millisecond
+)
+
+// Within fits r into a load window of length w: the CPU profile starts after a settle
+// time and lasts the whole seconds that end inside the window; heap and goroutine
+// snapshots come near the end. When no 1 s CPU profile fits, CPU is 0 and the returned
+// note says so (an empty note otherwise).
+func (r Request) Within(w time.Duration) (Request, string) {
+	settle := min(MaxSettle, w/5)
+	r.SnapshotAfter = w - min(MaxSnapshotLead, w/10)
+	if r.CPU <= 0 {
+		return r, ""
+	}
+	r.CPUAfter = settle
+	n := (w - settle - CPUMargin) / time.Second
+	if n < 1 {
+		r.CPU = 0
+		return r, fmt.Sprintf("cpu: no 1s profile fits in a %v window after a %v settle; skipped", w, settle)
+	}
+	r.CPU = min(r.CPU.Round(time.Second), n*time.Second)
+	return r, ""
 }
 
 // Validate reports every problem with r at once.
@@ -78,6 +111,9 @@ func (r Request) Validate() error {
 	}
 	if r.Slack < 0 {
 		errs = append(errs, fmt.Errorf("profile slack %v is negative", r.Slack))
+	}
+	if r.CPUAfter < 0 || r.SnapshotAfter < 0 {
+		errs = append(errs, fmt.Errorf("profile delays %v and %v must not be negative", r.CPUAfter, r.SnapshotAfter))
 	}
 	if r.CPU == 0 && !r.Heap && !r.Goroutines {
 		errs = append(errs, errors.New("no profile requested (CPU, heap or goroutines)"))
@@ -160,8 +196,8 @@ type fetchResult struct {
 	err  error
 }
 
-// Capture fetches the requested profiles concurrently, each under its own
-// deadline (its duration plus req.Slack). Failures never abort: they come back
+// Capture fetches the requested profiles concurrently, each after its delay
+// (CPUAfter, SnapshotAfter) and under its own deadline (its duration plus req.Slack). Failures never abort: they come back
 // as one warning, "captured 2 of 3 profiles: heap: 404 Not Found". An invalid
 // req is reported the same way. A nil client means http.DefaultClient; a
 // client's own Timeout, if set, must exceed the CPU duration.
@@ -175,25 +211,30 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 	}
 	base := strings.TrimRight(req.Base, "/")
 	type job struct {
-		kind Kind
-		url  string
-		dur  time.Duration
+		kind  Kind
+		url   string
+		dur   time.Duration
+		after time.Duration
 	}
 	var jobs []job
 	if req.CPU > 0 {
 		n := req.cpuSeconds()
-		jobs = append(jobs, job{KindCPU, fmt.Sprintf("%s/profile?seconds=%d", base, n), time.Duration(n) * time.Second})
+		jobs = append(jobs, job{KindCPU, fmt.Sprintf("%s/profile?seconds=%d", base, n), time.Duration(n) * time.Second, req.CPUAfter})
 	}
 	if req.Heap {
-		jobs = append(jobs, job{KindHeap, base + "/heap", 0})
+		jobs = append(jobs, job{KindHeap, base + "/heap", 0, req.SnapshotAfter})
 	}
 	if req.Goroutines {
-		jobs = append(jobs, job{KindGoroutine, base + "/goroutine", 0})
+		jobs = append(jobs, job{KindGoroutine, base + "/goroutine", 0, req.SnapshotAfter})
 	}
 	results := make([]fetchResult, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
 		wg.Go(func() {
+			if !sleep(ctx, j.after) {
+				results[i].err = fmt.Errorf("%s: cancelled before it started: %w", j.kind, context.Cause(ctx))
+				return
+			}
 			fctx, cancel := context.WithTimeout(ctx, j.dur+req.slack())
 			defer cancel()
 			p, err := fetch(fctx, client, j.url)
@@ -227,6 +268,21 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 	}
 	return out, []string{fmt.Sprintf("captured %d of %d profiles: %s",
 		len(jobs)-len(failures), len(jobs), strings.Join(failures, "; "))}
+}
+
+// sleep waits d; false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // fetch gets one profile and checks that it parses.
