@@ -39,6 +39,8 @@ type Level struct {
 // Side is one run of a comparison, reduced to its levels in ascending order.
 type Side struct {
 	Name string `json:"name"`
+	// Source is where the side was read from (a run directory, run.json or .dat path).
+	Source string `json:"source,omitempty"`
 	// Classic says the side came from a classic .dat file: no percentiles, classic success.
 	Classic bool `json:"classic,omitempty"`
 	// Rate says the levels are request rates (open loop), not concurrency.

@@ -196,7 +196,7 @@ func DefaultName(r *result.Run) string {
 }
 
 // SafeName makes s usable as a file name on every system: letters, digits, '.', '-' and
-// '_' are kept, anything else becomes '_'; leading dots are dropped so the file is not
+// '_' are kept, anything else becomes '_'; leading dots and underscores are dropped so the file is not
 // hidden; empty gives "apiperf".
 func SafeName(s string) string {
 	var b strings.Builder
@@ -208,7 +208,7 @@ func SafeName(s string) string {
 			b.WriteByte('_')
 		}
 	}
-	n := strings.TrimLeft(b.String(), ".")
+	n := strings.TrimLeft(b.String(), "._")
 	if len(n) > 100 {
 		n = n[:100]
 	}
