@@ -35,6 +35,9 @@ func (s *Source) Done(w io.Writer, step *measure.Step) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
+	if step == nil {
+		step = &measure.Step{}
+	}
 	s.mainMu.Lock()
 	defer s.mainMu.Unlock()
 	L := s.main

@@ -191,9 +191,9 @@ end
 	}
 	rec.mu.Lock()
 	for i, r := range rec.reqs {
-		wantPath := "/t1/" + strconv.Itoa(i+1)
-		if r.method != "PUT" || r.path != wantPath || r.body != "body"+strconv.Itoa(i+1) || r.header.Get("X-Thread") != "1" {
-			t.Errorf("request %d: %s %s %q X-Thread=%q, want PUT %s %q X-Thread=1", i, r.method, r.path, r.body, r.header.Get("X-Thread"), wantPath, "body"+strconv.Itoa(i+1))
+		wantPath := "/t1/" + itoa(i+1)
+		if r.method != "PUT" || r.path != wantPath || r.body != "body"+itoa(i+1) || r.header.Get("X-Thread") != "1" {
+			t.Errorf("request %d: %s %s %q X-Thread=%q, want PUT %s %q X-Thread=1", i, r.method, r.path, r.body, r.header.Get("X-Thread"), wantPath, "body"+itoa(i+1))
 		}
 	}
 	rec.mu.Unlock()
@@ -211,3 +211,4 @@ end
 	}
 }
 
+func itoa(i int) string { return strconv.Itoa(i) }
