@@ -172,7 +172,7 @@ func PeakSummary(points []Point, peak int) string {
 		return "peak: none (no level completed a request)"
 	}
 	p := points[peak]
-	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, qps(p.QPS), formatLatency(p.P99.Duration().Round(10*time.Microsecond)), pct(p.Success))
+	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, qps(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
 }
 
 // KneeSummary is the knee's headline, e.g. "knee: c=100, the largest level meeting
@@ -189,7 +189,7 @@ func KneeSummary(points []Point, knee int, o Objective) string {
 		return fmt.Sprintf("knee: none: no level met %s (%s: %s)", o, points[0].Label, why)
 	}
 	p := points[knee]
-	return fmt.Sprintf("knee: %s, the largest level meeting %s (%s req/s, p99 %s)", p.Label, o, qps(p.QPS), formatLatency(p.P99.Duration().Round(10*time.Microsecond)))
+	return fmt.Sprintf("knee: %s, the largest level meeting %s (%s req/s, p99 %s)", p.Label, o, qps(p.QPS), formatLatency(round3(p.P99.Duration())))
 }
 
 // qps formats requests per second: whole numbers, with one decimal below 100.

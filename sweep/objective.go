@@ -220,7 +220,7 @@ func (o Objective) Misses(p Point) []string {
 		switch {
 		case t.IsLatency():
 			if v := p.Percentile(t.Metric); v > t.Latency {
-				out = append(out, fmt.Sprintf("%s %s > %s", t.Metric, formatLatency(v.Round(10*time.Microsecond)), formatLatency(t.Latency)))
+				out = append(out, fmt.Sprintf("%s %s > %s", t.Metric, formatLatency(round3(v)), formatLatency(t.Latency)))
 			}
 		case t.Metric == MetricSuccess:
 			if p.Success < t.Value {
@@ -253,4 +253,13 @@ func pctNear(v, bound float64) string {
 		return s
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// round3 rounds d to three significant digits for display: 15.01ms -> 15ms.
+func round3(d time.Duration) time.Duration {
+	unit := time.Duration(1)
+	for d/unit >= 1000 {
+		unit *= 10
+	}
+	return d.Round(unit)
 }
