@@ -3,9 +3,495 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/report"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
+	"github.com/apiperf/apiperf/target"
 )
 
-// cmdSweep is not written yet.
+// DefaultSweepDir is where sweep run directories go unless --dir says otherwise.
+const DefaultSweepDir = "apiperf-out"
+
+// nativePath is the plain net/http yardstick of the built-in target.
+const nativePath = "/healthz"
+
+// sweepFlags are the flags only `sweep` has.
+type sweepFlags struct {
+	levels, rates string
+	warmup        time.Duration
+	count         int
+	slo           string
+	minSuccess    float64
+	maxDeclines   int
+	noFileLimit   bool
+	noStop        bool
+	vsNative      bool
+	dir, name     string
+	quiet         bool
+}
+
+func (f *sweepFlags) register(fs *pflag.FlagSet) {
+	f.warmup = sweep.DefaultWarmup
+	fs.StringVar(&f.levels, "levels", joinInts(sweep.DefaultLevels), "concurrency levels to run, ascending (k suffixes: 200,500,1k)")
+	fs.StringVar(&f.rates, "rates", "", "open loop: sweep these request rates instead of concurrency levels (1k,2k,5k)")
+	fs.Var(durationValue{&f.warmup}, "warmup", "unmeasured load before each level (0 for none)")
+	fs.IntVar(&f.count, "count", 1, "measure each level this many times (the analysis uses the median)")
+	fs.StringVar(&f.slo, "slo", sweep.DefaultObjective, "objective a level must meet to count toward the knee (p50/p90/p99/p99.9<=D, success>=P%, errors<=P%, qps>=N)")
+	fs.Float64Var(&f.minSuccess, "min-success", sweep.DefaultRules.MinSuccess, "stop after a level whose success rate (%) is below this (0: never)")
+	fs.IntVar(&f.maxDeclines, "max-declines", sweep.DefaultRules.MaxDeclines, "stop after this many levels in a row whose QPS is below the best so far (0: never)")
+	fs.BoolVar(&f.noFileLimit, "no-file-limit-stop", false, "try levels that need more connections than the open-file limit allows")
+	fs.BoolVar(&f.noStop, "no-stop", false, "run every level: turn all stop rules off")
+	fs.BoolVar(&f.vsNative, "vs-native", false, "then run the same plan against the built-in plain net/http target and compare")
+	fs.StringVar(&f.dir, "dir", DefaultSweepDir, "directory of run directories")
+	fs.StringVar(&f.name, "name", "", "run directory and file name (default: the target's host-port)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on stderr but warnings and errors")
+}
+
+// build checks the sweep flags and returns the plan, objective and stop rules, reporting every
+// problem at once. quick says no URL was given, so the laptop plan applies unless overridden.
+func (f *sweepFlags) build(fs *pflag.FlagSet, quick bool) (sweep.Plan, sweep.Objective, sweep.Rules, []error) {
+	var errs []error
+	plan := sweep.Plan{Warmup: measure.Duration(f.warmup), Count: f.count}
+	if quick {
+		q := sweep.QuickPlan()
+		plan.Levels = q.Levels
+		if !fs.Changed("warmup") {
+			plan.Warmup = q.Warmup
+		}
+	}
+	if fs.Changed("levels") || !quick {
+		lv, err := parseLevels(f.levels)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		plan.Levels = lv
+	}
+	if fs.Changed("rates") {
+		if fs.Changed("levels") {
+			errs = append(errs, errors.New("give --levels or --rates, not both"))
+		}
+		rs, err := parseRates(f.rates)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		plan.Levels, plan.Rates = nil, rs
+	}
+	if f.count < 1 {
+		errs = append(errs, fmt.Errorf("--count must be at least 1, got %d", f.count))
+	}
+	if err := plan.Validate(); err != nil && len(errs) == 0 {
+		errs = append(errs, err)
+	}
+	obj, err := sweep.ParseObjective(f.slo)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--slo: %w", err))
+	}
+	rules := sweep.Rules{MinSuccess: f.minSuccess, MaxDeclines: f.maxDeclines, FileLimit: !f.noFileLimit}
+	if f.noStop {
+		rules = sweep.Rules{}
+	}
+	if err := rules.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return plan, obj, rules, errs
+}
+
+// parseLevels reads "200,500,1k".
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		var n int
+		if err := (intCount{&n}).Set(part); err != nil {
+			return nil, fmt.Errorf("--levels: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseRates reads "500,1k,2.5k".
+func parseRates(s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		var r float64
+		if err := (rateValue{&r}).Set(part); err != nil {
+			return nil, fmt.Errorf("--rates: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func joinInts(vs []int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ",")
+}
+
 func cmdSweep(ctx context.Context, e *env, args []string) error {
-	return errors.New("sweep: not implemented yet")
+	fs := newFlagSet("sweep", e)
+	var lf loadFlags
+	lf.register(fs)
+	var sf sourceFlags
+	sf.register(fs)
+	var hf historyFlags
+	hf.register(fs)
+	var wf sweepFlags
+	wf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	pos, extra := splitDash(fs)
+	if len(pos) > 1 {
+		return usagef("sweep: want at most one URL, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+	}
+	quick := len(pos) == 0
+	var errs []error
+	if fs.Changed("rate") {
+		errs = append(errs, errors.New("sweep: -R/--rate sets one rate; sweep rates with --rates"))
+	}
+	if quick && wf.vsNative {
+		errs = append(errs, errors.New("--vs-native needs a URL (without one, the sweep already runs against the built-in plain target)"))
+	}
+	if quick && !fs.Changed("duration") {
+		lf.duration = sweep.QuickDuration
+	}
+	plan, obj, rules, perrs := wf.build(fs, quick)
+	errs = append(errs, perrs...)
+	url := "http://127.0.0.1" + nativePath // checked now, replaced once the built-in target runs
+	if !quick {
+		url = pos[0]
+	}
+	sc, cfg, expected, err := lf.build(fs, url)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return asUsage(err)
+	}
+	if quick {
+		p, err := spawnTarget(ctx)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		sc.URL = p.URL() + nativePath
+	}
+	src, err := sf.build(sc, extra)
+	if err != nil {
+		return asUsage(err)
+	}
+	tgt, err := scenario.ParseTarget(sc.URL)
+	if err != nil {
+		return asUsage(err)
+	}
+	name := wf.name
+	if name == "" {
+		name = report.SafeName(tgt.Host + "-" + tgt.Port)
+	}
+	dir := filepath.Join(wf.dir, name)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Threads))
+
+	doc := newRun(result.KindSweep, sc, cfg, args)
+	doc.Name = name
+	doc.Sweep = result.NewSweep(plan, obj, rules)
+	s := &sweeper{e: e, quiet: wf.quiet, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir}
+	if !wf.quiet {
+		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
+			sc.Redact(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
+	}
+	if err := s.run(ctx, doc, func() error { return doc.Save(filepath.Join(dir, "run.json")) }); err != nil {
+		return err
+	}
+	if wf.vsNative && ctx.Err() == nil && len(doc.Sweep.Points) > 0 {
+		if err := s.native(ctx, doc); err != nil {
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("--vs-native: %v", err))
+			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
+		}
+	}
+	return s.finish(ctx, doc, &hf)
+}
+
+// perLevel says how long each level is measured: "2s" or "1000 requests".
+func perLevel(cfg load.Config) string {
+	if cfg.Duration == 0 {
+		return fmt.Sprintf("%d requests", cfg.Requests)
+	}
+	return cfg.Duration.String()
+}
+
+// spawnTarget starts the built-in plain target as a child process (this same executable).
+func spawnTarget(ctx context.Context) (*target.Process, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("starting the built-in target: %w", err)
+	}
+	p, err := target.Spawn(ctx, exe)
+	if err != nil {
+		return nil, fmt.Errorf("starting the built-in target: %w", err)
+	}
+	return p, nil
+}
+
+// sweeper runs the levels of one sweep.
+type sweeper struct {
+	e        *env
+	quiet    bool
+	cfg      load.Config
+	src      scenario.Source
+	target   scenario.Target
+	expected measure.StatusSet
+	dir      string    // the run directory
+	what     string    // prefix of stop lines: "" or "plain net/http: "
+	start    time.Time // when the sweep began, for the progress line
+}
+
+// run measures every level of doc's plan until a stop rule fires or ctx ends, calling save
+// after every step. Why it stopped early, if it did, is in doc.Sweep.Stop.
+func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) error {
+	sw := doc.Sweep
+	plan := sw.Plan()
+	s.start = time.Now()
+	for i := range plan.Len() {
+		label := plan.Label(i)
+		if ctx.Err() != nil {
+			sw.Stop = sweep.Interrupted(sw.Points, label)
+			break
+		}
+		if sw.Rules.FileLimit {
+			if err := checkFileLimit(plan.Connections(s.cfg, i)); err != nil {
+				if len(sw.Points) == 0 {
+					return fmt.Errorf("sweep: %w", err)
+				}
+				sw.Stop = sweep.FileLimitStop(sw.Points, label, errors.Unwrap(err))
+				break
+			}
+		}
+		if wcfg, ok := plan.WarmupConfig(s.cfg, i); ok {
+			_, err := load.Run(ctx, wcfg, s.src, s.target, s.options(wcfg, i, plan.Len(), label+" warmup")...)
+			s.clearLine()
+			if err != nil {
+				return fmt.Errorf("sweep: warming up %s: %w", label, err)
+			}
+			if ctx.Err() != nil {
+				sw.Stop = sweep.Interrupted(sw.Points, label)
+				break
+			}
+		}
+		lcfg := plan.Config(s.cfg, i)
+		for rep := range plan.Reps() {
+			name := label
+			if plan.Reps() > 1 {
+				name = fmt.Sprintf("%s run %d/%d", label, rep+1, plan.Reps())
+			}
+			step, err := load.Run(ctx, lcfg, s.src, s.target, s.options(lcfg, i, plan.Len(), name)...)
+			s.clearLine()
+			if err != nil {
+				return fmt.Errorf("sweep: %s: %w", label, err)
+			}
+			step.Label, step.Rep = label, rep
+			if ctx.Err() != nil {
+				step.Warnings = append(step.Warnings, fmt.Sprintf("interrupted: measured %v of the planned %v", step.Elapsed.Duration().Round(time.Millisecond), lcfg.Duration))
+			}
+			doc.Steps = append(doc.Steps, step)
+			sw.Analyze(doc.Steps)
+			doc.End = time.Now().UTC()
+			if err := save(); err != nil {
+				return fmt.Errorf("sweep: %w", err)
+			}
+			if ctx.Err() != nil {
+				sw.Stop = sweep.Interrupted(sw.Points, label)
+				break
+			}
+		}
+		if sw.Stop != nil {
+			break
+		}
+		if st := sw.Rules.After(sw.Points); st != nil {
+			sw.Stop = st
+			break
+		}
+	}
+	if sw.Stop != nil {
+		fmt.Fprintf(s.e.stderr, "apiperf: %s%s\n", s.what, sw.Stop)
+		doc.Warnings = append(doc.Warnings, "the sweep "+sw.Stop.String())
+	}
+	return nil
+}
+
+// options are the load options of one step: the expected statuses and, on a terminal, a
+// progress line naming the level.
+func (s *sweeper) options(cfg load.Config, i, n int, label string) []load.Option {
+	opts := []load.Option{load.WithExpected(s.expected)}
+	if !s.e.isTerminal || s.quiet {
+		return opts
+	}
+	var last int64
+	var lastT time.Duration
+	return append(opts, load.WithProgress(func(p load.Progress) {
+		rate := float64(p.Requests-last) / (p.Elapsed - lastT).Seconds()
+		last, lastT = p.Requests, p.Elapsed
+		fmt.Fprintf(s.e.stderr, "\r\033[K  level %d/%d %s  %v/%v  sweep %v  %.0f req/s  %d errors",
+			i+1, n, label, p.Elapsed.Truncate(time.Second), cfg.Duration, time.Since(s.start).Truncate(time.Second), rate, p.Errors)
+	}))
+}
+
+func (s *sweeper) clearLine() {
+	if s.e.isTerminal && !s.quiet {
+		fmt.Fprint(s.e.stderr, "\r\033[K")
+	}
+}
+
+// native runs the levels measured in doc against the built-in plain net/http target and
+// stores that sweep as doc.Native with the comparison of both peaks.
+func (s *sweeper) native(ctx context.Context, doc *result.Run) error {
+	p, err := spawnTarget(ctx)
+	if err != nil {
+		return err
+	}
+	defer p.Stop()
+	sc := scenario.Scenario{URL: p.URL() + nativePath}
+	src, err := scenario.NewStatic(sc)
+	if err != nil {
+		return err
+	}
+	tgt, err := scenario.ParseTarget(sc.URL)
+	if err != nil {
+		return err
+	}
+	plan := doc.Sweep.Plan().Truncate(len(doc.Sweep.Points))
+	nat := newRun(result.KindSweep, sc, s.cfg, nil)
+	nat.Command, nat.Name = nil, "plain net/http"
+	nat.Sweep = result.NewSweep(plan, doc.Sweep.Objective, doc.Sweep.Rules)
+	if !s.quiet {
+		fmt.Fprintf(s.e.stderr, "apiperf: --vs-native: the same plan against plain net/http at %s\n", sc.URL)
+	}
+	doc.Native = nat
+	ns := *s
+	ns.src, ns.target, ns.expected, ns.what = src, tgt, measure.DefaultExpected(), "plain net/http: "
+	if err := ns.run(ctx, nat, func() error { return doc.Save(filepath.Join(s.dir, "run.json")) }); err != nil {
+		return err
+	}
+	if c, ok := sweep.Compare(doc.Sweep.Points, doc.Sweep.Peak, nat.Sweep.Points, nat.Sweep.Peak); ok {
+		doc.Sweep.VsNative = &c
+	} else {
+		return errors.New("the plain net/http run has no peak to compare with")
+	}
+	return nil
+}
+
+// finish analyses, saves and renders the sweep, prints the table and headlines, and records
+// it in the history. An interrupted sweep keeps what it measured and fails (exit 1).
+func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags) error {
+	warnings := doc.Sweep.Analyze(doc.Steps)
+	doc.Warnings = append(doc.Warnings, warnings...)
+	doc.End = time.Now().UTC()
+	for _, w := range warnings {
+		fmt.Fprintf(s.e.stderr, "apiperf: warning: %s\n", w)
+	}
+	runPath := filepath.Join(s.dir, "run.json")
+	if err := doc.Save(runPath); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	writeSweepTable(s.e.stdout, doc)
+	if len(doc.Steps) > 0 {
+		if _, err := report.WriteAll(s.dir, doc); err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+		fmt.Fprintf(s.e.stdout, "report: %s\n", filepath.Join(s.dir, report.HTMLFile))
+	} else {
+		fmt.Fprintf(s.e.stdout, "run: %s\n", runPath)
+	}
+	if err := hf.record(ctx, s.e, doc); err != nil {
+		fmt.Fprintf(s.e.stderr, "apiperf: warning: recording history: %v\n", err)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	return nil
+}
+
+// writeSweepTable prints one row per level measured, then the headlines (peak, knee, vs-native).
+func writeSweepTable(w io.Writer, doc *result.Run) {
+	sw := doc.Sweep
+	open := len(sw.Rates) > 0
+	fmt.Fprintf(w, "%-14s %10s", "level", "QPS")
+	if open {
+		fmt.Fprintf(w, " %10s", "achieved/s")
+	}
+	fmt.Fprintf(w, " %9s %9s %9s %9s %9s %9s %8s\n", "mean", "p50", "p90", "p99", "p99.9", "success", "errors")
+	for i, p := range sw.Points {
+		fmt.Fprintf(w, "%-14s %10.1f", p.Label, p.QPS)
+		if open {
+			fmt.Fprintf(w, " %10.1f", p.Achieved)
+		}
+		fmt.Fprintf(w, " %9s %9s %9s %9s %9s %8.2f%% %8d", report.FormatDuration(p.Mean.Duration()),
+			report.FormatDuration(p.P50.Duration()), report.FormatDuration(p.P90.Duration()),
+			report.FormatDuration(p.P99.Duration()), report.FormatDuration(p.P999.Duration()), p.Success, p.Errors)
+		var notes []string
+		if cls := errorClasses(doc.Steps, p.Steps); cls != "" {
+			notes = append(notes, cls)
+		}
+		if i == sw.Peak {
+			notes = append(notes, "peak")
+		}
+		if i == sw.Knee {
+			notes = append(notes, "knee")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(w, "  %s", strings.Join(notes, "; "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for _, h := range sw.Headlines() {
+		fmt.Fprintln(w, h)
+	}
+	if sw.Stop != nil {
+		fmt.Fprintln(w, sw.Stop)
+	}
+}
+
+// errorClasses sums the errors of the steps at idx by class: "timeout 3, status 12".
+func errorClasses(steps []*measure.Step, idx []int) string {
+	var e measure.Errors
+	for _, j := range idx {
+		if j < len(steps) {
+			x := steps[j].Errors
+			e.Connect += x.Connect
+			e.Read += x.Read
+			e.Write += x.Write
+			e.Timeout += x.Timeout
+			e.Status += x.Status
+			e.Protocol += x.Protocol
+		}
+	}
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"status", e.Status}, {"protocol", e.Protocol}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
