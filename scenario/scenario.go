@@ -28,6 +28,10 @@ type Scenario struct {
 	// Body is the request body; BodyFile names where it was read from, if anywhere.
 	Body     string `json:"body,omitempty"`
 	BodyFile string `json:"body_file,omitempty"`
+	// Script is the wrk Lua script the requests came from, if any.
+	Script string `json:"script,omitempty"`
+	// Mix is the weighted mix of endpoints sent instead of the single request, if any.
+	Mix *Mix `json:"mix,omitempty"`
 }
 
 // ParseHeader reads "Name: value" (wrk's -H form).
@@ -229,5 +233,8 @@ func RedactURL(raw string) string {
 func (s Scenario) Redact() Scenario {
 	s.Headers = RedactHeaders(s.Headers)
 	s.URL = RedactURL(s.URL)
+	if s.Mix != nil {
+		s.Mix = s.Mix.Redact()
+	}
 	return s
 }
