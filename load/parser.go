@@ -1,6 +1,9 @@
 package load
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // errProtocol marks bytes that are not a valid HTTP/1.x response.
 var errProtocol = errors.New("invalid HTTP response")
@@ -43,6 +46,7 @@ const (
 	sTrailer                   // trailer line start
 	sTrailerLine               // inside a trailer line
 	sEOFBody                   // read until the connection closes
+	sSkipLine                  // the rest of a header line nobody needs
 	sDone
 )
 
@@ -73,37 +77,169 @@ func (p *parser) feed(b []byte) (int, error) {
 	for i < len(b) {
 		switch p.state {
 		case sBody:
-			n := int64(len(b) - i)
-			if n > p.remain {
-				n = p.remain
-			}
+			n := min(int64(len(b)-i), p.remain)
 			i += int(n)
 			p.remain -= n
 			if p.remain == 0 {
 				p.state = sDone
 			}
+			continue
 		case sChunkData:
-			n := int64(len(b) - i)
-			if n > p.remain {
-				n = p.remain
-			}
+			n := min(int64(len(b)-i), p.remain)
 			i += int(n)
 			p.remain -= n
 			if p.remain == 0 {
 				p.state, p.pos = sChunkCR, 0
 			}
+			continue
 		case sEOFBody:
 			i = len(b)
+			continue
 		case sDone:
 			return i, nil
-		default:
-			if err := p.step(b[i]); err != nil {
+		case sSkipLine, sReason:
+			// Nothing on the rest of this line matters: jump to its end.
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 {
+				if p.lineLen += len(b) - i; p.lineLen > maxHeaderLine {
+					return len(b), errProtocol
+				}
+				i = len(b)
+				continue
+			}
+			if p.lineLen+j > maxHeaderLine {
+				return i + j, errProtocol
+			}
+			i += j + 1
+			p.state, p.lineLen = sLineStart, 0
+			continue
+		case sLineStart, sStatus:
+			// Fast path: a whole line in the buffer is parsed at once; a line split across
+			// reads goes through the byte-at-a-time state machine below.
+			if p.state == sStatus && p.pos != 0 {
+				break
+			}
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 || j > maxHeaderLine {
+				break
+			}
+			var err error
+			if p.state == sStatus {
+				err = p.statusLine(b[i : i+j])
+			} else {
+				err = p.headerLine(b[i : i+j])
+			}
+			if err != nil {
 				return i, err
 			}
-			i++
+			i += j + 1
+			continue
 		}
+		if err := p.step(b[i]); err != nil {
+			return i, err
+		}
+		i++
 	}
 	return i, nil
+}
+
+// statusLine parses "HTTP/1.x NNN reason" (without the LF).
+func (p *parser) statusLine(line []byte) error {
+	const prefix = "HTTP/1."
+	if len(line) < 12 || string(line[:len(prefix)]) != prefix || line[7] < '0' || line[7] > '9' || line[8] != ' ' {
+		return errProtocol
+	}
+	code := 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return errProtocol
+		}
+		code = code*10 + int(c-'0')
+	}
+	if len(line) > 12 && line[12] != ' ' && line[12] != '\r' {
+		return errProtocol
+	}
+	p.status, p.digits, p.state = code, 3, sLineStart
+	return nil
+}
+
+// headerLine parses one whole header line (without the LF), or the blank line.
+func (p *parser) headerLine(line []byte) error {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(line) == 0 {
+		return p.endHeaders()
+	}
+	switch line[0] {
+	case ' ', '\t', ':', '\r':
+		return errProtocol
+	}
+	if lc := lower(line[0]); lc != 'c' && lc != 't' {
+		return nil
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon < 0 {
+		return nil // not a header we track (the byte path ignores it too)
+	}
+	name, value := line[:colon], line[colon+1:]
+	switch {
+	case equalFold(name, hdrNames[0]):
+		if p.clen >= 0 {
+			return errProtocol // a second Content-Length
+		}
+		var n int64
+		digits := 0
+		for _, c := range value {
+			switch {
+			case c >= '0' && c <= '9':
+				if n > 1<<50 {
+					return errProtocol
+				}
+				n = n*10 + int64(c-'0')
+				digits++
+			case c == ' ' || c == '\t' || c == '\r': // as the byte path allows
+			default:
+				return errProtocol
+			}
+		}
+		if digits == 0 {
+			return errProtocol
+		}
+		p.clen = n
+	case equalFold(name, hdrNames[1]):
+		if containsFold(value, "chunked") {
+			p.chunked = true
+		}
+	case equalFold(name, hdrNames[2]):
+		if containsFold(value, "close") {
+			p.close = true
+		}
+	}
+	return nil
+}
+
+// equalFold compares an ASCII header name with a lower-case one.
+func equalFold(b []byte, lowerName string) bool {
+	if len(b) != len(lowerName) {
+		return false
+	}
+	for i := range b {
+		if lower(b[i]) != lowerName[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold reports whether the lower-case word occurs in b, ignoring ASCII case.
+func containsFold(b []byte, word string) bool {
+	for i := 0; i+len(word) <= len(b); i++ {
+		if equalFold(b[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // eof tells the parser the connection closed; it reports whether the response is complete.
@@ -154,12 +290,6 @@ func (p *parser) step(c byte) error {
 			}
 		}
 		p.pos++
-	case sReason:
-		if c == '\n' {
-			p.state = sLineStart
-		} else if p.pos++; p.pos > maxHeaderLine {
-			return errProtocol
-		}
 	case sLineStart:
 		switch c {
 		case '\r':
@@ -170,6 +300,13 @@ func (p *parser) step(c byte) error {
 			return errProtocol // obsolete folding or an empty name
 		default:
 			p.state, p.pos, p.cand, p.lineLen = sName, 0, hAll, 0
+			if lc := lower(c); lc != 'c' && lc != 't' {
+				// No header we track starts with this letter. A line still needs a name and a
+				// colon, but checking that costs a scan; a malformed line of another header is
+				// not ours to judge.
+				p.state = sSkipLine
+				return nil
+			}
 			return p.nameByte(c)
 		}
 	case sName:
@@ -255,12 +392,16 @@ func (p *parser) nameByte(c byte) error {
 	}
 	if c == ':' {
 		p.hdr = 0
+		p.lineLen = 0
 		for i, n := range hdrNames {
 			if p.cand&(1<<i) != 0 && p.pos == len(n) {
 				p.hdr = 1 << i
 			}
 		}
 		p.state, p.match = sValue, 0
+		if p.hdr == 0 {
+			p.state = sSkipLine
+		}
 		if p.hdr == hContentLength {
 			if p.clen >= 0 {
 				return errProtocol // a second Content-Length
@@ -270,8 +411,9 @@ func (p *parser) nameByte(c byte) error {
 		}
 		return nil
 	}
-	if c == '\n' || c == '\r' || c == ' ' {
-		return errProtocol
+	if c == '\n' {
+		p.state = sLineStart // a line without a colon is not a header we track: ignore it
+		return nil
 	}
 	lc := lower(c)
 	for i, n := range hdrNames {
@@ -280,6 +422,9 @@ func (p *parser) nameByte(c byte) error {
 		}
 	}
 	p.pos++
+	if p.cand == 0 {
+		p.state = sSkipLine
+	}
 	return nil
 }
 

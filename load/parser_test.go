@@ -101,28 +101,39 @@ func TestParserLongHeaderLine(t *testing.T) {
 	}
 }
 
+// outcome feeds data in pieces of step bytes and says how parsing ended.
+func outcome(data []byte, step int) (status int, used int, done bool, failed bool) {
+	var p parser
+	p.reset(false)
+	for used < len(data) && !p.done() {
+		end := min(used+step, len(data))
+		n, err := p.feed(data[used:end])
+		used += n
+		if err != nil {
+			return p.status, used, false, true
+		}
+	}
+	return p.status, used, p.done(), false
+}
+
+// FuzzParser checks that the whole-line fast path and the byte-at-a-time path agree on
+// every input, and that feed always makes progress.
 func FuzzParser(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), 3)
 	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), 1)
+	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\nConnection: close\r\n\r\n"), 2)
 	f.Fuzz(func(t *testing.T, data []byte, step int) {
-		if step <= 0 {
+		if step <= 0 || step > len(data) {
 			step = 1
 		}
-		var p parser
-		p.reset(false)
-		for off := 0; off < len(data) && !p.done(); {
-			end := min(off+step, len(data))
-			n, err := p.feed(data[off:end])
-			if n < 0 || n > end-off {
-				t.Fatalf("feed returned %d for %d bytes", n, end-off)
-			}
-			if err != nil {
-				return
-			}
-			if n == 0 && !p.done() {
-				t.Fatalf("feed made no progress at offset %d", off)
-			}
-			off += n
+		s1, u1, d1, f1 := outcome(data, len(data)+1)
+		s2, u2, d2, f2 := outcome(data, step)
+		s3, u3, d3, f3 := outcome(data, 1)
+		if f1 != f3 || (!f1 && (s1 != s3 || u1 != u3 || d1 != d3)) {
+			t.Errorf("whole buffer: status %d used %d done %v failed %v; byte by byte: %d %d %v %v", s1, u1, d1, f1, s3, u3, d3, f3)
+		}
+		if f2 != f3 || (!f2 && (s2 != s3 || u2 != u3 || d2 != d3)) {
+			t.Errorf("step %d: status %d used %d done %v failed %v; byte by byte: %d %d %v %v", step, s2, u2, d2, f2, s3, u3, d3, f3)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -153,11 +154,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	sf.register(fs)
 	var hf historyFlags
 	hf.register(fs)
+	var tf targetFlags // --pprof, --metrics (profile.go)
+	tf.register(fs, false)
 	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
 	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
 	out := fs.StringP("out", "o", "", "save the result (run.json) to this file")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but the result")
+	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages())
 	}
@@ -172,6 +176,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return usagef("run: want one URL, got %d arguments: %s", len(pos), strings.Join(pos, " "))
 	}
 	sc, cfg, expected, err := lf.build(fs, pos[0])
+	if err == nil {
+		err = tf.validate(cfg.Duration.Duration())
+	}
 	if err != nil {
 		return asUsage(err)
 	}
@@ -200,7 +207,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if e.isTerminal && !*quiet {
 		opts = append(opts, load.WithProgress(progressPrinter(e, cfg)))
 	}
+	stopProfile, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
+	}
+	capt := tf.start(ctx, stepLabel(cfg), 0, cfg.Duration.Duration())
 	step, err := load.Run(ctx, cfg, src, target, opts...)
+	capt.wait()
+	stopProfile()
 	if e.isTerminal && !*quiet {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -210,6 +224,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	step.Label = stepLabel(cfg)
 	doc.Steps = []*measure.Step{step}
 	doc.End = time.Now().UTC()
+	tf.finish(doc, profileOutDir(*out), []*stepCapture{capt})
 	if *asJSON {
 		b, err := doc.Encode()
 		if err != nil {
@@ -219,6 +234,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
 	}
+	tf.report(e, doc, !*asJSON)
 	if src.done != nil {
 		if err := src.done(e.stdout, step); err != nil {
 			return err
@@ -303,4 +319,23 @@ func splitDash(fs *pflag.FlagSet) (pos, extra []string) {
 		return args[:at], args[at:]
 	}
 	return args, nil
+}
+
+// startCPUProfile profiles apiperf itself into path (nothing when path is empty).
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, asUsage(fmt.Errorf("cpu profile: %w", err))
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
