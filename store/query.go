@@ -1,0 +1,262 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/result"
+)
+
+// Filter selects runs from the history. The zero value selects every run.
+type Filter struct {
+	URL    string            `json:"url,omitempty"`    // exact target URL
+	Kind   string            `json:"kind,omitempty"`   // run, sweep or capacity
+	Labels map[string]string `json:"labels,omitempty"` // every one must match
+	Since  time.Time         `json:"since,omitempty"`  // runs started at or after
+	Until  time.Time         `json:"until,omitempty"`  // runs started before
+	// Limit keeps the newest Limit runs; 0 keeps all.
+	Limit int `json:"limit,omitempty"`
+}
+
+// Entry is one recorded run as listed: its identity, labels and per-step summaries.
+type Entry struct {
+	ID     int64             `json:"id"`
+	Kind   string            `json:"kind"`
+	Name   string            `json:"name,omitempty"`
+	URL    string            `json:"url"`
+	Method string            `json:"method"`
+	Host   string            `json:"host,omitempty"`
+	Start  time.Time         `json:"start"`
+	End    time.Time         `json:"end"`
+	Source string            `json:"source,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Steps  []StepSummary     `json:"steps"`
+}
+
+// StepSummary is one step's headline numbers as stored.
+type StepSummary struct {
+	Label       string  `json:"label"`
+	Rep         int     `json:"rep"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	QPS         float64 `json:"qps"`
+	MeanMS      float64 `json:"mean_ms"`
+	P50MS       float64 `json:"p50_ms"`
+	P90MS       float64 `json:"p90_ms"`
+	P99MS       float64 `json:"p99_ms"`
+	SuccessPct  float64 `json:"success_pct"`
+	Attempts    int64   `json:"attempts"`
+	Requests    int64   `json:"requests"`
+}
+
+// ParseQuery reads a history query: comma-separated terms `latest`, `label=KEY:VALUE`,
+// `url=URL`, `kind=KIND`, `since=DATE`, `until=DATE` (DATE as 2006-01-02 or RFC 3339).
+// `latest` sets Limit 1; the query "label=branch:main" selects runs on main, newest first.
+func ParseQuery(q string) (Filter, error) {
+	var f Filter
+	if strings.TrimSpace(q) == "" {
+		return f, errors.New("empty history query")
+	}
+	for _, term := range strings.Split(q, ",") {
+		term = strings.TrimSpace(term)
+		key, val, _ := strings.Cut(term, "=")
+		var err error
+		switch key {
+		case "latest":
+			f.Limit = 1
+		case "label":
+			k, v, ok := strings.Cut(val, ":")
+			if !ok || k == "" {
+				return f, fmt.Errorf("history query %q: want label=KEY:VALUE", term)
+			}
+			if f.Labels == nil {
+				f.Labels = map[string]string{}
+			}
+			f.Labels[k] = v
+		case "url":
+			f.URL = val
+		case "kind":
+			f.Kind = val
+		case "since":
+			f.Since, err = ParseDate(val)
+		case "until":
+			f.Until, err = ParseDate(val)
+		default:
+			return f, fmt.Errorf("history query: unknown term %q (want latest, label=KEY:VALUE, url=, kind=, since=, until=)", term)
+		}
+		if err != nil {
+			return f, fmt.Errorf("history query %q: %w", term, err)
+		}
+	}
+	return f, nil
+}
+
+// ParseDate reads a date (2006-01-02, in UTC) or an RFC 3339 time.
+func ParseDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return t, fmt.Errorf("%q is not a date like 2026-01-31 or 2026-01-31T15:04:05Z", s)
+	}
+	return t, nil
+}
+
+// List returns the runs matching f, oldest first (the newest f.Limit when set).
+func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
+	var where []string
+	var args []any
+	if f.URL != "" {
+		where, args = append(where, "url = ?"), append(args, f.URL)
+	}
+	if f.Kind != "" {
+		where, args = append(where, "kind = ?"), append(args, f.Kind)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "start_ns >= ?"), append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "start_ns < ?"), append(args, f.Until.UnixNano())
+	}
+	keys := make([]string, 0, len(f.Labels))
+	for k := range f.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		where = append(where, "id IN (SELECT run_id FROM labels WHERE key = ? AND value = ?)")
+		args = append(args, k, f.Labels[k])
+	}
+	q := "SELECT id, kind, name, url, method, host, start_ns, end_ns, source FROM runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY start_ns DESC, id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, d.wrap("listing runs in", err)
+	}
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var start, end int64
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &e.URL, &e.Method, &e.Host, &start, &end, &e.Source); err != nil {
+			rows.Close()
+			return nil, d.wrap("listing runs in", err)
+		}
+		e.Start, e.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+		out = append(out, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, d.wrap("listing runs in", err)
+	}
+	for i := range out {
+		if err := d.fill(ctx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// fill reads an entry's labels and step summaries.
+func (d *DB) fill(ctx context.Context, e *Entry) error {
+	rows, err := d.db.QueryContext(ctx, "SELECT key, value FROM labels WHERE run_id = ?", e.ID)
+	if err != nil {
+		return d.wrap("reading labels from", err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return d.wrap("reading labels from", err)
+		}
+		if e.Labels == nil {
+			e.Labels = map[string]string{}
+		}
+		e.Labels[k] = v
+	}
+	rows.Close()
+	rows, err = d.db.QueryContext(ctx, `SELECT label, rep, concurrency, qps, mean_ms, p50_ms, p90_ms, p99_ms, success_pct,
+		attempts, requests FROM steps WHERE run_id = ? ORDER BY idx`, e.ID)
+	if err != nil {
+		return d.wrap("reading steps from", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s StepSummary
+		if err := rows.Scan(&s.Label, &s.Rep, &s.Concurrency, &s.QPS, &s.MeanMS, &s.P50MS, &s.P90MS, &s.P99MS,
+			&s.SuccessPct, &s.Attempts, &s.Requests); err != nil {
+			return d.wrap("reading steps from", err)
+		}
+		e.Steps = append(e.Steps, s)
+	}
+	return rows.Err()
+}
+
+// ImportStats counts what Import did.
+type ImportStats struct {
+	Found, Added int
+	// Skipped lists the files that could not be read, each with its error.
+	Skipped []string
+}
+
+// Import records every run.json under dir (walked recursively) that is not recorded yet.
+// A file that cannot be read is skipped and listed, never fatal.
+func (d *DB) Import(ctx context.Context, dir string) (ImportStats, error) {
+	var st ImportStats
+	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			st.Skipped = append(st.Skipped, fmt.Sprintf("%s: %v", path, err))
+			return nil
+		}
+		if de.IsDir() || de.Name() != "run.json" {
+			return ctx.Err()
+		}
+		st.Found++
+		r, err := result.Load(path)
+		if err != nil {
+			st.Skipped = append(st.Skipped, err.Error())
+			return nil
+		}
+		abs, _ := filepath.Abs(path)
+		_, added, err := d.Record(ctx, r, abs)
+		if err != nil {
+			return err
+		}
+		if added {
+			st.Added++
+		}
+		return nil
+	})
+	if err != nil {
+		return st, fmt.Errorf("importing %s: %w", dir, err)
+	}
+	return st, nil
+}
+
+func specJSON(r *result.Run) (string, error) {
+	b, err := json.Marshal(struct {
+		Scenario any `json:"scenario"`
+		Load     any `json:"load"`
+		Sweep    any `json:"sweep,omitempty"`
+	}{r.Scenario, r.Load, r.Sweep})
+	if err != nil {
+		return "", fmt.Errorf("encoding run spec: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,261 @@
+// Package store keeps the history of runs in an embedded SQLite database (pure Go): every
+// run's labels, spec, per-level summaries and histograms, for listing, trends and the CI
+// gate's baselines. run.json files stay the source of truth; Import rebuilds the database
+// from them. Several processes may record at once (WAL, immediate transactions).
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+)
+
+// DefaultPath is where the history database lives unless told otherwise: beside the run
+// directories, relative to the working directory.
+const DefaultPath = ".apiperf/history.db"
+
+// schemaVersion is the database's user_version; a newer file is refused.
+const schemaVersion = 1
+
+// ErrDamaged marks a database file SQLite cannot read: run.json files are not affected and
+// `apiperf history import DIR` rebuilds the history into a new file.
+var ErrDamaged = errors.New("history database is damaged")
+
+// SQLite primary result codes that mean the file is not a usable database.
+const (
+	sqliteCorrupt = 11
+	sqliteNotADB  = 26
+)
+
+// DB is an open history database. It is safe for concurrent use, also by several processes.
+type DB struct {
+	db   *sql.DB
+	path string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS runs (
+	id       INTEGER PRIMARY KEY,
+	key      TEXT NOT NULL UNIQUE, -- identity of the run: start, host, kind, URL, command
+	kind     TEXT NOT NULL,
+	name     TEXT NOT NULL,
+	url      TEXT NOT NULL,
+	method   TEXT NOT NULL,
+	host     TEXT NOT NULL,
+	start_ns INTEGER NOT NULL,
+	end_ns   INTEGER NOT NULL,
+	source   TEXT NOT NULL, -- the run.json it came from, if any
+	spec     TEXT NOT NULL, -- scenario and load config as JSON
+	doc      BLOB NOT NULL  -- the whole run.json, gzipped
+);
+CREATE INDEX IF NOT EXISTS runs_start ON runs(start_ns);
+CREATE INDEX IF NOT EXISTS runs_url ON runs(url);
+CREATE TABLE IF NOT EXISTS labels (
+	run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	key    TEXT NOT NULL,
+	value  TEXT NOT NULL,
+	PRIMARY KEY (run_id, key)
+);
+CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);
+CREATE TABLE IF NOT EXISTS steps (
+	run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	idx         INTEGER NOT NULL,
+	label       TEXT NOT NULL,
+	rep         INTEGER NOT NULL,
+	concurrency INTEGER NOT NULL,
+	qps         REAL NOT NULL,
+	mean_ms     REAL NOT NULL,
+	p50_ms      REAL NOT NULL,
+	p90_ms      REAL NOT NULL,
+	p99_ms      REAL NOT NULL,
+	success_pct REAL NOT NULL,
+	attempts    INTEGER NOT NULL,
+	requests    INTEGER NOT NULL,
+	latency     TEXT NOT NULL, -- HdrHistogram interchange encoding
+	PRIMARY KEY (run_id, idx)
+);
+`
+
+// Open opens (creating it and its directory if needed) the history database at path.
+// A file that is not a readable SQLite database gives an error wrapping ErrDamaged.
+func Open(path string) (*DB, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating history directory: %w", err)
+		}
+	}
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(15000)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening history database %s: %w", path, err)
+	}
+	d := &DB{db: db, path: path}
+	if err := d.init(); err != nil {
+		db.Close()
+		return nil, d.wrap("opening history database", err)
+	}
+	return d, nil
+}
+
+func (d *DB) init() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mode string
+	if err := d.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return err
+	}
+	var version int
+	if err := d.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("schema version %d is newer than this apiperf's %d", version, schemaVersion)
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// wrap adds context to err and marks a damaged file with ErrDamaged.
+func (d *DB) wrap(doing string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		if c := se.Code() & 0xff; c == sqliteCorrupt || c == sqliteNotADB {
+			return fmt.Errorf("%s %s: %w (%v); run.json files are untouched: move the file away and rebuild with `apiperf history import DIR`",
+				doing, d.path, ErrDamaged, err)
+		}
+	}
+	return fmt.Errorf("%s %s: %w", doing, d.path, err)
+}
+
+// Path is the database file's path.
+func (d *DB) Path() string { return d.path }
+
+// Close closes the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Key is a run's identity in the history: the same run recorded twice (at its end, then
+// again by an import of its run.json) is stored once.
+func Key(r *result.Run) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", r.Start.UTC().Format(time.RFC3339Nano), r.Host, r.Kind,
+		r.Scenario.URL, strings.Join(r.Command, "\x00"))
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// Record adds r to the history; source names the run.json it was read from ("" if none).
+// It returns the run's id and whether it was new (false: it was already recorded).
+func (d *DB) Record(ctx context.Context, r *result.Run, source string) (id int64, added bool, err error) {
+	doc, err := r.Encode()
+	if err != nil {
+		return 0, false, fmt.Errorf("encoding run: %w", err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(doc)
+	zw.Close()
+	spec, err := specJSON(r)
+	if err != nil {
+		return 0, false, err
+	}
+	key := Key(r)
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, false, d.wrap("recording run in", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, "SELECT id FROM runs WHERE key = ?", key).Scan(&id); err == nil {
+		return id, false, nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return 0, false, d.wrap("recording run in", err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (key, kind, name, url, method, host, start_ns, end_ns, source, spec, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		key, r.Kind, r.Name, r.Scenario.URL, r.Scenario.MethodOrDefault(), r.Host, r.Start.UnixNano(), r.End.UnixNano(),
+		source, spec, gz.Bytes())
+	if err != nil {
+		return 0, false, d.wrap("recording run in", err)
+	}
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, false, d.wrap("recording run in", err)
+	}
+	for k, v := range r.Labels {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)", id, k, v); err != nil {
+			return 0, false, d.wrap("recording labels in", err)
+		}
+	}
+	for i, s := range r.Steps {
+		if s == nil {
+			continue
+		}
+		if err := insertStep(ctx, tx, id, i, s); err != nil {
+			return 0, false, d.wrap("recording steps in", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, false, d.wrap("recording run in", err)
+	}
+	return id, true, nil
+}
+
+func insertStep(ctx context.Context, tx *sql.Tx, id int64, i int, s *measure.Step) error {
+	lat := s.Latency
+	if lat == nil {
+		lat = measure.NewHistogram()
+	}
+	enc, err := lat.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	_, err = tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, label, rep, concurrency, qps, mean_ms, p50_ms, p90_ms, p99_ms,
+		success_pct, attempts, requests, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, i, s.Label, s.Rep, s.Concurrency, s.QPS(), ms(lat.Mean()), ms(lat.Percentile(50)), ms(lat.Percentile(90)),
+		ms(lat.Percentile(99)), s.SuccessRate(), s.Attempts, s.Requests, strings.Trim(string(enc), `"`))
+	return err
+}
+
+// Run returns the whole run document recorded with id.
+func (d *DB) Run(ctx context.Context, id int64) (*result.Run, error) {
+	var blob []byte
+	err := d.db.QueryRowContext(ctx, "SELECT doc FROM runs WHERE id = ?", id).Scan(&blob)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no run #%d in %s", id, d.path)
+	}
+	if err != nil {
+		return nil, d.wrap("reading run from", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(blob))
+	if err != nil {
+		return nil, fmt.Errorf("run #%d in %s: %w", id, d.path, err)
+	}
+	doc, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("run #%d in %s: %w", id, d.path, err)
+	}
+	return result.Decode(fmt.Sprintf("%s#%d", d.path, id), doc)
+}
