@@ -74,6 +74,7 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 	}
 	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(bps))
 	extras(w, s)
+	Endpoints(w, r, s)
 }
 
 // nonSuccess counts responses with a status above 399, which is what wrk's line counts.

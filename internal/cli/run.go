@@ -150,7 +150,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("run", e)
 	var lf loadFlags
 	lf.register(fs)
-	var sf sourceFlags
+	sf := sourceFlags{stdout: e.stdout}
 	sf.register(fs)
 	var hf historyFlags
 	hf.register(fs)
@@ -193,6 +193,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	sc = src.scenario // with the script or mix, as saved in run.json
 	target, _ := scenario.ParseTarget(sc.URL)
 	runtime.GOMAXPROCS(cfg.Threads)
 

@@ -1,32 +1,75 @@
 package cli
 
 import (
+	"errors"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/scenario/lua"
 )
 
 // sourceFlags choose where requests come from besides the plain flags: a wrk Lua script or
 // a declarative scenario file.
-type sourceFlags struct{}
+type sourceFlags struct {
+	script   string
+	scenario string
+	// stdout receives a script's print output during the run (default os.Stdout).
+	stdout io.Writer
+}
 
-func (f *sourceFlags) register(fs *pflag.FlagSet) {}
+func (f *sourceFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.script, "script", "s", "", "run a wrk Lua script (words after -- go to its init)")
+	fs.StringVar(&f.scenario, "scenario", "", "send a weighted mix of endpoints described in a YAML or JSON file")
+}
 
 // source is a request source and what to do after the run with it (wrk's done()).
 type source struct {
 	scenario.Source
+	// scenario is the request description to save, with the mix when there is one.
+	scenario scenario.Scenario
 	// done runs after the summary is printed (a script's done callback); may be nil.
 	done func(w io.Writer, s *measure.Step) error
 }
 
-// buildSource makes the request source for sc; extra are the words after "--".
+// build makes the request source for sc; extra are the words after "--". A script or
+// scenario file that does not load is bad input.
 func (f *sourceFlags) build(sc scenario.Scenario, extra []string) (*source, error) {
+	switch {
+	case f.script != "" && f.scenario != "":
+		return nil, errors.New("give --script or --scenario, not both")
+	case f.script != "":
+		out := f.stdout
+		if out == nil {
+			out = os.Stdout
+		}
+		src, err := lua.New(f.script, sc, lua.Options{Args: extra, Stdout: out})
+		if err != nil {
+			return nil, err
+		}
+		sc.Script = f.script
+		return &source{Source: src, scenario: sc, done: func(w io.Writer, s *measure.Step) error {
+			defer src.Close()
+			return src.Done(w, s)
+		}}, nil
+	case f.scenario != "":
+		mix, err := scenario.LoadMix(f.scenario)
+		if err != nil {
+			return nil, err
+		}
+		src, err := mix.Source(sc)
+		if err != nil {
+			return nil, err
+		}
+		sc.Mix = mix
+		return &source{Source: src, scenario: sc}, nil
+	}
 	st, err := scenario.NewStatic(sc)
 	if err != nil {
 		return nil, err
 	}
-	return &source{Source: st}, nil
+	return &source{Source: st, scenario: sc}, nil
 }

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func sourceServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		if r.URL.Path == "/missing" {
+			w.WriteHeader(404)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func tempFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// `run -s script.lua URL -- args`: the script's init gets the args and its done prints
+// after the summary.
+func TestRunScript(t *testing.T) {
+	srv, n := sourceServer(t)
+	script := tempFile(t, "s.lua", `
+function init(args) word = args[1] end
+function request() return wrk.format(nil, "/" .. word) end
+function setup(thread) end
+function done(summary, latency, requests)
+  io.write(string.format("done: %d requests, p50>0 %s\n", summary.requests, tostring(latency:percentile(50) > 0)))
+end
+`)
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"run", "-q", "-c1", "-t1", "-n", "12", "-s", script, srv.URL, "--", "hi"}, &out, &errb)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "done: 12 requests, p50>0 true\n") || n.Load() != 12 {
+		t.Errorf("server saw %d requests; output:\n%s\nwant done's line for 12 requests", n.Load(), out.String())
+	}
+	if i, j := strings.Index(out.String(), "Requests/sec"), strings.Index(out.String(), "done:"); i < 0 || j < i {
+		t.Errorf("done's output should follow the summary:\n%s", out.String())
+	}
+}
+
+// A script that does not load: one line with the Lua error and line, exit 2, no traffic.
+func TestRunScriptLoadError(t *testing.T) {
+	srv, n := sourceServer(t)
+	script := tempFile(t, "bad.lua", "wrk.method = 'GET'\nlocal x = = 2\n")
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"run", "-q", "-n", "5", "-s", script, srv.URL}, &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "bad.lua line:2") || strings.Count(errb.String(), "\n") != 1 || n.Load() != 0 {
+		t.Errorf("exit %d, %d requests, stderr %q: want exit 2, no traffic, one line naming bad.lua line:2", code, n.Load(), errb.String())
+	}
+}
+
+// `run --scenario mix.yaml URL`: the per-endpoint table with QPS and TPS follows the summary.
+func TestRunScenario(t *testing.T) {
+	srv, n := sourceServer(t)
+	mix := tempFile(t, "mix.yaml", "endpoints:\n  - {name: ok, path: /ok, weight: 3}\n  - {name: gone, path: /missing}\n")
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"run", "-q", "-c2", "-t1", "-n", "40", "--scenario", mix, srv.URL}, &out, &errb)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	got := out.String()
+	for _, want := range []string{"Endpoints:", "  ok ", "75.0%", "  gone ", "25.0%", "404=10", "iterations/s (one iteration of the mix is 4 requests)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if n.Load() != 40 {
+		t.Errorf("server saw %d requests, want 40", n.Load())
+	}
+	// A bad scenario file: every problem, with lines, exit 2.
+	bad := tempFile(t, "bad.yaml", "- path: nope\n- path: /a\n  weight: -1\n")
+	errb.Reset()
+	code = Run(context.Background(), []string{"run", "-q", "-n", "5", "--scenario", bad, srv.URL}, &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "bad.yaml:1: path") || !strings.Contains(errb.String(), "bad.yaml:2: weight -1") {
+		t.Errorf("exit %d, stderr %q: want exit 2 and both problems with their lines", code, errb.String())
+	}
+}
