@@ -67,6 +67,27 @@ func Flame(p *profile.Profile, typ string) (FlameGraph, error) {
 	return FlameGraph{SampleType: p.SampleType[idx].Type, Unit: p.SampleType[idx].Unit, Root: root}, nil
 }
 
+// Pruned returns a copy of g without the frames worth less than minShare (0..1) of the
+// total, which a flame graph could not draw anyway; their value stays in their parents.
+func (g FlameGraph) Pruned(minShare float64) FlameGraph {
+	if g.Root == nil {
+		return g
+	}
+	limit := int64(minShare * float64(g.Root.Value))
+	g.Root = g.Root.pruned(limit)
+	return g
+}
+
+func (f *Frame) pruned(limit int64) *Frame {
+	c := &Frame{Name: f.Name, Value: f.Value}
+	for _, k := range f.Children {
+		if k.Value >= limit && k.Value > 0 {
+			c.Children = append(c.Children, k.pruned(limit))
+		}
+	}
+	return c
+}
+
 func (f *Frame) sort() {
 	slices.SortFunc(f.Children, func(a, b *Frame) int {
 		if c := cmp.Compare(b.Value, a.Value); c != 0 {
