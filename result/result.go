@@ -43,6 +43,8 @@ type Run struct {
 	Steps    []*measure.Step   `json:"steps"`
 	// Sweep is the plan and analysis (peak, knee) of a sweep or capacity search.
 	Sweep *Sweep `json:"sweep,omitempty"`
+	// Capacity is the probe history and answer of a capacity search.
+	Capacity *Capacity `json:"capacity,omitempty"`
 	// Native is the same plan run against the built-in plain net/http target (--vs-native).
 	Native *Run `json:"native,omitempty"`
 	// Target holds what was captured from the target under load (profiles, metrics).
