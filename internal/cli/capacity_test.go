@@ -47,7 +47,7 @@ func TestCapacityFindsAKnownCeiling(t *testing.T) {
 
 func TestCapacityBadInput(t *testing.T) {
 	for _, args := range [][]string{
-		{"capacity"},                                        // no URL
+		{"capacity"}, // no URL
 		{"capacity", "http://127.0.0.1:1/", "--slo", "p99"}, // malformed objective
 		{"capacity", "http://127.0.0.1:1/", "--precision", "0"},
 		{"capacity", "http://127.0.0.1:1/", "-R", "100"}, // the search chooses rates
