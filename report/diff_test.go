@@ -10,6 +10,8 @@ import (
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // synthDiff compares the synthetic sweep with a classic .dat that lacks level 50 and has 200.
@@ -98,5 +100,22 @@ func TestHTMLSingleRun(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "9000.00 requests/sec at c=50; p99 12.01ms") {
 		t.Errorf("single-run headline missing:\n%s", stripData(b.Bytes()))
+	}
+}
+
+// TestHTMLUsesSweepAnalysis proves a sweep's own peak/knee lines (its objective, its stop
+// reason) head the report rather than a recomputation.
+func TestHTMLUsesSweepAnalysis(t *testing.T) {
+	r := synthSweep()
+	obj, err := sweep.ParseObjective("p99<=100ms,success>=99%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Sweep = result.NewSweep(sweep.Plan{Levels: []int{10, 50, 100}}, obj, sweep.Rules{})
+	r.Sweep.Analyze(r.Steps)
+	want := r.Sweep.Headlines()
+	got := Headline(r, compare.FromRun("demo", r))
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Headline = %q, want the sweep's %q", got, want)
 	}
 }

@@ -195,10 +195,22 @@ func statusText(m map[int]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// Headline states what a reader wants first: the peak, the knee under the default
-// objective, and how the run compares with plain net/http when r.Native is set. A run of
-// one level states its QPS, p99 and success rate.
+// Headline states what a reader wants first: the peak, the knee and how the run compares
+// with plain net/http. A sweep's own analysis (r.Sweep: its objective, the median of its
+// repetitions, why it stopped) is used when present; otherwise the peak and the knee under
+// the default objective are computed from the steps. A run of one level states its QPS,
+// p99 and success rate.
 func Headline(r *result.Run, side compare.Side) []string {
+	if sw := r.Sweep; sw != nil && len(sw.Points) > 0 {
+		out := sw.Headlines()
+		if sw.Stop != nil {
+			out = append(out, "Stopped early: "+sw.Stop.String())
+		}
+		if sw.VsNative == nil && r.Native != nil && len(r.Native.Steps) > 0 {
+			out = append(out, "vs native: "+compare.New(side, compare.FromRun("plain net/http", r.Native)).Headline())
+		}
+		return out
+	}
 	var out []string
 	at := func(l *compare.Level) string {
 		if side.Rate {
