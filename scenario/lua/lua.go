@@ -141,6 +141,7 @@ func (s *Source) setGlobals(L *glua.LState) {
 	if s.sc.Body != "" {
 		wrk.RawSetString("body", glua.LString(s.sc.Body))
 	}
+	wrk.RawSetString("format", L.NewFunction(luaFormat))
 	wrk.RawSetString("lookup", L.NewFunction(luaLookup))
 	wrk.RawSetString("connect", L.NewFunction(luaConnect))
 }

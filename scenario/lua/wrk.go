@@ -9,9 +9,9 @@ import (
 	glua "github.com/yuin/gopher-lua"
 )
 
-// bootstrap is the wrk table as wrk's own wrk.lua defines it (same behaviour, including its
-// quirks: wrk.format fills Host with wrk.host, without the port, and sets or clears
-// Content-Length in the headers table it is given).
+// bootstrap is the wrk table as wrk's own wrk.lua defines it; wrk.format is luaFormat, with
+// the same quirks (Host filled with wrk.host, without the port; Content-Length set or
+// cleared in the headers table it is given).
 const bootstrap = `
 wrk = {
   scheme  = "http",
@@ -24,23 +24,7 @@ wrk = {
   thread  = nil,
 }
 
-function wrk.format(method, path, headers, body)
-  method  = method  or wrk.method
-  path    = path    or wrk.path
-  headers = headers or wrk.headers
-  body    = body    or wrk.body
-  if not headers["Host"] then
-    headers["Host"] = wrk.host
-  end
-  headers["Content-Length"] = body and string.len(body)
-  local s = { string.format("%s %s HTTP/1.1", method, path) }
-  for name, value in pairs(headers) do
-    s[#s+1] = string.format("%s: %s", name, value)
-  end
-  s[#s+1] = ""
-  s[#s+1] = body or ""
-  return table.concat(s, "\r\n")
-end
+-- wrk.format, wrk.lookup and wrk.connect are Go functions (luaFormat, luaLookup, luaConnect).
 
 function wrk.init(args)
   if not wrk.headers["Host"] then
@@ -101,6 +85,49 @@ func (s *Source) installOutput(L *glua.LState) {
 		}))
 		io.RawSetString("stdout", stdout)
 	}
+}
+
+// luaFormat is wrk.format(method, path, headers, body) in Go, with the Lua version's
+// behaviour: defaults from wrk, Host set to wrk.host in the given table when absent, and
+// Content-Length set (or cleared, without a body) in that table.
+func luaFormat(L *glua.LState) int {
+	wrk := L.GetGlobal("wrk").(*glua.LTable)
+	arg := func(i int, field string) glua.LValue {
+		if v := L.Get(i); v != glua.LNil && v != glua.LFalse {
+			return v
+		}
+		return wrk.RawGetString(field)
+	}
+	method, path, body := arg(1, "method"), arg(2, "path"), arg(4, "body")
+	headers, ok := arg(3, "headers").(*glua.LTable)
+	if !ok {
+		L.RaiseError("wrk.format: headers must be a table")
+	}
+	if v := L.GetField(headers, "Host"); v == glua.LNil || v == glua.LFalse {
+		L.SetField(headers, "Host", wrk.RawGetString("host"))
+	}
+	bs, hasBody := body.(glua.LString)
+	if hasBody {
+		L.SetField(headers, "Content-Length", glua.LNumber(len(bs)))
+	} else {
+		L.SetField(headers, "Content-Length", glua.LNil)
+	}
+	var b strings.Builder
+	b.Grow(128 + len(bs))
+	b.WriteString(L.ToStringMeta(method).String())
+	b.WriteByte(' ')
+	b.WriteString(L.ToStringMeta(path).String())
+	b.WriteString(" HTTP/1.1\r\n")
+	headers.ForEach(func(k, v glua.LValue) {
+		b.WriteString(L.ToStringMeta(k).String())
+		b.WriteString(": ")
+		b.WriteString(L.ToStringMeta(v).String())
+		b.WriteString("\r\n")
+	})
+	b.WriteString("\r\n")
+	b.WriteString(string(bs))
+	L.Push(glua.LString(b.String()))
+	return 1
 }
 
 // luaLookup is wrk.lookup(host, service): the addresses host resolves to, as "ip:port"
