@@ -54,7 +54,7 @@ func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
 }
 
 // enabled reports whether anything is captured from the target.
-func (f *targetFlags) enabled() bool { return f.pprof != "" || f.metrics != "" }
+func (f *targetFlags) enabled() bool { return f != nil && (f.pprof != "" || f.metrics != "") }
 
 // validate checks the URLs and levels; window is the duration of one step (0: unbounded).
 func (f *targetFlags) validate(window time.Duration) error {
@@ -303,7 +303,7 @@ func stepDir(label string, rep int) string {
 // report prints the capture's warnings to stderr and, for a text report, the top tables
 // and metrics summary to stdout.
 func (f *targetFlags) report(e *env, doc *result.Run, text bool) {
-	if doc.Target == nil {
+	if !f.enabled() || doc.Target == nil {
 		return
 	}
 	for _, w := range doc.Target.AllWarnings() {

@@ -15,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
-	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/target"
 )
 
@@ -140,40 +138,41 @@ func TestRunPprofHotAndAlloc(t *testing.T) {
 	}
 }
 
-// TestMetricsGoroutinesRiseWithConcurrency loads the target at 5 then 50 connections
-// (a small sweep) and checks the scraped goroutine count follows.
-func TestMetricsGoroutinesRiseWithConcurrency(t *testing.T) {
-	url := spawnServe(t, "--metrics", "--delay", "2ms")
-	tf := targetFlags{metrics: url + "/metrics", topN: 10}
-	tgt, err := scenario.ParseTarget(url + "/healthz")
+// TestSweepMetricsAndProfileLevels runs `apiperf sweep --levels 5,50 --metrics --pprof
+// --profile-levels last`: the scraped goroutine count rises with concurrency, and only
+// the last level keeps its profiles.
+func TestSweepMetricsAndProfileLevels(t *testing.T) {
+	url := spawnServe(t, "--pprof", "--metrics", "--delay", "2ms")
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "sweep", "--levels", "5,50", "-d", "1500ms", "--warmup", "0", "--no-stop", "-t", "2",
+		"--dir", dir, "--name", "s", "-q", "--metrics", url+"/metrics", "--pprof", url+"/debug/pprof", "--profile-levels", "last", url+"/healthz")
+	if code != ExitOK {
+		t.Fatalf("apiperf sweep: exit %d, stderr:\n%s", code, stderr)
+	}
+	doc, err := result.Load(filepath.Join(dir, "s", "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := scenario.NewStatic(scenario.Scenario{URL: url + "/healthz"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := &result.Run{}
-	var caps []*stepCapture
-	for _, c := range []int{5, 50} {
-		cfg := load.Config{Connections: c, Threads: 2, Duration: 1500 * 1e6, Timeout: 2e9}
-		capt := tf.start(context.Background(), stepLabel(cfg), 0, cfg.Duration.Duration())
-		step, err := load.Run(context.Background(), cfg, src, tgt)
-		capt.wait()
-		if err != nil {
-			t.Fatal(err)
-		}
-		step.Label = stepLabel(cfg)
-		doc.Steps = append(doc.Steps, step)
-		caps = append(caps, capt)
-	}
-	tf.finish(doc, t.TempDir(), caps)
 	lo, hi := doc.Target.Step("c=5", 0), doc.Target.Step("c=50", 0)
-	if lo == nil || hi == nil || lo.Summary.Goroutines == nil || hi.Summary.Goroutines == nil {
+	if lo == nil || hi == nil || lo.Summary == nil || hi.Summary == nil || lo.Summary.Goroutines == nil || hi.Summary.Goroutines == nil {
 		t.Fatalf("target capture %+v lacks goroutine summaries for c=5 and c=50", doc.Target)
 	}
 	if l, h := lo.Summary.Goroutines.Max, hi.Summary.Goroutines.Max; h < l+30 {
 		t.Errorf("goroutines at c=5: max %.0f, at c=50: max %.0f; want at least 30 more at c=50", l, h)
+	}
+	if lo.Profiles != nil || len(lo.Files) > 0 || hi.Profiles == nil || len(hi.Files) != 3 {
+		t.Errorf("profiles kept: c=5 %v %q, c=50 %v %q; want only c=50's", lo.Profiles != nil, lo.Files, hi.Profiles != nil, hi.Files)
+	}
+	for _, f := range hi.Files {
+		if _, err := os.Stat(filepath.Join(dir, "s", f)); err != nil {
+			t.Errorf("saved profile %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(stdout, "Target CPU profile at c=50") {
+		t.Errorf("stdout lacks the c=50 top table:\n%s", stdout)
+	}
+	if doc.Native != nil {
+		t.Errorf("no --vs-native, yet a native run was recorded")
 	}
 }
 

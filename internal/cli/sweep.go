@@ -153,6 +153,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	hf.register(fs)
 	var wf sweepFlags
 	wf.register(fs)
+	var tf targetFlags // --pprof, --metrics, --profile-levels (profile.go)
+	tf.register(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages())
 	}
@@ -184,6 +186,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := tf.validate(cfg.Duration.Duration()); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(err)
 	}
@@ -213,7 +218,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	doc := newRun(result.KindSweep, sc, cfg, args)
 	doc.Name = name
 	doc.Sweep = result.NewSweep(plan, obj, rules)
-	s := &sweeper{e: e, quiet: wf.quiet, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir}
+	s := &sweeper{e: e, quiet: wf.quiet, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir, tf: &tf}
 	if !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
@@ -259,9 +264,11 @@ type sweeper struct {
 	src      scenario.Source
 	target   scenario.Target
 	expected measure.StatusSet
-	dir      string    // the run directory
-	what     string    // prefix of stop lines: "" or "plain net/http: "
-	start    time.Time // when the sweep began, for the progress line
+	dir      string         // the run directory
+	what     string         // prefix of stop lines: "" or "plain net/http: "
+	start    time.Time      // when the sweep began, for the progress line
+	tf       *targetFlags   // what to capture from the target (nil: nothing)
+	caps     []*stepCapture // one per measured step
 }
 
 // run measures every level of doc's plan until a stop rule fires or ctx ends, calling save
@@ -302,7 +309,10 @@ func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) e
 			if plan.Reps() > 1 {
 				name = fmt.Sprintf("%s run %d/%d", label, rep+1, plan.Reps())
 			}
+			capt := s.tf.start(ctx, label, rep, lcfg.Duration.Duration())
 			step, err := load.Run(ctx, lcfg, s.src, s.target, s.options(lcfg, i, plan.Len(), name)...)
+			capt.wait()
+			s.caps = append(s.caps, capt)
 			s.clearLine()
 			if err != nil {
 				return fmt.Errorf("sweep: %s: %w", label, err)
@@ -387,6 +397,7 @@ func (s *sweeper) native(ctx context.Context, doc *result.Run) error {
 	doc.Native = nat
 	ns := *s
 	ns.src, ns.target, ns.expected, ns.what = src, tgt, measure.DefaultExpected(), "plain net/http: "
+	ns.tf, ns.caps = nil, nil // the profiles are the user's target's, not the built-in one's
 	if err := ns.run(ctx, nat, func() error { return doc.Save(filepath.Join(s.dir, "run.json")) }); err != nil {
 		return err
 	}
@@ -404,6 +415,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 	warnings := doc.Sweep.Analyze(doc.Steps)
 	doc.Warnings = append(doc.Warnings, warnings...)
 	doc.End = time.Now().UTC()
+	s.tf.finish(doc, s.dir, s.caps)
 	for _, w := range warnings {
 		fmt.Fprintf(s.e.stderr, "apiperf: warning: %s\n", w)
 	}
@@ -412,6 +424,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 		return fmt.Errorf("sweep: %w", err)
 	}
 	writeSweepTable(s.e.stdout, doc)
+	s.tf.report(s.e, doc, true)
 	if len(doc.Steps) > 0 {
 		if _, err := report.WriteAll(s.dir, doc); err != nil {
 			return fmt.Errorf("sweep: %w", err)
