@@ -1,11 +1,167 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/store"
 )
 
-// cmdGate is not written yet.
+// percentValue is a percentage flag: "5%", "5" or "0.1%".
+type percentValue struct{ p *float64 }
+
+func (v percentValue) String() string { return strconv.FormatFloat(*v.p, 'g', -1, 64) + "%" }
+func (v percentValue) Type() string   { return "percent" }
+func (v percentValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a percentage like 5%% or 0.1%%", s)
+	}
+	*v.p = f
+	return nil
+}
+
 func cmdGate(ctx context.Context, e *env, args []string) error {
-	return errors.New("gate: not implemented yet")
+	fs := newFlagSet("gate", e)
+	cfg := compare.DefaultGateConfig
+	baseRef := fs.String("baseline", "", "the baseline: a run directory, a run.json, or a history query (label=branch:main, latest, url=..., since=...)")
+	curRef := fs.String("current", "latest", "the current run: a run directory, a run.json or a history query")
+	db := fs.String("db", defaultDB(), "history database for queries (env "+dbEnv+")")
+	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when median QPS drops by more than this, significantly")
+	fs.Var(percentValue{&cfg.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this, significantly")
+	fs.Var(percentValue{&cfg.MaxErrorRate}, "max-error-rate", "fail when the error rate is above this and significantly above the baseline's")
+	fs.Float64Var(&cfg.Alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test")
+	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
+	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
+			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
+			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *baseRef == "" {
+		return usagef("gate: no --baseline given (a run directory, a run.json or a history query such as label=branch:main)")
+	}
+	if fs.NArg() > 0 {
+		return usagef("gate: unexpected argument %q", fs.Arg(0))
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("gate: %w", err)
+	}
+	var h *store.DB
+	openDB := func() (*store.DB, error) {
+		if h == nil {
+			var err error
+			if h, err = openHistory(*db); err != nil {
+				return nil, err
+			}
+		}
+		return h, nil
+	}
+	defer func() {
+		if h != nil {
+			h.Close()
+		}
+	}()
+	cur, curKey, err := resolveRun(ctx, *curRef, "", openDB)
+	if err != nil {
+		return asUsage(fmt.Errorf("gate: current: %w", err))
+	}
+	base, _, err := resolveRun(ctx, *baseRef, curKey, openDB)
+	if err != nil {
+		return asUsage(fmt.Errorf("gate: baseline: %w", err))
+	}
+	g, err := compare.Gate(base, cur, cfg)
+	if err != nil {
+		return usagef("gate: %w", err)
+	}
+	g.Baseline, g.Current = *baseRef, *curRef
+	toStdout := false
+	if *mdOut != "" {
+		toStdout = toStdout || *mdOut == "-"
+		if err := writeOut(e, *mdOut, g.Markdown); err != nil {
+			return err
+		}
+	}
+	if *jsonOut != "" {
+		toStdout = toStdout || *jsonOut == "-"
+		b, err := g.JSON()
+		if err != nil {
+			return err
+		}
+		if err := writeOut(e, *jsonOut, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return err
+		}
+	}
+	if toStdout {
+		g.Text(e.stderr)
+	} else {
+		g.Text(e.stdout)
+	}
+	if !g.Pass() {
+		return errFailed
+	}
+	return nil
+}
+
+// writeOut renders with write into the file path, or stdout for "-".
+func writeOut(e *env, path string, write func(w io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err := e.stdout.Write(b.Bytes())
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// resolveRun finds a run: a run.json or run directory when ref names one, else a history
+// query whose newest match (other than the run keyed exclude) is taken. It returns the run
+// and its history key.
+func resolveRun(ctx context.Context, ref, exclude string, open func() (*store.DB, error)) (*result.Run, string, error) {
+	if _, err := os.Stat(ref); err == nil {
+		r, err := result.Load(ref)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, store.Key(r), nil
+	}
+	flt, err := store.ParseQuery(ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("%q is not a run directory, a run.json or a history query: %w", ref, err)
+	}
+	db, err := open()
+	if err != nil {
+		return nil, "", err
+	}
+	flt.Limit = 0 // "latest" is the newest run that is not the current one
+	runs, err := db.List(ctx, flt)
+	if err != nil {
+		return nil, "", err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r, err := db.Run(ctx, runs[i].ID)
+		if err != nil {
+			return nil, "", err
+		}
+		if k := store.Key(r); k != exclude {
+			return r, k, nil
+		}
+	}
+	return nil, "", errors.New("no recorded run matches " + strconv.Quote(ref) + " in " + db.Path())
 }

@@ -2,21 +2,368 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/store"
 )
 
-// historyFlags say where and how runs are recorded in the history database.
-type historyFlags struct{}
+// dbEnv overrides the default history database path (handy in CI and tests).
+const dbEnv = "APIPERF_DB"
 
-func (f *historyFlags) register(fs *pflag.FlagSet) {}
+func defaultDB() string {
+	if p := os.Getenv(dbEnv); p != "" {
+		return p
+	}
+	return store.DefaultPath
+}
+
+// historyFlags say where and how runs are recorded in the history database.
+type historyFlags struct {
+	db        string
+	labels    []string
+	noHistory bool
+}
+
+func (f *historyFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.db, "db", defaultDB(), "history database (env "+dbEnv+")")
+	fs.StringArrayVar(&f.labels, "label", nil, "label the run key=value in the history (repeatable; git commit and branch are added)")
+	fs.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history database")
+}
+
+// label puts the --label values and, inside a git repository, the commit and branch into
+// r.Labels, so that they are saved in run.json too. Call it before the load starts.
+func (f *historyFlags) label(ctx context.Context, r *result.Run) error {
+	labels, err := parseLabels(f.labels)
+	if err != nil {
+		return usageError{err}
+	}
+	for k, v := range gitLabels(ctx) {
+		if _, set := labels[k]; !set {
+			labels[k] = v
+		}
+	}
+	if len(labels) > 0 {
+		r.Labels = labels
+	}
+	return nil
+}
+
+// parseLabels reads key=value pairs.
+func parseLabels(in []string) (map[string]string, error) {
+	out := map[string]string{}
+	var errs []error
+	for _, l := range in {
+		k, v, ok := strings.Cut(l, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, ",:") {
+			errs = append(errs, fmt.Errorf("--label %q: want key=value (a key without , or :)", l))
+			continue
+		}
+		out[k] = v
+	}
+	return out, errors.Join(errs...)
+}
+
+// gitLabels returns the commit and branch of the git repository around the working
+// directory, or nothing outside one.
+func gitLabels(ctx context.Context) map[string]string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	git := func(args ...string) string {
+		out, err := exec.CommandContext(ctx, "git", args...).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	m := map[string]string{}
+	if c := git("rev-parse", "HEAD"); c != "" {
+		m["commit"] = c
+	}
+	if b := git("rev-parse", "--abbrev-ref", "HEAD"); b != "" && b != "HEAD" {
+		m["branch"] = b
+	}
+	return m
+}
 
 // record adds a finished run to the history database.
-func (f *historyFlags) record(ctx context.Context, e *env, r *result.Run) error { return nil }
+func (f *historyFlags) record(ctx context.Context, e *env, r *result.Run) error {
+	if f.noHistory {
+		return nil
+	}
+	db, err := store.Open(f.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx = context.WithoutCancel(ctx) // an interrupted run is still recorded
+	_, _, err = db.Record(ctx, r, "")
+	return err
+}
 
 func cmdHistory(ctx context.Context, e *env, args []string) error {
-	return errors.New("history: not implemented yet")
+	if len(args) > 0 {
+		switch args[0] {
+		case "import":
+			return cmdHistoryImport(ctx, e, args[1:])
+		case "trend":
+			return cmdHistoryTrend(ctx, e, args[1:])
+		case "list":
+			args = args[1:]
+		}
+	}
+	return cmdHistoryList(ctx, e, args)
+}
+
+// filterFlags select runs from the history.
+type filterFlags struct {
+	db, url, kind, since, until string
+	labels                      []string
+	limit                       int
+}
+
+func (f *filterFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.db, "db", defaultDB(), "history database (env "+dbEnv+")")
+	fs.StringVar(&f.url, "url", "", "only runs of this URL")
+	fs.StringArrayVar(&f.labels, "label", nil, "only runs with this label key=value (repeatable)")
+	fs.StringVar(&f.kind, "kind", "", "only runs of this kind: run, sweep or capacity")
+	fs.StringVar(&f.since, "since", "", "only runs started at or after this date (2026-01-31 or RFC 3339)")
+	fs.StringVar(&f.until, "until", "", "only runs started before this date")
+	fs.IntVar(&f.limit, "limit", 0, "only the newest N runs")
+}
+
+func (f *filterFlags) build() (store.Filter, error) {
+	var errs []error
+	labels, err := parseLabels(f.labels)
+	errs = append(errs, err)
+	flt := store.Filter{URL: f.url, Kind: f.kind, Limit: f.limit}
+	if len(labels) > 0 {
+		flt.Labels = labels
+	}
+	if f.since != "" {
+		flt.Since, err = store.ParseDate(f.since)
+		errs = append(errs, err)
+	}
+	if f.until != "" {
+		flt.Until, err = store.ParseDate(f.until)
+		errs = append(errs, err)
+	}
+	if f.limit < 0 {
+		errs = append(errs, fmt.Errorf("--limit %d is negative", f.limit))
+	}
+	return flt, asUsage(errors.Join(errs...))
+}
+
+// openHistory opens an existing history database for reading.
+func openHistory(path string) (*store.DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, usagef("no history database at %s (runs are recorded there by apiperf run and sweep; --db to point elsewhere)", path)
+	}
+	return store.Open(path)
+}
+
+func cmdHistoryList(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("history", e)
+	var ff filterFlags
+	ff.register(fs)
+	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf history [list] [flags]\n       apiperf history import DIR...\n       apiperf history trend --metric p99|qps|success [flags]\n\nList recorded runs, oldest first.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("history: unexpected argument %q (commands: list, import, trend)", fs.Arg(0))
+	}
+	flt, err := ff.build()
+	if err != nil {
+		return err
+	}
+	db, err := openHistory(ff.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runs, err := db.List(ctx, flt)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(runs, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LAST LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
+	for _, r := range runs {
+		level, qps, p99, ok := "-", math.NaN(), math.NaN(), math.NaN()
+		if lv := lastLevel(r.Steps); len(lv) > 0 {
+			level = fmt.Sprintf("%s x%d", lv[0].Label, len(lv))
+			qps, p99, ok = medianOf(lv, "qps"), medianOf(lv, "p99"), medianOf(lv, "success")
+		}
+		fmt.Fprintf(e.stdout, "%-5d %-19s %-8s %-40s %-14s %12.2f %10s %8.2f%%  %s\n", r.ID, r.Start.Format(time.DateTime), r.Kind,
+			r.Method+" "+r.URL, level, qps, report.FormatTimeUS(p99*1000), ok, formatLabels(r.Labels))
+	}
+	return nil
+}
+
+// lastLevel returns the repetitions of the last level of a run's steps.
+func lastLevel(steps []store.StepSummary) []store.StepSummary {
+	if len(steps) == 0 {
+		return nil
+	}
+	last := steps[len(steps)-1].Label
+	var out []store.StepSummary
+	for _, s := range steps {
+		if s.Label == last {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// trendMetrics are the metrics `history trend` charts.
+var trendMetrics = map[string]func(store.StepSummary) float64{
+	"qps":     func(s store.StepSummary) float64 { return s.QPS },
+	"p99":     func(s store.StepSummary) float64 { return s.P99MS },
+	"success": func(s store.StepSummary) float64 { return s.SuccessPct },
+}
+
+func medianOf(steps []store.StepSummary, metric string) float64 {
+	v := make([]float64, len(steps))
+	for i, s := range steps {
+		v[i] = trendMetrics[metric](s)
+	}
+	return compare.Median(v)
+}
+
+func formatLabels(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := m[k]
+		if k == "commit" && len(v) > 12 {
+			v = v[:12]
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, " ")
+}
+
+func cmdHistoryImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("history import", e)
+	db := fs.String("db", defaultDB(), "history database (env "+dbEnv+")")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf history import [--db FILE] DIR...\n\nRecord every run.json under DIR (recursively) that the history lacks; rebuilds a lost or damaged database.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("history import: no directory given (usage: apiperf history import DIR...)")
+	}
+	for _, dir := range fs.Args() {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("history import: %s is not a directory", dir)
+		}
+	}
+	h, err := store.Open(*db)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	for _, dir := range fs.Args() {
+		st, err := h.Import(ctx, dir)
+		if err != nil {
+			return err
+		}
+		for _, s := range st.Skipped {
+			fmt.Fprintf(e.stderr, "apiperf: warning: skipped %s\n", s)
+		}
+		fmt.Fprintf(e.stdout, "%s: %d run.json found, %d added to %s\n", dir, st.Found, st.Added, *db)
+	}
+	return nil
+}
+
+func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("history trend", e)
+	var ff filterFlags
+	ff.register(fs)
+	metric := fs.String("metric", "p99", "metric to chart: p99, qps or success")
+	level := fs.String("level", "", "only this level (e.g. c=50); default: every level")
+	out := fs.StringP("out", "o", "", "write OUT.svg, OUT.png and OUT.html (default trend-METRIC)")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf history trend --metric p99|qps|success [flags]\n\nChart a metric across recorded runs over time (median of the repetitions, one line per level).\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	get, ok := trendMetrics[*metric]
+	if !ok {
+		return usagef("history trend: --metric %q: want p99, qps or success", *metric)
+	}
+	if fs.NArg() > 0 {
+		return usagef("history trend: unexpected argument %q", fs.Arg(0))
+	}
+	flt, err := ff.build()
+	if err != nil {
+		return err
+	}
+	db, err := openHistory(ff.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	runs, err := db.List(ctx, flt)
+	if err != nil {
+		return err
+	}
+	t := report.Trend{Metric: *metric}
+	for _, r := range runs {
+		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Commit: r.Labels["commit"], Values: map[string]float64{}}
+		byLevel := map[string][]float64{}
+		for _, s := range r.Steps {
+			if *level == "" || s.Label == *level {
+				byLevel[s.Label] = append(byLevel[s.Label], get(s))
+			}
+		}
+		for l, v := range byLevel {
+			tr.Values[l] = compare.Median(v)
+		}
+		if len(tr.Values) > 0 {
+			t.Runs = append(t.Runs, tr)
+		}
+	}
+	if len(t.Runs) == 0 {
+		return usagef("history trend: no recorded run matches (%s)", ff.db)
+	}
+	base := *out
+	if base == "" {
+		base = "trend-" + *metric
+	}
+	if err := t.WriteFiles(base); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s over %d runs: %s.html, %s.svg, %s.png\n", *metric, len(t.Runs), base, base, base)
+	return nil
 }
