@@ -3,15 +3,16 @@ GO      ?= go
 BIN     ?= ./apiperf
 PKGS    := ./...
 
-.PHONY: all build test vet unit e2e demo bench fuzz clean
+.PHONY: all build test vet unit timing e2e demo bench fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/apiperf
 
-## test: what CI runs: vet, gofmt check, the tests with -race, and an end-to-end run of the binary.
-test: vet unit e2e
+## test: what CI runs: vet, gofmt check, the tests with -race, the timing tests one package at a
+## time without -race, and an end-to-end run of the binary.
+test: vet unit timing e2e
 
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -20,6 +21,10 @@ vet:
 
 unit:
 	$(GO) test -race -timeout 20m $(PKGS)
+
+# Tests named TestTiming* assert latencies and rates; they skip in `unit` and run here alone.
+timing:
+	APIPERF_TIMING=1 $(GO) test -count=1 -p 1 -run 'TestTiming' $(PKGS)
 
 e2e: build
 	./scripts/e2e.sh $(BIN)

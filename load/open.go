@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -114,6 +115,9 @@ func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
 	end := e.supervise(&all, o)
 	s := e.finish(end, names)
 	s.Open.Scheduled = scheduled
+	if w := lateWarning(s.Open, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	return s, nil
 }
 
@@ -154,4 +158,19 @@ func (w *worker) openLoop(idle chan<- *worker) {
 		w.exchange(raw, n, ep, head, due, start)
 		idle <- w
 	}
+}
+
+// lateWarning says when requests left later than their schedule: the generator (its CPU, or
+// its connection limit when poolFull), not only the target, limited the run. Corrected
+// latencies include the lag; uncorrected ones do not.
+func lateWarning(o *measure.OpenLoop, poolFull bool) string {
+	if o.Scheduled == 0 || float64(o.LateSends) < 0.01*float64(o.Scheduled) {
+		return ""
+	}
+	why := "the generator could not keep to the schedule (CPU starved or too slow)"
+	if poolFull {
+		why = "every connection was busy and --max-connections was reached"
+	}
+	return fmt.Sprintf("%d of %d requests were sent more than %v late (max lag %v): %s; corrected latencies include the lag",
+		o.LateSends, o.Scheduled, lateThreshold, o.MaxLag.Duration().Round(time.Microsecond), why)
 }

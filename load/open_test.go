@@ -6,14 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/target"
 )
 
-func TestOpenLoopRateAccuracy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("5 s run")
-	}
+func TestTimingOpenLoopRate(t *testing.T) {
+	testenv.Timing(t)
 	srv := startTarget(t, target.Config{})
 	const rate = 1000.0
 	s := run(t, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(5 * time.Second), Connections: 8})
@@ -45,10 +44,8 @@ func expectedStallP99(sched target.StallSchedule, base time.Time, rate float64, 
 // TestCoordinatedOmission is wrk2's README demonstration as a test: the target pauses all
 // responses for S every P. A closed-loop tester and an open loop with a fixed pool and no
 // correction would hide the stall; the corrected view must not.
-func TestCoordinatedOmission(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three 5 s runs")
-	}
+func TestTimingCoordinatedOmission(t *testing.T) {
+	testenv.Timing(t)
 	const (
 		stall = 500 * time.Millisecond
 		every = 5 * time.Second

@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/target"
 )
 
 // TestCapacityFindsAKnownCeiling searches a target that serves at most K requests per second;
 // above K requests queue, so their latency grows and the objective fails.
-func TestCapacityFindsAKnownCeiling(t *testing.T) {
-	if testing.Short() {
-		t.Skip("about ten 1.5 s probes")
-	}
+func TestTimingCapacityFindsAKnownCeiling(t *testing.T) {
+	testenv.Timing(t)
 	const k = 400.0
 	srv, err := target.Start(target.Config{MaxRPS: k})
 	if err != nil {
