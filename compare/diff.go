@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
@@ -122,11 +123,11 @@ func pool(v float64, steps []*measure.Step) Level {
 		if lat.Count() == 0 {
 			return math.NaN()
 		}
-		return float64(lat.Percentile(p).Microseconds()) / 1000
+		return float64(lat.Percentile(p)) / float64(time.Millisecond)
 	}
 	l.MeanMS, l.P50MS, l.P90MS, l.P99MS, l.P999MS = math.NaN(), ms(50), ms(90), ms(99), ms(99.9)
 	if lat.Count() > 0 {
-		l.MeanMS = float64(lat.Mean().Microseconds()) / 1000
+		l.MeanMS = float64(lat.Mean()) / float64(time.Millisecond)
 	}
 	if l.Attempts > 0 {
 		l.SuccessPct = 100 * float64(successes) / float64(l.Attempts)
