@@ -32,7 +32,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("capacity", e)
 	var lf loadFlags
 	lf.register(fs)
-	var sf sourceFlags
+	sf := sourceFlags{stdout: e.stdout}
 	sf.register(fs)
 	var hf historyFlags
 	hf.register(fs)
@@ -88,6 +88,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	sc = src.scenario
 	tgt, _ := scenario.ParseTarget(sc.URL)
 	if *name == "" {
 		*name = report.SafeName(tgt.Host + "-" + tgt.Port + "-capacity")
