@@ -154,6 +154,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	sf.register(fs)
 	var hf historyFlags
 	hf.register(fs)
+	var rf repeatFlags
+	rf.register(fs)
 	var tf targetFlags // --pprof, --metrics (profile.go)
 	tf.register(fs, false)
 	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
@@ -198,6 +200,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	runtime.GOMAXPROCS(cfg.Threads)
 
 	doc := newRun(result.KindRun, sc, cfg, args)
+	if err := errors.Join(rf.validate(), hf.label(ctx, doc)); err != nil {
+		return asUsage(err)
+	}
 	if !*asJSON {
 		report.Header(e.stdout, doc)
 	}
@@ -213,7 +218,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	capt := tf.start(ctx, stepLabel(cfg), 0, cfg.Duration.Duration())
-	step, err := load.Run(ctx, cfg, src, target, opts...)
+	steps, err := rf.repeat(ctx, func() (*measure.Step, error) { return load.Run(ctx, cfg, src, target, opts...) })
 	capt.wait()
 	stopProfile()
 	if e.isTerminal && !*quiet {
@@ -222,8 +227,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	step.Label = stepLabel(cfg)
-	doc.Steps = []*measure.Step{step}
+	for _, s := range steps {
+		s.Label = stepLabel(cfg)
+	}
+	step := steps[len(steps)-1]
+	doc.Steps = steps
 	doc.End = time.Now().UTC()
 	tf.finish(doc, profileOutDir(*out), []*stepCapture{capt})
 	if *asJSON {
@@ -234,6 +242,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		e.stdout.Write(b)
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
+		printMedian(e.stdout, steps)
 	}
 	tf.report(e, doc, !*asJSON)
 	if src.done != nil {

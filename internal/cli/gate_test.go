@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/target"
+)
+
+// gateCLI runs apiperf in-process and returns the exit code, stdout and stderr.
+func gateCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// measureTarget loads a built-in target with delay for count repetitions of 0.5 s, saves
+// run.json under dir/name and records it in db with label side=name.
+func measureTarget(t *testing.T, delay time.Duration, db, dir, name string) string {
+	t.Helper()
+	srv, err := target.Start(target.Config{Delay: delay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out := filepath.Join(dir, name, "run.json")
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	code, stdout, stderr := gateCLI(t, "run", "-c", "10", "-t", "2", "-d", "500ms", "--count", "5",
+		"--db", db, "--label", "side="+name, "-o", out, "-q", srv.URL()+"/healthz")
+	if code != ExitOK || !strings.Contains(stdout, "Median of 5 repetitions:") {
+		t.Fatalf("apiperf run --count 5 = exit %d, stdout %q, stderr %q; want 0 and a median line", code, stdout, stderr)
+	}
+	r, err := result.Load(out)
+	if err != nil || len(r.Steps) != 5 || r.Steps[4].Rep != 4 || r.Labels["side"] != name {
+		t.Fatalf("run.json: %v; want 5 steps with Rep 0..4 and label side=%s", err, name)
+	}
+	return out
+}
+
+// The gate against the built-in target: the same target twice passes, +2 ms fails on p99.
+func TestGateAgainstTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a loopback target for 7.5 s")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	base := measureTarget(t, 0, db, dir, "base")
+	same := measureTarget(t, 0, db, dir, "same")
+	measureTarget(t, 2*time.Millisecond, db, dir, "slow") // found below by its label
+
+	// Same target twice. The machine is shared and noisy, so the budgets are wide here:
+	// this checks the wiring and that noise alone is not "significant and over budget".
+	code, stdout, stderr := gateCLI(t, "gate", "--baseline", base, "--current", same,
+		"--max-qps-drop", "50%", "--max-p99-rise", "200%", "--db", db)
+	if code != ExitOK || !strings.Contains(stdout, "gate: PASS") {
+		t.Errorf("gate same vs same = exit %d, stdout %q, stderr %q; want exit 0 and PASS", code, stdout, stderr)
+	}
+
+	// +2 ms per response, found through history queries, default budgets.
+	md := filepath.Join(dir, "gate.md")
+	js := filepath.Join(dir, "gate.json")
+	code, stdout, stderr = gateCLI(t, "gate", "--baseline", "label=side:base", "--current", "label=side:slow",
+		"--db", db, "--markdown", md, "--json", js)
+	if code != ExitFailed || !strings.Contains(stdout, "gate: FAIL") {
+		t.Fatalf("gate base vs +2ms = exit %d, stdout %q, stderr %q; want exit 1 and FAIL", code, stdout, stderr)
+	}
+	var g compare.GateResult
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	p99Failed := false
+	for _, c := range g.Checks {
+		if c.Metric == compare.MetricP99 && c.Regression {
+			p99Failed = c.Significant && c.CurrentMedian > c.BaselineMedian+1.5
+		}
+	}
+	mdText, _ := os.ReadFile(md)
+	if !p99Failed || !strings.Contains(string(mdText), "| c=10 | p99 |") || !strings.Contains(string(mdText), "FAIL: significant and over budget") {
+		t.Errorf("gate JSON %s\nMarkdown %s\nwant a significant p99 regression of more than 1.5 ms, said in the Markdown", b, mdText)
+	}
+
+	// history lists the three runs; import into a fresh database finds the same three.
+	code, stdout, _ = gateCLI(t, "history", "--db", db, "--label", "side=slow")
+	if code != ExitOK || strings.Count(stdout, "side=slow") != 1 || !strings.Contains(stdout, "c=10 x5") {
+		t.Errorf("history --label side=slow = exit %d:\n%s\nwant one run with 5 repetitions of c=10", code, stdout)
+	}
+	fresh := filepath.Join(dir, "fresh.db")
+	code, stdout, _ = gateCLI(t, "history", "import", "--db", fresh, dir)
+	if code != ExitOK || !strings.Contains(stdout, "3 run.json found, 3 added") {
+		t.Errorf("history import = exit %d, %q; want 3 found, 3 added", code, stdout)
+	}
+	trend := filepath.Join(dir, "trend")
+	code, stdout, stderr = gateCLI(t, "history", "trend", "--db", fresh, "--metric", "p99", "-o", trend)
+	if st, err := os.Stat(trend + ".html"); code != ExitOK || err != nil || st.Size() == 0 {
+		t.Errorf("history trend = exit %d, %q %q, html %v; want the page written", code, stdout, stderr, err)
+	}
+}
+
+func TestGateBadInputCLI(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	mk := func(name, label string) string {
+		r := &result.Run{Version: result.Version, Kind: result.KindRun, Start: time.Now().UTC()}
+		for i := range 3 {
+			r.Steps = append(r.Steps, gateTestStep(label, i))
+		}
+		p := filepath.Join(dir, name, "run.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := r.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c10, c20 := mk("a", "c=10"), mk("b", "c=20")
+	damaged := filepath.Join(dir, "damaged.db")
+	os.WriteFile(damaged, bytes.Repeat([]byte("not a database "), 300), 0o644)
+	tests := []struct {
+		args []string
+		want string // in the one-line error
+	}{
+		// No baseline at all.
+		{[]string{"gate", "--current", c10}, "no --baseline given"},
+		// A baseline that is neither a file nor a query.
+		{[]string{"gate", "--baseline", "nosuch/run.json", "--current", c10}, `"nosuch/run.json" is not a run directory, a run.json or a history query`},
+		// A query with no history database.
+		{[]string{"gate", "--baseline", "label=branch:main", "--current", c10, "--db", db}, "no history database at"},
+		// A baseline with other levels than the current run.
+		{[]string{"gate", "--baseline", c10, "--current", c20}, "the baseline has no level c=20"},
+		// A budget that is not a percentage.
+		{[]string{"gate", "--baseline", c10, "--max-p99-rise", "lots"}, `"lots" is not a percentage`},
+		// A corrupted history database.
+		{[]string{"gate", "--baseline", "latest", "--current", c10, "--db", damaged}, "history database is damaged"},
+		{[]string{"history", "--db", damaged}, "apiperf history import DIR"},
+		// Bad labels and metrics.
+		{[]string{"history", "--db", damaged, "--label", "nokey"}, "want key=value"},
+		{[]string{"history", "trend", "--metric", "p42", "--db", damaged}, `--metric "p42"`},
+	}
+	for _, tt := range tests {
+		code, _, stderr := gateCLI(t, tt.args...)
+		if code != ExitUsage && !(code == ExitFailed && strings.Contains(tt.want, "import DIR")) || !strings.Contains(stderr, tt.want) {
+			t.Errorf("apiperf %q = exit %d, stderr %q; want exit 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	if b, _ := os.ReadFile(c10); len(b) == 0 {
+		t.Error("a run.json was lost")
+	}
+}
+
+// gateTestStep is a step of 1000 requests in 100 ms with a 1 ms latency.
+func gateTestStep(label string, rep int) *measure.Step {
+	h := measure.NewHistogram()
+	h.RecordN(time.Millisecond, 1000)
+	return &measure.Step{Label: label, Rep: rep, Elapsed: measure.Duration(100 * time.Millisecond),
+		Attempts: 1000, Requests: 1000, Successes: 1000, Latency: h, AllAttempts: h}
+}
