@@ -210,3 +210,6 @@ func formatValue(v int64, unit string) string {
 	}
 	return fmt.Sprintf("%d %s", v, unit)
 }
+
+// FormatValue prints v in unit as the top tables do: durations for nanoseconds, kB/MB/GB for bytes.
+func FormatValue(v int64, unit string) string { return formatValue(v, unit) }
