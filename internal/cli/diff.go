@@ -45,6 +45,7 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 	if err := report.DiffText(e.stdout, d); err != nil {
 		return err
 	}
+	printProfileDiff(e.stdout, flags.Arg(0), flags.Arg(1)) // profile.go
 	paths, err := report.WriteDiff(*dir, d)
 	if err != nil {
 		return err

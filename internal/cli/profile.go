@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
@@ -368,4 +369,31 @@ func profileOutDir(out string) string {
 		return "."
 	}
 	return filepath.Dir(out)
+}
+
+// printProfileDiff prints, for two runs that both hold CPU profiles of the target, the
+// functions whose share of CPU grew or shrank the most. .dat files and runs without
+// profiles print nothing.
+func printProfileDiff(w io.Writer, pathA, pathB string) {
+	var runs [2]*result.Run
+	for i, p := range []string{pathA, pathB} {
+		if ok, err := isRunFile(p); err != nil || !ok {
+			return
+		}
+		r, err := result.Load(p)
+		if err != nil {
+			return
+		}
+		runs[i] = r
+	}
+	d := compare.DiffProfiles(runs[0], runs[1], compare.DefaultProfileRows)
+	if d == nil || len(d.Deltas) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nTarget CPU share, A at %s -> B at %s (percentage points of CPU time):\n", d.LevelA, d.LevelB)
+	fmt.Fprintf(w, "%8s %8s %8s  %8s %8s %8s  %s\n", "cum A", "cum B", "delta", "flat A", "flat B", "delta", "function")
+	for _, x := range d.Deltas {
+		fmt.Fprintf(w, "%7.2f%% %7.2f%% %+7.2f  %7.2f%% %7.2f%% %+7.2f  %s\n",
+			x.CumPctBefore, x.CumPctAfter, x.CumDelta, x.FlatPctBefore, x.FlatPctAfter, x.FlatDelta, x.Function)
+	}
 }

@@ -279,3 +279,37 @@ func TestTargetFlagsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffProfiles: `apiperf diff` of two runs with CPU profiles lists the functions
+// whose share moved most; the removed dump middleware comes first.
+func TestDiffProfiles(t *testing.T) {
+	dir := t.TempDir()
+	withCPU := func(name string, rows []profcap.TopEntry) string {
+		runDir := measuredRun(t, dir, name, 2)
+		p := filepath.Join(runDir, "run.json")
+		doc, err := result.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := &profcap.TopTable{SampleType: "cpu", Unit: "nanoseconds", Total: 100, ByCum: rows, ByFlat: rows}
+		doc.Target = &result.TargetCapture{Steps: []result.TargetStep{{Label: "c=2", Profiles: &profcap.Analysis{CPU: top}}}}
+		if err := doc.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		return runDir
+	}
+	serve := func(pct float64) profcap.TopEntry {
+		return profcap.TopEntry{Function: "net/http.(*conn).serve", CumPct: pct}
+	}
+	a := withCPU("all", []profcap.TopEntry{serve(95), {Function: "target.middlewareDump.func1", CumPct: 45, FlatPct: 2}})
+	b := withCPU("none", []profcap.TopEntry{serve(90)})
+	code, stdout, stderr := runCLI(t, "diff", "--dir", filepath.Join(dir, "out"), "-q", a, b)
+	if code != ExitOK {
+		t.Fatalf("apiperf diff: exit %d, stderr:\n%s", code, stderr)
+	}
+	_, table, ok := strings.Cut(stdout, "Target CPU share, A at c=2 -> B at c=2")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if !ok || len(lines) < 3 || !strings.Contains(lines[2], "-45.00") || !strings.HasSuffix(lines[2], "target.middlewareDump.func1") {
+		t.Errorf("diff output lacks the profile table led by the dump middleware (-45 points):\n%s", stdout)
+	}
+}
