@@ -41,6 +41,7 @@ type sweepFlags struct {
 	vsNative      bool
 	dir, name     string
 	quiet         bool
+	noReport      bool
 }
 
 func (f *sweepFlags) register(fs *pflag.FlagSet) {
@@ -57,6 +58,7 @@ func (f *sweepFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.vsNative, "vs-native", false, "then run the same plan against the built-in plain net/http target and compare")
 	fs.StringVar(&f.dir, "dir", DefaultSweepDir, "directory of run directories")
 	fs.StringVar(&f.name, "name", "", "run directory and file name (default: the target's host-port)")
+	fs.BoolVar(&f.noReport, "no-report", false, "write run.json only (render the rest later with apiperf report)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on stderr but warnings and errors")
 }
 
@@ -170,6 +172,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if fs.Changed("rate") {
 		errs = append(errs, errors.New("sweep: -R/--rate sets one rate; sweep rates with --rates"))
 	}
+	if fs.Changed("connections") && !fs.Changed("rates") {
+		errs = append(errs, errors.New("sweep: -c/--connections sets one level; sweep concurrency with --levels"))
+	}
 	if quick && wf.vsNative {
 		errs = append(errs, errors.New("--vs-native needs a URL (without one, the sweep already runs against the built-in plain target)"))
 	}
@@ -218,7 +223,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	doc := newRun(result.KindSweep, sc, cfg, args)
 	doc.Name = name
 	doc.Sweep = result.NewSweep(plan, obj, rules)
-	s := &sweeper{e: e, quiet: wf.quiet, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir, tf: &tf}
+	s := &sweeper{e: e, quiet: wf.quiet, noReport: wf.noReport, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir, tf: &tf}
 	if !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
@@ -260,6 +265,7 @@ func spawnTarget(ctx context.Context) (*target.Process, error) {
 type sweeper struct {
 	e        *env
 	quiet    bool
+	noReport bool
 	cfg      load.Config
 	src      scenario.Source
 	target   scenario.Target
@@ -335,6 +341,9 @@ func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) e
 		if sw.Stop != nil {
 			break
 		}
+		if i == plan.Len()-1 {
+			break // nothing left to spare: the rules stop only before a level
+		}
 		if st := sw.Rules.After(sw.Points); st != nil {
 			sw.Stop = st
 			break
@@ -397,12 +406,15 @@ func (s *sweeper) native(ctx context.Context, doc *result.Run) error {
 	doc.Native = nat
 	ns := *s
 	ns.src, ns.target, ns.expected, ns.what = src, tgt, measure.DefaultExpected(), "plain net/http: "
-	ns.tf, ns.caps = nil, nil // the profiles are the user's target's, not the built-in one's
+	ns.tf, ns.caps = &targetFlags{}, nil // the profiles are the user's target's, not the built-in one's
 	if err := ns.run(ctx, nat, func() error { return doc.Save(filepath.Join(s.dir, "run.json")) }); err != nil {
 		return err
 	}
 	if c, ok := sweep.Compare(doc.Sweep.Points, doc.Sweep.Peak, nat.Sweep.Points, nat.Sweep.Peak); ok {
 		doc.Sweep.VsNative = &c
+		if plan.Open() {
+			doc.Warnings = append(doc.Warnings, "--vs-native with --rates: both runs are capped by the same target rates, so compare their latencies rather than their QPS")
+		}
 	} else {
 		return errors.New("the plain net/http run has no peak to compare with")
 	}
@@ -425,7 +437,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 	}
 	writeSweepTable(s.e.stdout, doc)
 	s.tf.report(s.e, doc, true)
-	if len(doc.Steps) > 0 {
+	if len(doc.Steps) > 0 && !s.noReport {
 		if _, err := report.WriteAll(s.dir, doc); err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}
