@@ -4,6 +4,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,11 +77,14 @@ func (r *Run) AllWarnings() []string {
 
 // Encode writes r as indented JSON.
 func (r *Run) Encode() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "p99<=500ms" readable; HTML reports escape on their own
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("encoding run: %w", err)
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // Save writes r to path atomically (a temporary file renamed into place).

@@ -149,7 +149,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("sweep", e)
 	var lf loadFlags
 	lf.register(fs)
-	var sf sourceFlags
+	sf := sourceFlags{stdout: e.stdout}
 	sf.register(fs)
 	var hf historyFlags
 	hf.register(fs)
@@ -209,6 +209,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	sc = src.scenario
 	tgt, err := scenario.ParseTarget(sc.URL)
 	if err != nil {
 		return asUsage(err)
