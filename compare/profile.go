@@ -36,8 +36,41 @@ func DiffProfiles(a, b *result.Run, rows int) *ProfileDiff {
 			break
 		}
 	}
-	d := profcap.DiffTop(*sa.Profiles.CPU, *sb.Profiles.CPU)
-	return &ProfileDiff{LevelA: sa.Label, LevelB: sb.Label, Deltas: d[:min(rows, len(d))]}
+	ta, tb := *sa.Profiles.CPU, *sb.Profiles.CPU
+	var kept []profcap.Delta
+	for _, d := range profcap.DiffTop(ta, tb) {
+		// A function missing from a table cut above MaxUnlistedPct may just be below its cut.
+		if (listed(ta, d.Function) || floor(ta) <= MaxUnlistedPct) && (listed(tb, d.Function) || floor(tb) <= MaxUnlistedPct) {
+			kept = append(kept, d)
+		}
+	}
+	return &ProfileDiff{LevelA: sa.Label, LevelB: sb.Label, Deltas: kept[:min(rows, len(kept))]}
+}
+
+// MaxUnlistedPct is the largest CPU share a function left out of a top table may have for
+// DiffProfiles to count it as absent (0%); above, its share there is unknown and it is skipped.
+const MaxUnlistedPct = 1.0
+
+func listed(t profcap.TopTable, fn string) bool {
+	for _, e := range t.ByCum {
+		if e.Function == fn {
+			return true
+		}
+	}
+	for _, e := range t.ByFlat {
+		if e.Function == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// floor is the smallest cumulative share a table lists: functions below it were cut.
+func floor(t profcap.TopTable) float64 {
+	if len(t.ByCum) == 0 {
+		return 0
+	}
+	return t.ByCum[len(t.ByCum)-1].CumPct
 }
 
 func cpuSteps(r *result.Run) []*result.TargetStep {

@@ -22,8 +22,9 @@ func TestDiffProfiles(t *testing.T) {
 		return profcap.TopEntry{Function: "target.middlewareDump", FlatPct: pct, CumPct: pct}
 	}
 	serve := profcap.TopEntry{Function: "net/http.(*conn).serve", CumPct: 90}
-	with := profiledRun(map[string][]profcap.TopEntry{"c=10": {serve, dump(30)}, "c=50": {serve, dump(41)}}, "c=10", "c=50")
-	without := profiledRun(map[string][]profcap.TopEntry{"c=10": {serve}}, "c=10")
+	tail := profcap.TopEntry{Function: "runtime.tail", CumPct: 0.5} // the table reaches below 1%
+	with := profiledRun(map[string][]profcap.TopEntry{"c=10": {serve, dump(30), tail}, "c=50": {serve, dump(41), tail}}, "c=10", "c=50")
+	without := profiledRun(map[string][]profcap.TopEntry{"c=10": {serve, tail}}, "c=10")
 	tests := []struct {
 		name      string
 		a, b      *result.Run
@@ -35,8 +36,12 @@ func TestDiffProfiles(t *testing.T) {
 		{"common level", with, without, "c=10", "target.middlewareDump", -30},
 		// reversed: the share grew.
 		{"grew", without, with, "c=10", "target.middlewareDump", 30},
-		// no common level: each run's last profiled step (c=5 against c=50, which adds serve).
-		{"no common level", profiledRun(map[string][]profcap.TopEntry{"c=5": {dump(10)}}, "c=5"), with, "c=5", "net/http.(*conn).serve", 90},
+		// no common level: each run's last profiled step (c=5 against c=50); serve is not
+		// listed in c=5's table, cut at 10%, so only the dump's change is known.
+		{"no common level", profiledRun(map[string][]profcap.TopEntry{"c=5": {dump(10)}}, "c=5"), with, "c=5", "target.middlewareDump", 31},
+		// B's table is cut at 20%: the dump, missing from it, may be just below the cut and is
+		// skipped; main.big, missing from A's table that reaches 0.5%, counts as new.
+		{"cut table", with, profiledRun(map[string][]profcap.TopEntry{"c=10": {{Function: "main.big", CumPct: 20}}}, "c=10"), "c=10", "main.big", 20},
 		// a run without profiles gives no diff.
 		{"unprofiled", with, &result.Run{}, "", "", 0},
 	}

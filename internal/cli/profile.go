@@ -32,6 +32,9 @@ const (
 	levelsLast = "last"
 )
 
+// storedTopRows is how many rows run.json keeps per top table (diffs need the tail).
+const storedTopRows = 60
+
 // defaultProfileLevels is --profile-levels' default: the level with the highest QPS and the last one.
 var defaultProfileLevels = []string{levelsPeak, levelsLast}
 
@@ -234,7 +237,7 @@ func (f *targetFlags) finish(doc *result.Run, dir string, caps []*stepCapture) {
 
 // keepProfiles analyses and saves one step's profiles.
 func (f *targetFlags) keepProfiles(c *stepCapture, dir string, warns []string) (*profcap.Analysis, []string, []string) {
-	a, aw := profcap.Analyze(c.profiles, f.topN)
+	a, aw := profcap.Analyze(c.profiles, max(f.topN, storedTopRows))
 	warns = append(warns, aw...)
 	if a.Flame != nil {
 		pruned := a.Flame.Pruned(1.0 / profcap.SVGWidth)

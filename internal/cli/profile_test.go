@@ -301,8 +301,9 @@ func TestDiffProfiles(t *testing.T) {
 	serve := func(pct float64) profcap.TopEntry {
 		return profcap.TopEntry{Function: "net/http.(*conn).serve", CumPct: pct}
 	}
-	a := withCPU("all", []profcap.TopEntry{serve(95), {Function: "target.middlewareDump.func1", CumPct: 45, FlatPct: 2}})
-	b := withCPU("none", []profcap.TopEntry{serve(90)})
+	tail := profcap.TopEntry{Function: "runtime.tail", CumPct: 0.5} // both tables reach below 1%
+	a := withCPU("all", []profcap.TopEntry{serve(95), {Function: "target.middlewareDump.func1", CumPct: 45, FlatPct: 2}, tail})
+	b := withCPU("none", []profcap.TopEntry{serve(90), tail})
 	code, stdout, stderr := runCLI(t, "diff", "--dir", filepath.Join(dir, "out"), "-q", a, b)
 	if code != ExitOK {
 		t.Fatalf("apiperf diff: exit %d, stderr:\n%s", code, stderr)
