@@ -237,8 +237,11 @@ func (f *targetFlags) finish(doc *result.Run, dir string, caps []*stepCapture) {
 
 // keepProfiles analyses and saves one step's profiles.
 func (f *targetFlags) keepProfiles(c *stepCapture, dir string, warns []string) (*profcap.Analysis, []string, []string) {
-	a, aw := profcap.Analyze(c.profiles, max(f.topN, storedTopRows))
+	a, aw := profcap.Analyze(c.profiles, 1<<20)
 	warns = append(warns, aw...)
+	for _, t := range []*profcap.TopTable{a.CPU, a.AllocSpace, a.InuseSpace} {
+		trimTop(t, max(f.topN, storedTopRows))
+	}
 	if a.Flame != nil {
 		pruned := a.Flame.Pruned(1.0 / profcap.SVGWidth)
 		a.Flame = &pruned
@@ -252,6 +255,21 @@ func (f *targetFlags) keepProfiles(c *stepCapture, dir string, warns []string) (
 		files = append(files, filepath.ToSlash(filepath.Join(sub, p.Kind.FileName())))
 	}
 	return &a, files, warns
+}
+
+// trimTop keeps n rows of t by flat and, by cum, n rows or every function down to
+// compare.MaxUnlistedPct/2 of the total, whichever is more, so a diff of two runs can
+// tell a function that is gone from one cut off.
+func trimTop(t *profcap.TopTable, n int) {
+	if t == nil {
+		return
+	}
+	t.ByFlat = t.ByFlat[:min(n, len(t.ByFlat))]
+	keep := min(n, len(t.ByCum))
+	for keep < len(t.ByCum) && t.ByCum[keep].CumPct >= compare.MaxUnlistedPct/2 {
+		keep++
+	}
+	t.ByCum = t.ByCum[:keep]
 }
 
 // chooseSteps returns which steps' profiles --profile-levels keeps.
