@@ -105,6 +105,8 @@ func BenchmarkExchange(b *testing.B) {
 	e := &engine{cfg: cfg, target: tg, src: src, dial: newDialer(tg, cfg), ctx: context.Background(), timeout: 2 * time.Second, slack: 100 * time.Millisecond}
 	e.recs = []*measure.Recorder{measure.NewRecorder(measure.DefaultExpected(), false, 0)}
 	e.base = time.Now()
+	e.dial.start(e.ctx, 1)
+	defer e.dial.stop()
 	req, _ := src.Requester(0, 0)
 	w := newWorker(e, 0, req)
 	w.budget = -1

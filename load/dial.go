@@ -5,16 +5,62 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync"
 	"syscall"
 
 	"github.com/apiperf/apiperf/scenario"
 )
 
-// dialer opens connections to the target.
+// dialer opens connections to the target. Connections are opened by a small pool of
+// goroutines (start/stop), so the deep stacks of dialing and TLS handshakes grow there and
+// not in each of thousands of connection goroutines, which stay small.
 type dialer struct {
 	target scenario.Target
 	tls    *tls.Config
 	nd     net.Dialer
+	jobs   chan chan dialResult
+	wg     sync.WaitGroup
+}
+
+type dialResult struct {
+	nc  net.Conn
+	rc  syscall.RawConn
+	err error
+}
+
+// maxDialers is the size of the dialing pool.
+const maxDialers = 64
+
+// start runs n dialing goroutines until stop.
+func (d *dialer) start(ctx context.Context, n int) {
+	d.jobs = make(chan chan dialResult)
+	for range min(max(n, 1), maxDialers) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			for reply := range d.jobs {
+				nc, rc, err := d.dial(ctx)
+				reply <- dialResult{nc, rc, err}
+			}
+		}()
+	}
+}
+
+// stop ends the dialing goroutines once every request for a connection has been answered.
+func (d *dialer) stop() {
+	close(d.jobs)
+	d.wg.Wait()
+}
+
+// viaPool asks the pool for a connection; reply is the caller's own channel (buffered, 1).
+func (d *dialer) viaPool(ctx context.Context, reply chan dialResult) (net.Conn, syscall.RawConn, error) {
+	select {
+	case d.jobs <- reply:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	r := <-reply
+	return r.nc, r.rc, r.err
 }
 
 func newDialer(t scenario.Target, cfg Config) *dialer {

@@ -45,6 +45,7 @@ type engine struct {
 	stop     atomic.Bool   // no new requests
 	cancel   atomic.Bool   // abandon what is in flight (Ctrl-C)
 	stopRun  func()        // a script asked to stop everything
+	stopDial func()        // cancel dials still pending when sending stops
 	ctx      context.Context
 	mu       sync.Mutex // guards workers' connections for interruption
 	workers  []*worker
@@ -76,6 +77,11 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	for i := 0; i < cfg.Threads; i++ {
 		e.recs = append(e.recs, measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names)))
 	}
+	dialCtx, stopDial := context.WithCancel(runCtx)
+	defer stopDial()
+	e.stopDial = stopDial
+	e.dial.start(dialCtx, cfg.Connections)
+	defer e.dial.stop()
 	if cfg.OpenLoop() {
 		return e.runOpen(o, names)
 	}
@@ -136,6 +142,7 @@ func (e *engine) supervise(wg *sync.WaitGroup, o options) time.Duration {
 			return time.Since(e.base)
 		case <-deadline:
 			e.stop.Store(true)
+			e.stopDial() // a connection not open by now would only send after the window
 			deadline = nil
 		case <-ctxDone:
 			e.stop.Store(true)
@@ -175,6 +182,16 @@ func (e *engine) addWorker(w *worker) {
 }
 
 func (e *engine) finish(end time.Duration, names []string) *measure.Step {
+	// The measured window ends with the last attempt, not when the last socket was closed.
+	var last int64
+	e.mu.Lock()
+	for _, w := range e.workers {
+		last = max(last, w.lastDone)
+	}
+	e.mu.Unlock()
+	if last > 0 && time.Duration(last) < end {
+		end = time.Duration(last)
+	}
 	s := measure.Combine(e.base, end, e.recs, names)
 	s.Concurrency = e.cfg.Connections
 	if e.cfg.OpenLoop() {

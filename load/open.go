@@ -43,7 +43,7 @@ func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		if nc, rc, err := e.dial.dial(e.ctx); err == nil {
+		if nc, rc, err := e.dial.viaPool(e.ctx, w.dialed); err == nil {
 			// A failure here is not recorded: the first request will try again and count it.
 			e.conns.Add(1)
 			w.nc, w.rc = nc, rc

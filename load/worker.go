@@ -14,7 +14,8 @@ import (
 	"github.com/apiperf/apiperf/scenario"
 )
 
-const batchSize = 64
+// batchSize samples are recorded under one lock: small, because every connection holds a batch.
+const batchSize = 16
 
 // readBufSize is the size of the pooled buffers reads go into: a connection holds a buffer
 // only while bytes are arriving, so idle connections cost no buffer memory.
@@ -28,6 +29,7 @@ type worker struct {
 	id     int
 	rec    *measure.Recorder
 	req    scenario.Requester
+	dialed chan dialResult // replies from the dialer pool
 	watch  scenario.ResponseWatcher
 	delay  scenario.Delayer
 	budget int64 // requests left; -1: until stopped
@@ -47,11 +49,12 @@ type worker struct {
 	batch     [batchSize]measure.Sample
 	nbatch    int
 	lastFlush int64
+	lastDone  int64 // when this worker's last attempt ended (the window ends at the latest)
 	jobs      chan int64 // open loop: due times from the dispatcher
 }
 
 func newWorker(e *engine, id int, req scenario.Requester) *worker {
-	w := &worker{e: e, id: id, rec: e.recs[id%len(e.recs)], req: req}
+	w := &worker{e: e, id: id, rec: e.recs[id%len(e.recs)], req: req, dialed: make(chan dialResult, 1)}
 	w.watch, _ = req.(scenario.ResponseWatcher)
 	w.delay, _ = req.(scenario.Delayer)
 	w.readFn = w.readRaw
@@ -68,8 +71,8 @@ func (w *worker) closedLoop() {
 			}
 		}
 		raw, n, ep, head := w.req.Request()
-		if w.nc == nil && !w.connect(n, ep) {
-			continue
+		if w.nc == nil && (!w.connect(n, ep) || w.e.stop.Load()) {
+			continue // the loop condition ends it if sending stopped during the dial
 		}
 		start := w.e.now()
 		w.exchange(raw, n, ep, head, start, start)
@@ -88,9 +91,10 @@ func (w *worker) sleep(d time.Duration) bool {
 
 // connect opens the connection; a failure is recorded as n connect errors.
 func (w *worker) connect(n, ep int) bool {
-	nc, rc, err := w.e.dial.dial(w.e.ctx)
+	nc, rc, err := w.e.dial.viaPool(w.e.ctx, w.dialed)
 	if err != nil {
-		if w.e.cancel.Load() {
+		if w.e.cancel.Load() || w.e.stop.Load() {
+			// Cut short by the end of the run: not an attempt at the target.
 			w.budget = 0
 			return false
 		}
@@ -310,6 +314,7 @@ func (w *worker) atEOF() error {
 }
 
 func (w *worker) record(s measure.Sample) {
+	w.lastDone = s.Done
 	w.batch[w.nbatch] = s
 	w.nbatch++
 	if w.budget > 0 {
