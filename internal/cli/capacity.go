@@ -99,6 +99,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	doc := newRun(result.KindCapacity, sc, cfg, args)
 	doc.Name = *name
 	doc.Capacity = &result.Capacity{Search: search}
+	if err := hf.label(ctx, doc); err != nil {
+		return err
+	}
 	if !*quiet {
 		fmt.Fprintf(e.stderr, "apiperf: capacity of %s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
 			sc.Redact(), cfg.Duration, warmup, search, obj, runDir)

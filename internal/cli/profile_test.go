@@ -30,6 +30,17 @@ func TestMain(m *testing.M) {
 		defer cancel()
 		os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 	}
+	// Tests never record into a history database in the source tree.
+	if os.Getenv("APIPERF_DB") == "" {
+		dir, err := os.MkdirTemp("", "apiperf-cli-test")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("APIPERF_DB", dir+"/history.db")
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
 }
 

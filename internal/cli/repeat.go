@@ -18,7 +18,7 @@ type repeatFlags struct{ count int }
 
 func (f *repeatFlags) register(fs *pflag.FlagSet) {
 	f.count = 1
-	fs.IntVar(&f.count, "count", 1, "repeat each measurement this many times (samples for `apiperf gate`; 5 or more for a statistical test)")
+	fs.IntVar(&f.count, "count", 1, "repeat each measurement this many times (samples for apiperf gate; 5 or more for a statistical test)")
 }
 
 func (f *repeatFlags) validate() error {

@@ -224,6 +224,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	doc := newRun(result.KindSweep, sc, cfg, args)
 	doc.Name = name
 	doc.Sweep = result.NewSweep(plan, obj, rules)
+	if err := hf.label(ctx, doc); err != nil {
+		return err
+	}
 	s := &sweeper{e: e, quiet: wf.quiet, noReport: wf.noReport, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir, tf: &tf}
 	if !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
