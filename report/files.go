@@ -19,10 +19,13 @@ import (
 // HTMLFile is the name of the HTML report in a run directory.
 const HTMLFile = "report.html"
 
+// BenchFile is the run in Go benchmark format, for benchstat.
+const BenchFile = "bench.txt"
+
 // WriteAll renders every output of run r into dir (created if needed) and returns the paths
 // written: <name>.dat, the charts <name>_qps_ttlb, <name>_successrate and <name>_latency as
-// .png and .svg, and report.html. Everything comes from r alone, so a saved run.json
-// re-renders the same files. The name is r.Name, or DefaultName(r) when empty.
+// .png and .svg, bench.txt and report.html. Everything comes from r alone, so a saved
+// run.json re-renders the same files. The name is r.Name, or DefaultName(r) when empty.
 func WriteAll(dir string, r *result.Run) ([]string, error) {
 	if len(r.Steps) == 0 {
 		return nil, errors.New("rendering run: it has no steps")
@@ -53,6 +56,15 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 		}
 		paths = append(paths, base+".png", base+".svg")
 	}
+	var bench bytes.Buffer
+	if err := WriteBench(&bench, r); err != nil {
+		return paths, err
+	}
+	p = filepath.Join(dir, BenchFile)
+	if err := os.WriteFile(p, bench.Bytes(), 0o644); err != nil {
+		return paths, fmt.Errorf("writing %s: %w", BenchFile, err)
+	}
+	paths = append(paths, p)
 	var page bytes.Buffer
 	if err := HTML(&page, r); err != nil {
 		return paths, err

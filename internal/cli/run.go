@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,6 +165,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	out := fs.StringP("out", "o", "", "save the result (run.json) to this file")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but the result")
 	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
+	bench := fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages())
 	}
@@ -258,6 +260,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *out)
 		}
 	}
+	if *bench != "" {
+		if err := writeBenchFile(*bench, doc); err != nil {
+			return err
+		}
+	}
 	if err := hf.record(ctx, e, doc); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
@@ -348,4 +355,16 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// writeBenchFile writes doc in Go benchmark format to path.
+func writeBenchFile(path string, doc *result.Run) error {
+	var b bytes.Buffer
+	if err := report.WriteBench(&b, doc); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing benchmark file: %w", err)
+	}
+	return nil
 }
