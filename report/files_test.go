@@ -23,7 +23,7 @@ func TestWriteAllFiles(t *testing.T) {
 		got = append(got, filepath.Base(p))
 	}
 	sort.Strings(got)
-	want := []string{"demo.dat", "demo_latency.png", "demo_latency.svg", "demo_qps_ttlb.png", "demo_qps_ttlb.svg",
+	want := []string{"bench.txt", "demo.dat", "demo_latency.png", "demo_latency.svg", "demo_qps_ttlb.png", "demo_qps_ttlb.svg",
 		"demo_successrate.png", "demo_successrate.svg", "report.html"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("WriteAll wrote %v, want %v", got, want)
