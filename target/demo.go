@@ -24,6 +24,24 @@ type User struct {
 	Roles   []string `json:"roles"`
 	Active  bool     `json:"active"`
 	Created string   `json:"created"`
+	// Groups and Recent make the body the size of a real API's (about 1.5 KB), so what a
+	// middleware does per byte costs what it would in production.
+	Groups []Group    `json:"groups"`
+	Recent []Activity `json:"recent_activity"`
+}
+
+// Group is a demo user's group and its permissions.
+type Group struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Permissions []string `json:"permissions"`
+}
+
+// Activity is one recent action of a demo user.
+type Activity struct {
+	At       string `json:"at"`
+	Action   string `json:"action"`
+	Resource string `json:"resource"`
 }
 
 // demoAPI is the demo's JSON API: GET /api/users/{id}, POST /api/echo and GET /api/panic.
@@ -50,6 +68,17 @@ func apiUser(w http.ResponseWriter, r *http.Request) {
 		Roles:   []string{"reader", "writer"},
 		Active:  id%2 == 0,
 		Created: time.Unix(1_600_000_000+id, 0).UTC().Format(time.RFC3339),
+	}
+	for g := int64(0); g < 3; g++ {
+		u.Groups = append(u.Groups, Group{ID: 100 + g, Name: fmt.Sprintf("team-%d", (id+g)%7),
+			Permissions: []string{"projects:read", "projects:write", "billing:read", "members:invite"}})
+	}
+	for a := int64(0); a < 8; a++ {
+		u.Recent = append(u.Recent, Activity{
+			At:       time.Unix(1_700_000_000+id*60+a, 0).UTC().Format(time.RFC3339),
+			Action:   []string{"login", "update", "comment", "upload"}[a%4],
+			Resource: fmt.Sprintf("/projects/%d/items/%d", id%13, a),
+		})
 	}
 	writeJSON(w, http.StatusOK, u)
 }
