@@ -68,6 +68,12 @@ func Open(t testing.TB, path string) *Page {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Not t.TempDir: Chromium's helper processes may still write the profile for a moment
+	// after the browser is gone, which would fail TempDir's cleanup.
+	profile, err := os.MkdirTemp("", "apiperf-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
@@ -81,7 +87,7 @@ func Open(t testing.TB, path string) *Page {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1200, 900),
 	}
 	base, cancelTimeout := context.WithTimeout(context.Background(), Timeout)
@@ -91,6 +97,9 @@ func Open(t testing.TB, path string) *Page {
 		cancelCtx()
 		cancelAlloc()
 		cancelTimeout()
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
 	})
 	p := &Page{ctx: ctx}
 	chromedp.ListenTarget(ctx, p.listen)
