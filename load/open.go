@@ -3,146 +3,195 @@ package load
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
 )
 
-// lateThreshold is how late a send may be before it counts as late.
+// lateThreshold is how late a send may be before it counts as late, and how far behind the
+// schedule the pool must fall before it grows.
 const lateThreshold = time.Millisecond
 
-// runOpen starts requests on the pacer's schedule. Each request goes to an idle connection;
-// when none is idle, a new one is opened up to MaxConns; past that the dispatcher waits for
-// one to come free, and the wait shows in the corrected latency and the schedule lag.
-func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
-	pacer := Pacer{Rate: e.cfg.Rate}
-	idle := make(chan *worker, e.cfg.MaxConns())
-	var wg sync.WaitGroup
-	start := func(w *worker) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.openLoop(idle)
-		}()
+// growCheck is how often the pool's growth is considered.
+const growCheck = time.Millisecond
+
+// openSchedule is the state the open-loop workers share: request i of the schedule is due at
+// start + i/rate, and the next free connection claims it.
+type openSchedule struct {
+	pacer     Pacer
+	next      atomic.Int64 // the next request index to claim
+	scheduled atomic.Int64 // requests sent (or attempted) from the schedule
+	limit     time.Duration
+	total     int64 // with -n: the number of requests; 0: by duration
+}
+
+// claim returns the next request's index and due time, or false when the schedule is over.
+func (s *openSchedule) claim() (int64, time.Duration, bool) {
+	i := s.next.Add(1) - 1
+	due := s.pacer.Due(i)
+	if (s.total > 0 && i >= s.total) || (s.limit > 0 && due >= s.limit) {
+		return i, due, false
 	}
-	newWorker := func() (*worker, error) {
+	return i, due, true
+}
+
+// runOpen starts requests on the pacer's schedule. Each free connection claims the next
+// request, waits until it is due and sends it; the wait for a free connection counts in the
+// corrected latency. When requests fall more than lateThreshold behind because every
+// connection is busy, new connections are opened, up to MaxConns, unless the generator itself
+// is short of CPU (then more connections would only add load to it).
+func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
+	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.cfg.Duration.Duration(), total: e.cfg.Requests}
+	var wg sync.WaitGroup
+	spawn := func(connect bool) error {
 		id := len(e.workers)
 		req, err := e.src.Requester(id%e.cfg.Threads, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		w := newWorker(e, id, req)
 		w.budget = -1
-		w.jobs = make(chan int64, 1)
-		e.addWorker(w)
-		return w, nil
-	}
-	// The initial pool connects before the clock starts, as wrk2's does.
-	for i := 0; i < e.cfg.Connections; i++ {
-		w, err := newWorker()
-		if err != nil {
-			return nil, err
+		if connect {
+			// The initial pool connects before the clock starts, as wrk2's does. A failure
+			// is not recorded here: the first request tries again and counts it.
+			if nc, rc, err := e.dial.viaPool(e.ctx, w.dialed); err == nil {
+				e.conns.Add(1)
+				w.nc, w.rc = nc, rc
+			}
 		}
-		if nc, rc, err := e.dial.viaPool(e.ctx, w.dialed); err == nil {
-			// A failure here is not recorded: the first request will try again and count it.
-			e.conns.Add(1)
-			w.nc, w.rc = nc, rc
+		e.addWorker(w)
+		if !connect {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.openLoop(sched)
+			}()
+		}
+		return nil
+	}
+	for i := 0; i < e.cfg.Connections; i++ {
+		if err := spawn(true); err != nil {
+			return nil, err
 		}
 	}
 	e.base = time.Now()
 	for _, w := range e.workers {
-		start(w)
-		idle <- w
-	}
-	limit := time.Duration(e.cfg.Duration)
-	var scheduled int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			e.mu.Lock()
-			for _, w := range e.workers {
-				close(w.jobs)
-			}
-			e.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.openLoop(sched)
 		}()
-		for i := int64(0); ; i++ {
-			if e.cfg.Requests > 0 && i >= e.cfg.Requests {
-				return
-			}
-			due := pacer.Due(i)
-			if limit > 0 && due >= limit {
-				return
-			}
-			if wait := due - time.Since(e.base); wait > 0 {
-				if !e.sleepUntil(wait) {
-					return
-				}
-			}
-			if e.stop.Load() {
-				return
-			}
-			var w *worker
-			select {
-			case w = <-idle:
-			default:
-				if len(e.workers) < e.cfg.MaxConns() {
-					nw, err := newWorker()
-					if err == nil {
-						start(nw)
-						w = nw
-					}
-				}
-				if w == nil {
-					select {
-					case w = <-idle:
-					case <-e.ctx.Done():
-						return
-					}
-				}
-			}
-			scheduled++
-			w.jobs <- int64(due)
-		}
+	}
+	starve := newStarvation()
+	grown := make(chan struct{})
+	go func() {
+		defer close(grown)
+		e.growPool(sched, starve, spawn)
 	}()
 	var all sync.WaitGroup
 	all.Add(1)
 	go func() {
-		<-done
+		defer all.Done()
+		// Workers end when the schedule is over; the growth loop ends with them.
+		<-grown
 		wg.Wait()
-		all.Done()
 	}()
 	end := e.supervise(&all, o)
 	s := e.finish(end, names)
-	s.Open.Scheduled = scheduled
-	if w := lateWarning(s.Open, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+	s.Open.Scheduled = sched.scheduled.Load()
+	if w := lateWarning(s.Open, starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
 }
 
-// sleepUntil waits d unless the run is stopped first.
-func (e *engine) sleepUntil(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-e.ctx.Done():
-		return false
+// growPool opens connections while requests that are due stay unclaimed, until the
+// schedule is over or the run stops.
+func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bool) error) {
+	tick := time.NewTicker(growCheck)
+	defer tick.Stop()
+	checks := 0
+	starved := false
+	for !e.stop.Load() {
+		select {
+		case <-tick.C:
+		case <-e.ctx.Done():
+			return
+		}
+		now := time.Since(e.base)
+		if sched.limit > 0 && now >= sched.limit {
+			return
+		}
+		if checks++; checks%20 == 0 {
+			starved = starve.starved()
+		}
+		due := sched.pacer.Count(now - lateThreshold) // requests due more than lateThreshold ago
+		if sched.total > 0 {
+			due = min(due, sched.total)
+		}
+		backlog := due - sched.next.Load()
+		if sched.total > 0 && sched.next.Load() >= sched.total {
+			return
+		}
+		if backlog <= 0 || starved {
+			continue
+		}
+		e.mu.Lock()
+		room := e.cfg.MaxConns() - len(e.workers)
+		e.mu.Unlock()
+		for n := min(backlog, int64(room)); n > 0; n-- {
+			if err := spawn(false); err != nil {
+				return
+			}
+		}
 	}
 }
 
-// openLoop serves jobs (due times) from the dispatcher until its channel closes.
-func (w *worker) openLoop(idle chan<- *worker) {
+// lateWarning says when requests left later than their schedule: the generator (its CPU,
+// or its connection limit), not only the target, limited the run. Corrected latencies
+// include the lag; uncorrected ones do not.
+func lateWarning(o *measure.OpenLoop, starved, poolFull bool) string {
+	if o.Scheduled == 0 || float64(o.LateSends) < 0.01*float64(o.Scheduled) {
+		return ""
+	}
+	why := "every connection was busy"
+	switch {
+	case starved:
+		why = "the generator was short of CPU (goroutines waited over 1ms to run), so it did not open more connections"
+	case poolFull:
+		why = "every connection was busy and --max-connections was reached"
+	}
+	return fmt.Sprintf("%d of %d requests were sent more than %v late (max lag %v): %s; corrected latencies include the lag",
+		o.LateSends, o.Scheduled, lateThreshold, o.MaxLag.Duration().Round(time.Microsecond), why)
+}
+
+// openLoop claims requests from the schedule and sends each when it is due, until the
+// schedule is over or the run stops.
+func (w *worker) openLoop(sched *openSchedule) {
 	defer w.end()
-	for due := range w.jobs {
-		if w.e.stop.Load() && w.e.cancel.Load() {
-			continue
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for !w.e.stop.Load() {
+		_, dueD, ok := sched.claim()
+		if !ok {
+			return
 		}
+		due := int64(dueD)
+		if wait := due - w.e.now(); wait > 0 {
+			timer.Reset(time.Duration(wait))
+			select {
+			case <-timer.C:
+			case <-w.e.ctx.Done():
+				return
+			}
+		}
+		if w.e.stop.Load() {
+			return
+		}
+		sched.scheduled.Add(1)
 		raw, n, ep, head := w.req.Request()
 		if w.nc == nil && !w.connect(n, ep) {
-			idle <- w
 			continue
 		}
 		start := w.e.now()
@@ -156,21 +205,5 @@ func (w *worker) openLoop(idle chan<- *worker) {
 			}
 		}
 		w.exchange(raw, n, ep, head, due, start)
-		idle <- w
 	}
-}
-
-// lateWarning says when requests left later than their schedule: the generator (its CPU, or
-// its connection limit when poolFull), not only the target, limited the run. Corrected
-// latencies include the lag; uncorrected ones do not.
-func lateWarning(o *measure.OpenLoop, poolFull bool) string {
-	if o.Scheduled == 0 || float64(o.LateSends) < 0.01*float64(o.Scheduled) {
-		return ""
-	}
-	why := "the generator could not keep to the schedule (CPU starved or too slow)"
-	if poolFull {
-		why = "every connection was busy and --max-connections was reached"
-	}
-	return fmt.Sprintf("%d of %d requests were sent more than %v late (max lag %v): %s; corrected latencies include the lag",
-		o.LateSends, o.Scheduled, lateThreshold, o.MaxLag.Duration().Round(time.Microsecond), why)
 }

@@ -49,8 +49,7 @@ type worker struct {
 	batch     [batchSize]measure.Sample
 	nbatch    int
 	lastFlush int64
-	lastDone  int64      // when this worker's last attempt ended (the window ends at the latest)
-	jobs      chan int64 // open loop: due times from the dispatcher
+	lastDone  int64 // when this worker's last attempt ended (the window ends at the latest)
 }
 
 func newWorker(e *engine, id int, req scenario.Requester) *worker {
