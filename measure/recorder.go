@@ -151,9 +151,9 @@ func (r *Recorder) add(s *Sample) {
 	default:
 		e.Protocol = 1
 	}
-	r.errors.add(e)
+	r.errors.Add(e)
 	if ep != nil {
-		ep.errors.add(e)
+		ep.errors.Add(e)
 	}
 }
 
@@ -177,7 +177,7 @@ func Combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 		s.Requests += r.requests
 		s.Successes += r.successes
 		s.Bytes += r.bytes
-		s.Errors.add(r.errors)
+		s.Errors.Add(r.errors)
 		for code, n := range r.status {
 			if n > 0 {
 				s.Status[code] += n

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,10 +47,25 @@ type Errors struct {
 // Socket is the sum of wrk's socket error classes (connect, read, write, timeout).
 func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
 
+// String lists the classes with failures, e.g. "read 2, timeout 3"; "" when there are none.
+func (e Errors) String() string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"status", e.Status}, {"protocol", e.Protocol}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Total is every failed attempt, status errors included.
 func (e Errors) Total() int64 { return e.Socket() + e.Status + e.Protocol }
 
-func (e *Errors) add(o Errors) {
+// Add adds o's counts to e.
+func (e *Errors) Add(o Errors) {
 	e.Connect += o.Connect
 	e.Read += o.Read
 	e.Write += o.Write
@@ -204,7 +220,7 @@ func (s *Step) Merge(o *Step) {
 	s.Requests += o.Requests
 	s.Successes += o.Successes
 	s.Bytes += o.Bytes
-	s.Errors.add(o.Errors)
+	s.Errors.Add(o.Errors)
 	if s.Status == nil {
 		s.Status = map[int]int64{}
 	}
@@ -286,7 +302,7 @@ func mergeEndpoint(eps []EndpointStats, ep EndpointStats) []EndpointStats {
 			e := &eps[i]
 			e.Requests += ep.Requests
 			e.Successes += ep.Successes
-			e.Errors.add(ep.Errors)
+			e.Errors.Add(ep.Errors)
 			if e.Status == nil {
 				e.Status = map[int]int64{}
 			}

@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -163,37 +162,13 @@ func pct(v float64) string {
 }
 
 func errorsText(l compare.Level) string {
-	e := l.Errors
-	var parts []string
-	for _, c := range []struct {
-		name string
-		n    int64
-	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"status", e.Status}, {"protocol", e.Protocol}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
-		}
+	if s := l.Errors.String(); s != "" {
+		return s
 	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
+	return "none"
 }
 
-func statusText(m map[int]int64) string {
-	codes := make([]int, 0, len(m))
-	for c := range m {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	parts := make([]string, len(codes))
-	for i, c := range codes {
-		parts[i] = fmt.Sprintf("%d: %d", c, m[c])
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, ", ")
-}
+func statusText(m map[int]int64) string { return statusCodes(m, "%d: %d", ", ", "-") }
 
 // Headline states what a reader wants first: the peak, the knee and how the run compares
 // with plain net/http. A sweep's own analysis (r.Sweep: its objective, the median of its

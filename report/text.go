@@ -140,9 +140,13 @@ func extras(w io.Writer, s *measure.Step) {
 	}
 }
 
-func statusLine(m map[int]int64) string {
+func statusLine(m map[int]int64) string { return statusCodes(m, "%d=%d", " ", "none") }
+
+// statusCodes lists status counts in code order, each formatted with pair (code, count),
+// joined by sep; empty when there are none.
+func statusCodes(m map[int]int64, pair, sep, empty string) string {
 	if len(m) == 0 {
-		return "none"
+		return empty
 	}
 	codes := make([]int, 0, len(m))
 	for c := range m {
@@ -151,7 +155,7 @@ func statusLine(m map[int]int64) string {
 	sort.Ints(codes)
 	parts := make([]string, len(codes))
 	for i, c := range codes {
-		parts[i] = fmt.Sprintf("%d=%d", c, m[c])
+		parts[i] = fmt.Sprintf(pair, c, m[c])
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, sep)
 }

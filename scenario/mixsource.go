@@ -89,17 +89,8 @@ func compile(e Endpoint, t Target, defaults []Header, dir string) (compiled, err
 		head.parts = append(head.parts, pt.parts...)
 		return nil
 	}
-	var hasHost, hasUA bool
-	for _, h := range headers {
-		switch strings.ToLower(h.Name) {
-		case "host":
-			hasHost = true
-		case "user-agent":
-			hasUA = true
-		case "content-length", "transfer-encoding":
-			c.hasLen = true
-		}
-	}
+	hasHost, hasUA, hasLen := presentHeaders(headers)
+	c.hasLen = hasLen
 	_ = add(method+" ", false)
 	if err := add(path, true); err != nil {
 		return c, err

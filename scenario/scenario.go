@@ -159,17 +159,7 @@ func Format(method, path, host string, headers []Header, body []byte) []byte {
 	b.WriteByte(' ')
 	b.WriteString(path)
 	b.WriteString(" HTTP/1.1\r\n")
-	var hasHost, hasUA, hasLen bool
-	for _, h := range headers {
-		switch strings.ToLower(h.Name) {
-		case "host":
-			hasHost = true
-		case "user-agent":
-			hasUA = true
-		case "content-length", "transfer-encoding":
-			hasLen = true
-		}
-	}
+	hasHost, hasUA, hasLen := presentHeaders(headers)
 	if !hasHost {
 		b.WriteString("Host: " + host + "\r\n")
 	}
@@ -237,4 +227,20 @@ func (s Scenario) Redact() Scenario {
 		s.Mix = s.Mix.Redact()
 	}
 	return s
+}
+
+// presentHeaders says which of the headers Format would otherwise add are already there:
+// Host, User-Agent, and a body length (Content-Length or Transfer-Encoding).
+func presentHeaders(headers []Header) (host, userAgent, length bool) {
+	for _, h := range headers {
+		switch strings.ToLower(h.Name) {
+		case "host":
+			host = true
+		case "user-agent":
+			userAgent = true
+		case "content-length", "transfer-encoding":
+			length = true
+		}
+	}
+	return host, userAgent, length
 }

@@ -30,12 +30,7 @@ const (
 
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("capacity", e)
-	var lf loadFlags
-	lf.register(fs)
-	sf := sourceFlags{stdout: e.stdout}
-	sf.register(fs)
-	var hf historyFlags
-	hf.register(fs)
+	lf, sf, hf := loadCommandFlags(fs, e)
 	search := sweep.Search{}.WithDefaults()
 	slo := fs.String("slo", "p99<=100ms,success>=99.9%", "objective the answer must meet (p50/p90/p99/p99.9<=D, success>=P%, errors<=P%)")
 	fs.Var(rateValue{&search.Start}, "start", "rate of the first probe, req/s")
@@ -116,7 +111,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return errors.New("capacity: no probe ran")
 	}
 	fmt.Fprintln(e.stdout, doc.Capacity.Headline(obj.String()))
-	if err := s.finish(ctx, doc, &hf); err != nil {
+	if err := s.finish(ctx, doc, hf); err != nil {
 		return err
 	}
 	if probeErr != nil {

@@ -167,6 +167,20 @@ func (f *filterFlags) build() (store.Filter, error) {
 	return flt, asUsage(errors.Join(errs...))
 }
 
+// list returns the recorded runs the filter flags select.
+func (f *filterFlags) list(ctx context.Context) ([]store.Entry, error) {
+	flt, err := f.build()
+	if err != nil {
+		return nil, err
+	}
+	db, err := openHistory(f.db)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.List(ctx, flt)
+}
+
 // openHistory opens an existing history database for reading.
 func openHistory(path string) (*store.DB, error) {
 	if _, err := os.Stat(path); err != nil {
@@ -189,16 +203,7 @@ func cmdHistoryList(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("history: unexpected argument %q (commands: list, import, trend)", fs.Arg(0))
 	}
-	flt, err := ff.build()
-	if err != nil {
-		return err
-	}
-	db, err := openHistory(ff.db)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	runs, err := db.List(ctx, flt)
+	runs, err := ff.list(ctx)
 	if err != nil {
 		return err
 	}
@@ -325,16 +330,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("history trend: unexpected argument %q", fs.Arg(0))
 	}
-	flt, err := ff.build()
-	if err != nil {
-		return err
-	}
-	db, err := openHistory(ff.db)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	runs, err := db.List(ctx, flt)
+	runs, err := ff.list(ctx)
 	if err != nil {
 		return err
 	}

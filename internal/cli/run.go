@@ -57,6 +57,16 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.expect, "expect", "200-399", "status codes that count as success, e.g. 200,201 or 200-299")
 }
 
+// loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
+// and source flags) and where the run is recorded (history flags).
+func loadCommandFlags(fs *pflag.FlagSet, e *env) (*loadFlags, *sourceFlags, *historyFlags) {
+	lf, sf, hf := &loadFlags{}, &sourceFlags{stdout: e.stdout}, &historyFlags{}
+	lf.register(fs)
+	sf.register(fs)
+	hf.register(fs)
+	return lf, sf, hf
+}
+
 // build checks the flags and returns the scenario, the load config and the expected statuses,
 // reporting every problem at once.
 func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, load.Config, measure.StatusSet, error) {
@@ -149,12 +159,7 @@ func checkFileLimit(conns int) error {
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("run", e)
-	var lf loadFlags
-	lf.register(fs)
-	sf := sourceFlags{stdout: e.stdout}
-	sf.register(fs)
-	var hf historyFlags
-	hf.register(fs)
+	lf, sf, hf := loadCommandFlags(fs, e)
 	var rf repeatFlags
 	rf.register(fs)
 	var tf targetFlags // --pprof, --metrics (profile.go)

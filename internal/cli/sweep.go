@@ -147,12 +147,7 @@ func joinInts(vs []int) string {
 
 func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("sweep", e)
-	var lf loadFlags
-	lf.register(fs)
-	sf := sourceFlags{stdout: e.stdout}
-	sf.register(fs)
-	var hf historyFlags
-	hf.register(fs)
+	lf, sf, hf := loadCommandFlags(fs, e)
 	var wf sweepFlags
 	wf.register(fs)
 	var tf targetFlags // --pprof, --metrics, --profile-levels (profile.go)
@@ -241,7 +236,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
 		}
 	}
-	return s.finish(ctx, doc, &hf)
+	return s.finish(ctx, doc, hf)
 }
 
 // perLevel says how long each level is measured: "2s" or "1000 requests".
@@ -504,23 +499,8 @@ func errorClasses(steps []*measure.Step, idx []int) string {
 	var e measure.Errors
 	for _, j := range idx {
 		if j < len(steps) {
-			x := steps[j].Errors
-			e.Connect += x.Connect
-			e.Read += x.Read
-			e.Write += x.Write
-			e.Timeout += x.Timeout
-			e.Status += x.Status
-			e.Protocol += x.Protocol
+			e.Add(steps[j].Errors)
 		}
 	}
-	var parts []string
-	for _, c := range []struct {
-		name string
-		n    int64
-	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"status", e.Status}, {"protocol", e.Protocol}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return e.String()
 }
