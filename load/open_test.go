@@ -65,6 +65,7 @@ func TestTimingCoordinatedOmission(t *testing.T) {
 		if s.Uncorrected != nil {
 			o.uncorrected = s.Uncorrected.Percentile(99)
 		}
+		t.Logf("p99 corrected %v, uncorrected %v; expected from the stall schedule %v", o.corrected, o.uncorrected, want)
 		return o, want
 	}
 	// The no-stall latency on loopback is well under 50 ms even on a busy machine.
