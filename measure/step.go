@@ -221,12 +221,7 @@ func (s *Step) Merge(o *Step) {
 	s.Successes += o.Successes
 	s.Bytes += o.Bytes
 	s.Errors.Add(o.Errors)
-	if s.Status == nil {
-		s.Status = map[int]int64{}
-	}
-	for code, n := range o.Status {
-		s.Status[code] += n
-	}
+	s.Status = AddStatus(s.Status, o.Status)
 	s.Latency = mergeHist(s.Latency, o.Latency)
 	s.Uncorrected = mergeHist(s.Uncorrected, o.Uncorrected)
 	s.AllAttempts = mergeHist(s.AllAttempts, o.AllAttempts)
@@ -271,6 +266,17 @@ func poolRates(a RateStats, na int, b RateStats, nb int) RateStats {
 	}
 }
 
+// AddStatus adds the counts of src to dst (made when nil) and returns dst.
+func AddStatus(dst, src map[int]int64) map[int]int64 {
+	if dst == nil {
+		dst = make(map[int]int64, len(src))
+	}
+	for code, n := range src {
+		dst[code] += n
+	}
+	return dst
+}
+
 func mergeHist(a, b *Histogram) *Histogram {
 	if b == nil {
 		return a
@@ -303,12 +309,7 @@ func mergeEndpoint(eps []EndpointStats, ep EndpointStats) []EndpointStats {
 			e.Requests += ep.Requests
 			e.Successes += ep.Successes
 			e.Errors.Add(ep.Errors)
-			if e.Status == nil {
-				e.Status = map[int]int64{}
-			}
-			for c, n := range ep.Status {
-				e.Status[c] += n
-			}
+			e.Status = AddStatus(e.Status, ep.Status)
 			e.Latency = mergeHist(e.Latency, ep.Latency)
 			e.LatencySummary = Summarize(e.Latency)
 			return eps

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/apiperf/apiperf/measure"
 )
 
 // Merge combines runs of the same test made by several generators at once (one per host) into
@@ -63,10 +65,7 @@ func Merge(runs []*Run) (*Run, error) {
 			if !ok {
 				c := *s
 				c.Latency, c.Uncorrected, c.AllAttempts = s.Latency.Clone(), nil, nil
-				c.Status = map[int]int64{}
-				for k, v := range s.Status {
-					c.Status[k] = v
-				}
+				c.Status = measure.AddStatus(nil, s.Status)
 				if s.Uncorrected != nil {
 					c.Uncorrected = s.Uncorrected.Clone()
 				}
@@ -77,11 +76,7 @@ func Merge(runs []*Run) (*Run, error) {
 				c.Endpoints = nil
 				for _, ep := range s.Endpoints {
 					ep.Latency = ep.Latency.Clone()
-					st := map[int]int64{}
-					for k, v := range ep.Status {
-						st[k] = v
-					}
-					ep.Status = st
+					ep.Status = measure.AddStatus(nil, ep.Status)
 					c.Endpoints = append(c.Endpoints, ep)
 				}
 				c.Warnings = append([]string(nil), s.Warnings...)
