@@ -1,6 +1,11 @@
 // Package load is the engine: it keeps connections to the target busy (closed loop) or starts
 // requests on a fixed schedule (open loop), times every attempt, classifies failures, and
 // records per engine thread into measure.Recorders merged at the end.
+//
+// A closed loop over plain TCP runs one epoll event loop per engine thread (evloop_linux.go),
+// as wrk does; TLS, scripts that watch responses or delay requests, and the open loop run a
+// goroutine per connection on Go's netpoller (worker.go, open.go). Both share the response
+// parser, the recorders and the classification of failures, and the tests run on both.
 package load
 
 import (

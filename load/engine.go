@@ -25,10 +25,22 @@ type Option func(*options)
 type options struct {
 	progress func(Progress)
 	expected measure.StatusSet
+	io       ioMode
 }
+
+// ioMode chooses how a closed loop does its I/O; tests set it to cover both ways.
+type ioMode uint8
+
+const (
+	ioAuto       ioMode = iota // event loops where they fit, else goroutines
+	ioGoroutines               // a goroutine per connection
+)
 
 // WithProgress calls f about once a second while the load runs.
 func WithProgress(f func(Progress)) Option { return func(o *options) { o.progress = f } }
+
+// withIO forces how a closed loop does its I/O (tests cover both ways).
+func withIO(m ioMode) Option { return func(o *options) { o.io = m } }
 
 // WithExpected sets the statuses that count as success (default 2xx and 3xx).
 func WithExpected(s measure.StatusSet) Option { return func(o *options) { o.expected = s } }
@@ -49,6 +61,7 @@ type engine struct {
 	ctx      context.Context
 	mu       sync.Mutex // guards workers' connections for interruption
 	workers  []*worker
+	loops    []*evloop // closed loop on event loops (instead of workers)
 	recs     []*measure.Recorder
 	lateSend atomic.Int64
 	maxLag   atomic.Int64
@@ -80,31 +93,55 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	dialCtx, stopDial := context.WithCancel(runCtx)
 	defer stopDial()
 	e.stopDial = stopDial
-	e.dial.start(dialCtx, cfg.Connections)
-	defer e.dial.stop()
 	if cfg.OpenLoop() {
+		e.dial.start(dialCtx, cfg.Connections)
+		defer e.dial.stop()
 		return e.runOpen(o, names)
 	}
 	n := cfg.Connections
-	for i := 0; i < n; i++ {
+	reqs := make([]scenario.Requester, n)
+	budgets := make([]int64, n)
+	for i := range reqs {
 		req, err := src.Requester(i%cfg.Threads, i)
 		if err != nil {
 			return nil, fmt.Errorf("connection %d: %w", i, err)
 		}
-		w := newWorker(e, i, req)
+		reqs[i] = req
+		budgets[i] = -1
 		if cfg.Requests > 0 {
-			// An exact share: N/C each and the remainder to the first N%C workers.
-			w.budget = cfg.Requests / int64(n)
+			// An exact share: N/C each and the remainder to the first N%C connections.
+			budgets[i] = cfg.Requests / int64(n)
 			if int64(i) < cfg.Requests%int64(n) {
-				w.budget++
+				budgets[i]++
 			}
-		} else {
-			w.budget = -1
 		}
+	}
+	var wg sync.WaitGroup
+	if e.evloopFits(o, reqs) {
+		loops, err := e.newEvloops(reqs, budgets)
+		if err != nil {
+			return nil, err
+		}
+		e.loops = loops
+		e.base = time.Now()
+		for _, l := range loops {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.run()
+			}()
+		}
+		end := e.supervise(&wg, o)
+		return e.finish(end, names), nil
+	}
+	e.dial.start(dialCtx, cfg.Connections)
+	defer e.dial.stop()
+	for i, req := range reqs {
+		w := newWorker(e, i, req)
+		w.budget = budgets[i]
 		e.workers = append(e.workers, w)
 	}
 	e.base = time.Now()
-	var wg sync.WaitGroup
 	for _, w := range e.workers {
 		if w.budget == 0 {
 			continue
@@ -117,6 +154,23 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	}
 	end := e.supervise(&wg, o)
 	return e.finish(end, names), nil
+}
+
+// evloopFits says whether the closed loop can run on event loops: plain TCP on Linux, and
+// no requester that watches responses or delays requests (those run on goroutine workers).
+func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
+	if !evloopSupported || o.io == ioGoroutines || e.target.Scheme != "http" {
+		return false
+	}
+	for _, r := range reqs {
+		if _, ok := r.(scenario.ResponseWatcher); ok {
+			return false
+		}
+		if _, ok := r.(scenario.Delayer); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // supervise stops the run at its deadline or on cancellation, reports progress, and waits
@@ -187,6 +241,9 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 	e.mu.Lock()
 	for _, w := range e.workers {
 		last = max(last, w.lastDone)
+	}
+	for _, l := range e.loops {
+		last = max(last, l.lastDone)
 	}
 	e.mu.Unlock()
 	if last > 0 && time.Duration(last) < end {

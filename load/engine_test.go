@@ -18,7 +18,7 @@ import (
 )
 
 // run loads url with cfg defaults filled in and fails the test on a setup error.
-func run(t *testing.T, ctx context.Context, url string, cfg Config, sc ...scenario.Scenario) *measure.Step {
+func run(t *testing.T, mode ioMode, ctx context.Context, url string, cfg Config, sc ...scenario.Scenario) *measure.Step {
 	t.Helper()
 	s := scenario.Scenario{URL: url}
 	if len(sc) > 0 {
@@ -42,7 +42,7 @@ func run(t *testing.T, ctx context.Context, url string, cfg Config, sc ...scenar
 	if cfg.Connections == 0 {
 		cfg.Connections = 4
 	}
-	step, err := Run(ctx, cfg, src, tg)
+	step, err := Run(ctx, cfg, src, tg, withIO(mode))
 	if err != nil {
 		t.Fatalf("Run(%s, %v) error: %v", url, cfg, err)
 	}
@@ -59,7 +59,9 @@ func startTarget(t *testing.T, cfg target.Config) *target.Server {
 	return srv
 }
 
-func TestExactRequestCount(t *testing.T) {
+func TestExactRequestCount(t *testing.T) { bothIO(t, testExactRequestCount) }
+
+func testExactRequestCount(t *testing.T, mode ioMode) {
 	var got atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)
@@ -72,7 +74,7 @@ func TestExactRequestCount(t *testing.T) {
 		{500, 1},   // one connection
 	} {
 		got.Store(0)
-		s := run(t, context.Background(), srv.URL, Config{Requests: c.n, Connections: int(c.conns)})
+		s := run(t, mode, context.Background(), srv.URL, Config{Requests: c.n, Connections: int(c.conns)})
 		if s.Requests != c.n || got.Load() != c.n || s.Successes != c.n {
 			t.Errorf("-n %d -c %d: recorded %d requests (%d successes), server saw %d; want %d each", c.n, c.conns, s.Requests, s.Successes, got.Load(), c.n)
 		}
@@ -82,7 +84,9 @@ func TestExactRequestCount(t *testing.T) {
 	}
 }
 
-func TestErrorClasses(t *testing.T) {
+func TestErrorClasses(t *testing.T) { bothIO(t, testErrorClasses) }
+
+func testErrorClasses(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,7 +107,7 @@ func TestErrorClasses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := run(t, context.Background(), c.url, Config{Requests: 12, Connections: 3, Timeout: measure.Duration(300 * time.Millisecond)})
+			s := run(t, mode, context.Background(), c.url, Config{Requests: 12, Connections: 3, Timeout: measure.Duration(300 * time.Millisecond)})
 			if !c.check(s.Errors) {
 				t.Errorf("errors = %+v", s.Errors)
 			}
@@ -117,11 +121,13 @@ func TestErrorClasses(t *testing.T) {
 	}
 }
 
-func TestTimeoutIsRealAndKeepsTheSample(t *testing.T) {
+func TestTimeoutIsRealAndKeepsTheSample(t *testing.T) { bothIO(t, testTimeoutIsRealAndKeepsTheSample) }
+
+func testTimeoutIsRealAndKeepsTheSample(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	timeout := 200 * time.Millisecond
 	start := time.Now()
-	s := run(t, context.Background(), srv.URL()+"/knob?hang=1", Config{Requests: 4, Connections: 2, Timeout: measure.Duration(timeout)})
+	s := run(t, mode, context.Background(), srv.URL()+"/knob?hang=1", Config{Requests: 4, Connections: 2, Timeout: measure.Duration(timeout)})
 	took := time.Since(start)
 	if s.Errors.Timeout != 4 {
 		t.Fatalf("timeouts = %d, want 4 (errors %+v)", s.Errors.Timeout, s.Errors)
@@ -138,13 +144,16 @@ func TestTimeoutIsRealAndKeepsTheSample(t *testing.T) {
 	}
 }
 
-func TestBodiesAreByteCounted(t *testing.T) {
+func TestBodiesAreByteCounted(t *testing.T) { bothIO(t, testBodiesAreByteCounted) }
+
+func testBodiesAreByteCounted(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	for _, c := range []struct {
 		name, query string
 	}{
 		{"content-length", "size=10000"},
 		{"chunked", "size=10000&chunked=1"},
+		{"larger than a read buffer", "size=200000"},
 		{"connection close", "size=1000&close=1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,7 +164,7 @@ func TestBodiesAreByteCounted(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			s := run(t, context.Background(), url, Config{Requests: 20, Connections: 2})
+			s := run(t, mode, context.Background(), url, Config{Requests: 20, Connections: 2})
 			if s.Successes != 20 {
 				t.Fatalf("successes = %d, want 20 (errors %+v)", s.Successes, s.Errors)
 			}
@@ -167,7 +176,9 @@ func TestBodiesAreByteCounted(t *testing.T) {
 	}
 }
 
-func TestHeadAndCustomRequest(t *testing.T) {
+func TestHeadAndCustomRequest(t *testing.T) { bothIO(t, testHeadAndCustomRequest) }
+
+func testHeadAndCustomRequest(t *testing.T, mode ioMode) {
 	var seen atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -178,11 +189,11 @@ func TestHeadAndCustomRequest(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	s := run(t, context.Background(), srv.URL, Config{Requests: 10}, scenario.Scenario{Method: "POST", Headers: []scenario.Header{{Name: "X-Test", Value: "yes"}}, Body: "abc"})
+	s := run(t, mode, context.Background(), srv.URL, Config{Requests: 10}, scenario.Scenario{Method: "POST", Headers: []scenario.Header{{Name: "X-Test", Value: "yes"}}, Body: "abc"})
 	if got := seen.Load(); got != "POST yes 3 abc" || s.Successes != 10 {
 		t.Errorf("server saw %q with %d successes; want \"POST yes 3 abc\" and 10", got, s.Successes)
 	}
-	s = run(t, context.Background(), srv.URL, Config{Requests: 10}, scenario.Scenario{Method: "HEAD"})
+	s = run(t, mode, context.Background(), srv.URL, Config{Requests: 10}, scenario.Scenario{Method: "HEAD"})
 	if s.Successes != 10 || s.Errors.Total() != 0 {
 		t.Errorf("HEAD: successes %d errors %+v; a HEAD response has no body whatever its Content-Length", s.Successes, s.Errors)
 	}
@@ -191,11 +202,11 @@ func TestHeadAndCustomRequest(t *testing.T) {
 func TestTLS(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secure") }))
 	defer srv.Close()
-	s := run(t, context.Background(), srv.URL, Config{Requests: 50, Insecure: true})
+	s := run(t, ioAuto, context.Background(), srv.URL, Config{Requests: 50, Insecure: true})
 	if s.Successes != 50 {
 		t.Errorf("with -k: %d successes, errors %+v; want 50", s.Successes, s.Errors)
 	}
-	s = run(t, context.Background(), srv.URL, Config{Requests: 5})
+	s = run(t, ioAuto, context.Background(), srv.URL, Config{Requests: 5})
 	if s.Errors.Connect != 5 || s.Successes != 0 {
 		t.Errorf("without -k against a self-signed certificate: errors %+v successes %d; want 5 connect errors", s.Errors, s.Successes)
 	}
@@ -208,7 +219,9 @@ func (p pipelined) Requester(thread, conn int) (scenario.Requester, error) { ret
 func (p pipelined) Endpoints() []string                                    { return nil }
 func (p pipelined) Request() ([]byte, int, int, bool)                      { return p.raw, 3, 0, false }
 
-func TestPipelining(t *testing.T) {
+func TestPipelining(t *testing.T) { bothIO(t, testPipelining) }
+
+func testPipelining(t *testing.T, mode ioMode) {
 	var got atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)
@@ -218,7 +231,7 @@ func TestPipelining(t *testing.T) {
 	tg, _ := scenario.ParseTarget(srv.URL)
 	one := scenario.Format("GET", "/", tg.HostHdr, nil, nil)
 	src := pipelined{raw: []byte(strings.Repeat(string(one), 3))}
-	s, err := Run(context.Background(), Config{Connections: 2, Threads: 1, Requests: 30, Timeout: measure.Duration(2 * time.Second)}, src, tg)
+	s, err := Run(context.Background(), Config{Connections: 2, Threads: 1, Requests: 30, Timeout: measure.Duration(2 * time.Second)}, src, tg, withIO(mode))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +241,15 @@ func TestPipelining(t *testing.T) {
 }
 
 func TestCancelStopsAtOnceAndKeepsResults(t *testing.T) {
+	bothIO(t, testCancelStopsAtOnceAndKeepsResults)
+}
+
+func testCancelStopsAtOnceAndKeepsResults(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
-	s := run(t, ctx, srv.URL()+"/knob?delay=20ms", Config{Duration: measure.Duration(30 * time.Second), Connections: 4})
+	s := run(t, mode, ctx, srv.URL()+"/knob?delay=20ms", Config{Duration: measure.Duration(30 * time.Second), Connections: 4})
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("cancelled after 0.5s, returned after %v", took)
 	}
@@ -242,6 +259,39 @@ func TestCancelStopsAtOnceAndKeepsResults(t *testing.T) {
 	if len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0], "interrupted") {
 		t.Errorf("warnings = %q, want an interruption warning", s.Warnings)
 	}
+}
+
+func TestAddresses(t *testing.T) { bothIO(t, testAddresses) }
+
+// testAddresses loads the target by IPv6 loopback and by a name that must be resolved.
+func testAddresses(t *testing.T, mode ioMode) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	for _, url := range []string{"http://localhost:" + port + "/"} {
+		if s := run(t, mode, context.Background(), url, Config{Requests: 20}); s.Successes != 20 {
+			t.Errorf("%s: %d successes, errors %+v; want 20", url, s.Successes, s.Errors)
+		}
+	}
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	srv6 := httptest.NewUnstartedServer(srv.Config.Handler)
+	srv6.Listener.Close()
+	srv6.Listener = ln
+	srv6.Start()
+	defer srv6.Close()
+	if s := run(t, mode, context.Background(), srv6.URL+"/", Config{Requests: 20}); s.Successes != 20 {
+		t.Errorf("%s: %d successes, errors %+v; want 20", srv6.URL, s.Successes, s.Errors)
+	}
+}
+
+// bothIO runs a test on the event loops and on goroutine workers, the two ways a closed loop
+// does its I/O.
+func bothIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
+	t.Run("evloop", func(t *testing.T) { test(t, ioAuto) })
+	t.Run("goroutines", func(t *testing.T) { test(t, ioGoroutines) })
 }
 
 func TestConfigValidate(t *testing.T) {

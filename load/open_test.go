@@ -15,7 +15,7 @@ func TestTimingOpenLoopRate(t *testing.T) {
 	testenv.Timing(t)
 	srv := startTarget(t, target.Config{})
 	const rate = 1000.0
-	s := run(t, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(5 * time.Second), Connections: 8})
+	s := run(t, ioAuto, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(5 * time.Second), Connections: 8})
 	achieved := float64(s.Attempts) / time.Duration(s.Elapsed).Seconds()
 	if achieved < rate*0.99 || achieved > rate*1.01 {
 		t.Errorf("achieved %.1f req/s (%d in %v), want %v within 1%%", achieved, s.Attempts, time.Duration(s.Elapsed), rate)
@@ -59,7 +59,7 @@ func TestTimingCoordinatedOmission(t *testing.T) {
 		sched := srv.StallSchedule()
 		time.Sleep(time.Until(sched.Start.Add(time.Second)))
 		base := time.Now()
-		s := run(t, context.Background(), srv.URL()+"/healthz", cfg)
+		s := run(t, ioAuto, context.Background(), srv.URL()+"/healthz", cfg)
 		want := expectedStallP99(sched, base, rate, dur)
 		o := outcome{corrected: s.Latency.Percentile(99)}
 		if s.Uncorrected != nil {

@@ -1,0 +1,499 @@
+//go:build linux
+
+package load
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+const evloopSupported = true
+
+// An evloop runs the closed-loop connections of one engine thread on its own epoll set, as
+// wrk does: no goroutine and no read buffer per connection, a read only when epoll says a
+// response has arrived (level-triggered, so no read ever finds nothing), and the next request
+// written as soon as a response is complete. The loop waits on its epoll descriptor through
+// Go's netpoller, so it never blocks an OS thread. It serves plain TCP without scripts that
+// watch responses or delay requests; everything else runs on the goroutine workers.
+type evloop struct {
+	e        *engine
+	epfd     int
+	file     *os.File        // epfd, so the loop can wait in Go's netpoller
+	rc       syscall.RawConn // of file
+	conns    []*econn
+	active   int // connections not finished
+	retry    []*econn
+	rec      *measure.Recorder
+	batch    [64]measure.Sample
+	nbatch   int
+	flushed  int64
+	lastDone int64
+	buf      []byte // one read buffer for all the loop's connections
+	events   []syscall.EpollEvent
+	ready    int // events filled by the last wait
+	waitFn   func(fd uintptr) bool
+	sa       syscall.Sockaddr
+	family   int
+	scan     int64 // how often deadlines are checked, ns
+	lastScan int64
+}
+
+// econn is one connection of an evloop.
+type econn struct {
+	id       int32 // index in the loop's conns, kept in the epoll event
+	fd       int
+	state    uint8
+	req      scenario.Requester
+	budget   int64 // requests left; -1: until stopped
+	p        parser
+	head     bool
+	n, got   int // requests in the batch sent, responses read
+	ep       int
+	start    int64 // when the batch was sent
+	deadline int64
+	rbytes   int64
+	pending  []byte // the part of the request the socket did not take yet
+	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
+	carry    []byte // bytes read past the end of a response (pipelining)
+}
+
+const (
+	cIdle uint8 = iota
+	cConnecting
+	cWriting
+	cReading
+	cDone
+)
+
+// evloopReadBuf is the size of an evloop's read buffer.
+const evloopReadBuf = 64 << 10
+
+// newEvloops makes one loop per engine thread and deals the connections out to them.
+func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
+	sa, family, err := sockaddr(e.ctx, e.target)
+	if err != nil {
+		return nil, err
+	}
+	loops := make([]*evloop, len(e.recs))
+	for t := range loops {
+		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
+			closeLoops(loops[:t])
+			return nil, os.NewSyscallError("epoll_create1", err)
+		}
+		if err := syscall.SetNonblock(epfd, true); err != nil {
+			syscall.Close(epfd)
+			closeLoops(loops[:t])
+			return nil, os.NewSyscallError("fcntl", err)
+		}
+		l := &evloop{
+			e: e, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), rec: e.recs[t],
+			buf: make([]byte, evloopReadBuf), events: make([]syscall.EpollEvent, 256), sa: copySockaddr(sa), family: family,
+			scan: int64(min(e.slack, 10*time.Millisecond)),
+		}
+		l.scan = max(l.scan, int64(time.Millisecond))
+		if l.rc, err = l.file.SyscallConn(); err != nil {
+			l.file.Close()
+			closeLoops(loops[:t])
+			return nil, err
+		}
+		l.waitFn = l.poll
+		loops[t] = l
+	}
+	for i, r := range reqs {
+		l := loops[i%len(loops)]
+		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i]}
+		l.conns = append(l.conns, c)
+		if c.budget != 0 {
+			l.active++
+		} else {
+			c.state = cDone
+		}
+	}
+	return loops, nil
+}
+
+func closeLoops(loops []*evloop) {
+	for _, l := range loops {
+		l.file.Close()
+	}
+}
+
+// copySockaddr gives each loop its own address: a syscall.Sockaddr keeps a buffer it writes
+// on every Connect, so it cannot be shared between goroutines.
+func copySockaddr(sa syscall.Sockaddr) syscall.Sockaddr {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		c := *a
+		return &c
+	case *syscall.SockaddrInet6:
+		c := *a
+		return &c
+	}
+	return sa
+}
+
+// sockaddr resolves the target once.
+func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, error) {
+	port, err := net.LookupPort("tcp", t.Port)
+	if err != nil {
+		return nil, 0, err
+	}
+	ip := net.ParseIP(t.Host)
+	if ip == nil {
+		ips, err := net.DefaultResolver.LookupIPAddr(ctx, t.Host)
+		if err != nil || len(ips) == 0 {
+			return nil, 0, errors.New("resolving " + t.Host + ": no address")
+		}
+		ip = ips[0].IP
+	}
+	if v4 := ip.To4(); v4 != nil {
+		sa := &syscall.SockaddrInet4{Port: port}
+		copy(sa.Addr[:], v4)
+		return sa, syscall.AF_INET, nil
+	}
+	sa := &syscall.SockaddrInet6{Port: port}
+	copy(sa.Addr[:], ip.To16())
+	return sa, syscall.AF_INET6, nil
+}
+
+// run serves the loop's connections until every one has finished (its budget spent, or
+// the run stopped) or the run is cancelled.
+func (l *evloop) run() {
+	defer l.close()
+	for _, c := range l.conns {
+		if c.state != cDone {
+			l.next(c)
+		}
+	}
+	for l.active > 0 && !l.e.cancel.Load() {
+		if len(l.retry) > 0 {
+			retry := l.retry
+			l.retry = l.retry[len(l.retry):]
+			for _, c := range retry {
+				l.next(c)
+			}
+		}
+		l.wait(len(l.retry) == 0)
+		for _, ev := range l.events[:l.ready] {
+			if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
+				l.event(c, ev.Events)
+			}
+		}
+		if now := l.e.now(); now-l.lastScan >= l.scan {
+			l.lastScan = now
+			l.expire(now)
+			if now-l.flushed > int64(time.Second) {
+				l.flush(now)
+			}
+		}
+	}
+}
+
+// poll is the netpoller callback: it takes the ready events, if any, without blocking.
+func (l *evloop) poll(fd uintptr) bool {
+	n, err := syscall.EpollWait(int(fd), l.events, 0)
+	if err != nil || n <= 0 {
+		l.ready = 0
+		return err != nil && err != syscall.EINTR
+	}
+	l.ready = n
+	return true
+}
+
+// wait fills l.events: at once when events are ready, otherwise it parks until one is or
+// the next deadline check is due (block false: do not park at all).
+func (l *evloop) wait(block bool) {
+	if l.poll(uintptr(l.epfd)) || !block {
+		return
+	}
+	_ = l.file.SetReadDeadline(time.Now().Add(time.Duration(l.scan)))
+	if err := l.rc.Read(l.waitFn); err != nil {
+		l.ready = 0
+	}
+}
+
+// event handles what epoll reported for c.
+func (l *evloop) event(c *econn, ev uint32) {
+	switch c.state {
+	case cConnecting:
+		soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+		if err != nil || soerr != 0 {
+			l.fail(c, measure.ConnectError)
+			return
+		}
+		l.e.conns.Add(1)
+		if err := l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN); err != nil {
+			l.fail(c, measure.ConnectError)
+			return
+		}
+		c.state = cIdle
+		l.send(c)
+	case cWriting:
+		l.write(c)
+	case cReading:
+		l.read(c)
+	}
+}
+
+// next sends c's next request, connecting first if needed, or finishes c.
+func (l *evloop) next(c *econn) {
+	if c.budget == 0 || l.e.stop.Load() {
+		l.finish(c)
+		return
+	}
+	if c.fd < 0 {
+		l.connect(c)
+		return
+	}
+	l.send(c)
+}
+
+func (l *evloop) connect(c *econn) {
+	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		l.connectFailed(c)
+		return
+	}
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	c.fd = fd
+	c.start = l.e.now()
+	c.deadline = c.start + int64(l.e.timeout)
+	switch err := syscall.Connect(fd, l.sa); err {
+	case nil, syscall.EINPROGRESS:
+		c.state = cConnecting
+		if err := l.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT); err != nil {
+			l.connectFailed(c)
+		}
+	default:
+		l.connectFailed(c)
+	}
+}
+
+// connectFailed records a connect error for c's next request and tries again later.
+func (l *evloop) connectFailed(c *econn) {
+	l.closeFD(c)
+	if l.e.stop.Load() || l.e.cancel.Load() {
+		l.finish(c) // the run ended while connecting: not an attempt at the target
+		return
+	}
+	_, n, ep, _ := c.req.Request()
+	now := l.e.now()
+	for i := 0; i < n; i++ {
+		l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(ep)})
+	}
+	l.retry = append(l.retry, c)
+}
+
+func (l *evloop) send(c *econn) {
+	raw, n, ep, head := c.req.Request()
+	c.n, c.got, c.ep, c.head = n, 0, ep, head
+	c.p.reset(head)
+	c.rbytes = 0
+	c.start = l.e.now()
+	c.deadline = c.start + int64(l.e.timeout)
+	c.pending = raw
+	c.state = cWriting
+	l.write(c)
+}
+
+// write writes what is left of the request; the socket's buffer takes a small request at once.
+func (l *evloop) write(c *econn) {
+	for len(c.pending) > 0 {
+		n, err := syscall.Write(c.fd, c.pending)
+		switch {
+		case err == syscall.EAGAIN:
+			if !c.out {
+				c.out = true
+				_ = l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN|syscall.EPOLLOUT)
+			}
+			return
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			l.fail(c, measure.WriteError)
+			return
+		}
+		c.pending = c.pending[n:]
+	}
+	if c.state == cWriting && c.n > 0 {
+		c.state = cReading
+		if c.out { // back to EPOLLIN alone once the write that waited for room is done
+			c.out = false
+			_ = l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN)
+		}
+		if len(c.carry) > 0 {
+			l.consume(c, nil) // a pipelined response that already arrived
+		}
+	}
+}
+
+// read reads what arrived for c and parses it.
+func (l *evloop) read(c *econn) {
+	n, err := syscall.Read(c.fd, l.buf)
+	switch {
+	case err == syscall.EAGAIN || err == syscall.EINTR:
+		return
+	case err != nil:
+		l.fail(c, measure.ReadError)
+		return
+	case n == 0:
+		if c.p.eof() {
+			l.complete(c, nil)
+			return
+		}
+		l.fail(c, measure.ReadError)
+		return
+	}
+	l.consume(c, l.buf[:n])
+}
+
+// consume feeds c's carried bytes and then b to the parser, completing responses.
+func (l *evloop) consume(c *econn, b []byte) {
+	if len(c.carry) > 0 {
+		b = append(c.carry, b...)
+		c.carry = c.carry[:0]
+	}
+	for len(b) > 0 && c.state == cReading {
+		used, err := c.p.feed(b)
+		c.rbytes += int64(used)
+		if err != nil {
+			l.fail(c, classify(err))
+			return
+		}
+		b = b[used:]
+		if !c.p.done() {
+			return
+		}
+		l.complete(c, b)
+		if c.state != cReading || len(b) == 0 {
+			return
+		}
+		if c.got < c.n {
+			continue // the next response of a pipelined batch
+		}
+		c.carry = append(c.carry[:0], b...) // bytes nobody asked for: the next request meets them
+		return
+	}
+}
+
+// complete records the response just parsed and, after a batch's last response, sends the next
+// request (or reconnects when the server closes the connection).
+func (l *evloop) complete(c *econn, rest []byte) {
+	now := l.e.now()
+	l.record(c, measure.Sample{Done: now, Latency: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
+		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
+	c.got++
+	closing := c.p.close || c.p.untilEOF
+	if closing {
+		l.closeFD(c)
+		if c.got < c.n {
+			l.failRest(c, measure.ReadError, now)
+		}
+		c.state = cIdle
+		l.next(c)
+		return
+	}
+	if c.got < c.n {
+		c.p.reset(c.head)
+		c.rbytes = 0
+		return
+	}
+	c.state = cIdle
+	if len(rest) > 0 {
+		c.carry = append(c.carry[:0], rest...)
+	}
+	l.next(c)
+}
+
+// fail records c's outstanding requests as failed, drops the connection and tries again.
+func (l *evloop) fail(c *econn, class measure.Class) {
+	if c.state == cConnecting {
+		l.connectFailed(c)
+		return
+	}
+	now := l.e.now()
+	l.closeFD(c)
+	if !l.e.cancel.Load() {
+		l.failRest(c, class, now)
+	}
+	c.state = cIdle
+	l.retry = append(l.retry, c)
+}
+
+func (l *evloop) failRest(c *econn, class measure.Class, now int64) {
+	for ; c.got < c.n; c.got++ {
+		l.record(c, measure.Sample{Done: now, Latency: now - c.start, Class: class, Endpoint: uint8(c.ep)})
+	}
+}
+
+// expire fails every attempt that has passed its deadline: a timeout is noticed at most
+// l.scan late.
+func (l *evloop) expire(now int64) {
+	for _, c := range l.conns {
+		switch {
+		case c.state == cConnecting && now > c.deadline:
+			l.connectFailed(c)
+		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
+			l.fail(c, measure.TimeoutError)
+		}
+	}
+}
+
+func (l *evloop) record(c *econn, s measure.Sample) {
+	l.batch[l.nbatch] = s
+	l.nbatch++
+	l.lastDone = s.Done
+	if c.budget > 0 {
+		c.budget--
+	}
+	if l.nbatch == len(l.batch) {
+		l.flush(s.Done)
+	}
+}
+
+func (l *evloop) flush(now int64) {
+	if l.nbatch > 0 {
+		l.rec.Add(l.batch[:l.nbatch])
+		l.nbatch = 0
+	}
+	l.flushed = now
+}
+
+func (l *evloop) ctl(op int, c *econn, events uint32) error {
+	ev := syscall.EpollEvent{Events: events, Fd: c.id}
+	return syscall.EpollCtl(l.epfd, op, c.fd, &ev)
+}
+
+func (l *evloop) closeFD(c *econn) {
+	if c.fd >= 0 {
+		syscall.Close(c.fd) // closing also removes it from the epoll set
+		c.fd = -1
+	}
+	c.pending, c.carry, c.out = nil, c.carry[:0], false
+}
+
+// finish ends c for good.
+func (l *evloop) finish(c *econn) {
+	if c.state == cDone {
+		return
+	}
+	l.closeFD(c)
+	c.state = cDone
+	l.active--
+}
+
+func (l *evloop) close() {
+	l.flush(l.e.now())
+	for _, c := range l.conns {
+		l.closeFD(c)
+	}
+	l.file.Close()
+}
