@@ -261,6 +261,27 @@ func testCancelStopsAtOnceAndKeepsResults(t *testing.T, mode ioMode) {
 	}
 }
 
+func TestLargeRequestBody(t *testing.T) { bothIO(t, testLargeRequestBody) }
+
+// testLargeRequestBody sends a body larger than a socket's send buffer, so writes must wait
+// for room (the event loop's EPOLLOUT path).
+func testLargeRequestBody(t *testing.T, mode ioMode) {
+	const size = 8 << 20
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got.Add(n)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	body := strings.Repeat("x", size)
+	s := run(t, mode, context.Background(), srv.URL, Config{Requests: 3, Connections: 1, Timeout: measure.Duration(20 * time.Second)},
+		scenario.Scenario{Method: "POST", Body: body})
+	if s.Successes != 3 || got.Load() != 3*size {
+		t.Errorf("3 POSTs of %d bytes: %d successes (errors %+v), server read %d bytes; want 3 and %d", size, s.Successes, s.Errors, got.Load(), 3*size)
+	}
+}
+
 func TestAddresses(t *testing.T) { bothIO(t, testAddresses) }
 
 // testAddresses loads the target by IPv6 loopback and by a name that must be resolved.
