@@ -327,3 +327,53 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestExtraBytes(t *testing.T) { bothIO(t, testExtraBytes) }
+
+// testExtraBytes talks to a server that answers every request with two responses: the
+// second one is bytes nobody asked for. Each request is still counted once and exactly N
+// attempts are made, on both I/O paths.
+func testExtraBytes(t *testing.T, mode ioMode) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var requests atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					for i := 0; i+3 < n; i++ {
+						if string(buf[i:i+4]) == "\r\n\r\n" {
+							requests.Add(1)
+							resp := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+							if _, err := c.Write([]byte(resp + resp)); err != nil {
+								return
+							}
+						}
+					}
+				}
+			}()
+		}
+	}()
+	s := run(t, mode, context.Background(), "http://"+ln.Addr().String()+"/", Config{Requests: 40, Connections: 2})
+	if s.Attempts != 40 || s.Requests != 40 || s.Successes != 40 {
+		t.Errorf("attempts %d, responses %d, successes %d (errors %+v); want 40 each", s.Attempts, s.Requests, s.Successes, s.Errors)
+	}
+	// The server wrote two responses per request it saw; recording more responses than it wrote
+	// would mean the same bytes were counted twice.
+	if got := requests.Load(); s.Requests > 2*got || got > 40 {
+		t.Errorf("recorded %d responses, the server saw %d requests and so wrote %d responses", s.Requests, got, 2*got)
+	}
+}

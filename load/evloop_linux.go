@@ -361,7 +361,7 @@ func (l *evloop) consume(c *econn, b []byte) {
 		b = append(c.carry, b...)
 		c.carry = c.carry[:0]
 	}
-	for len(b) > 0 && c.state == cReading {
+	for c.state == cReading {
 		used, err := c.p.feed(b)
 		c.rbytes += int64(used)
 		if err != nil {
@@ -372,45 +372,41 @@ func (l *evloop) consume(c *econn, b []byte) {
 		if !c.p.done() {
 			return
 		}
-		l.complete(c, b)
-		if c.state != cReading || len(b) == 0 {
-			return
+		if l.complete(c, b) || len(b) == 0 {
+			return // the batch is over (any rest went with it) or nothing is left
 		}
-		if c.got < c.n {
-			continue // the next response of a pipelined batch
-		}
-		c.carry = append(c.carry[:0], b...) // bytes nobody asked for: the next request meets them
-		return
+		// The next response of a pipelined batch follows in b.
 	}
 }
 
-// complete records the response just parsed and, after a batch's last response, sends the next
-// request (or reconnects when the server closes the connection).
-func (l *evloop) complete(c *econn, rest []byte) {
+// complete records the response just parsed. After a batch's last response it sends the next
+// request (or reconnects when the server closes the connection), carrying rest, bytes read
+// past that response, over to it, and reports true.
+func (l *evloop) complete(c *econn, rest []byte) bool {
 	now := l.e.now()
 	l.record(c, measure.Sample{Done: now, Latency: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
 	c.got++
-	closing := c.p.close || c.p.untilEOF
-	if closing {
+	if c.p.close || c.p.untilEOF {
 		l.closeFD(c)
 		if c.got < c.n {
 			l.failRest(c, measure.ReadError, now)
 		}
 		c.state = cIdle
 		l.next(c)
-		return
+		return true
 	}
 	if c.got < c.n {
 		c.p.reset(c.head)
 		c.rbytes = 0
-		return
+		return false
 	}
 	c.state = cIdle
 	if len(rest) > 0 {
-		c.carry = append(c.carry[:0], rest...)
+		c.carry = append(c.carry[:0], rest...) // bytes nobody asked for: the next request meets them
 	}
 	l.next(c)
+	return true
 }
 
 // fail records c's outstanding requests as failed, drops the connection and tries again.
