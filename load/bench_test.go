@@ -41,12 +41,12 @@ func BenchmarkParseChunked(b *testing.B) {
 
 func BenchmarkRecord(b *testing.B) {
 	rec := measure.NewRecorder(measure.DefaultExpected(), false, 0)
-	w := &worker{rec: rec, budget: -1}
+	w := &worker{budget: -1, samples: newSampleBatch(rec, workerBatch)}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		w.record(measure.Sample{Done: int64(i) * 1000, Latency: int64(50000 + i%1000*100), Bytes: 150, Status: 200})
 	}
-	w.flush(0)
+	w.samples.flush(0)
 }
 
 func BenchmarkRequestBuild(b *testing.B) {

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -56,7 +55,6 @@ type engine struct {
 	slack    time.Duration // how late a timeout may be noticed (deadlines are refreshed lazily)
 	stop     atomic.Bool   // no new requests
 	cancel   atomic.Bool   // abandon what is in flight (Ctrl-C)
-	stopRun  func()        // a script asked to stop everything
 	stopDial func()        // cancel dials still pending when sending stops
 	ctx      context.Context
 	mu       sync.Mutex // guards workers' connections for interruption
@@ -83,7 +81,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	defer cancelRun()
 	e := &engine{
 		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: runCtx,
-		timeout: cfg.Timeout.Duration(), stopRun: cancelRun,
+		timeout: cfg.Timeout.Duration(),
 	}
 	e.slack = min(e.timeout/8, 100*time.Millisecond)
 	names := src.Endpoints()
@@ -240,10 +238,10 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 	var last int64
 	e.mu.Lock()
 	for _, w := range e.workers {
-		last = max(last, w.lastDone)
+		last = max(last, w.samples.lastDone)
 	}
 	for _, l := range e.loops {
-		last = max(last, l.lastDone)
+		last = max(last, l.samples.lastDone)
 	}
 	e.mu.Unlock()
 	if last > 0 && time.Duration(last) < end {
@@ -259,13 +257,11 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 			Connections: int(e.conns.Load()),
 		}
 	}
-	if e.cancel.Load() && !errors.Is(context.Cause(e.ctx), errScriptStop) {
+	if e.cancel.Load() {
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
 	}
 	return s
 }
-
-var errScriptStop = errors.New("stopped by the script")
 
 // now is the time since the step started (monotonic).
 func (e *engine) now() int64 { return int64(time.Since(e.base)) }

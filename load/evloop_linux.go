@@ -30,11 +30,7 @@ type evloop struct {
 	conns    []*econn
 	active   int // connections not finished
 	retry    []*econn
-	rec      *measure.Recorder
-	batch    [64]measure.Sample
-	nbatch   int
-	flushed  int64
-	lastDone int64
+	samples  sampleBatch
 	buf      []byte // one read buffer for all the loop's connections
 	events   []syscall.EpollEvent
 	ready    int // events filled by the last wait
@@ -72,6 +68,9 @@ const (
 	cDone
 )
 
+// evloopBatch is an event loop's batch size: one batch serves all its connections.
+const evloopBatch = 64
+
 // evloopReadBuf is the size of an evloop's read buffer.
 const evloopReadBuf = 64 << 10
 
@@ -94,7 +93,7 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 			return nil, os.NewSyscallError("fcntl", err)
 		}
 		l := &evloop{
-			e: e, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), rec: e.recs[t],
+			e: e, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), samples: newSampleBatch(e.recs[t], evloopBatch),
 			buf: make([]byte, evloopReadBuf), events: make([]syscall.EpollEvent, 256), sa: copySockaddr(sa), family: family,
 			scan: int64(min(e.slack, 10*time.Millisecond)),
 		}
@@ -190,8 +189,8 @@ func (l *evloop) run() {
 		if now := l.e.now(); now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)
-			if now-l.flushed > int64(time.Second) {
-				l.flush(now)
+			if now-l.samples.flushed > maxBatchAge {
+				l.samples.flush(now) // a quiet loop still reports what it has
 			}
 		}
 	}
@@ -444,23 +443,10 @@ func (l *evloop) expire(now int64) {
 }
 
 func (l *evloop) record(c *econn, s measure.Sample) {
-	l.batch[l.nbatch] = s
-	l.nbatch++
-	l.lastDone = s.Done
 	if c.budget > 0 {
 		c.budget--
 	}
-	if l.nbatch == len(l.batch) {
-		l.flush(s.Done)
-	}
-}
-
-func (l *evloop) flush(now int64) {
-	if l.nbatch > 0 {
-		l.rec.Add(l.batch[:l.nbatch])
-		l.nbatch = 0
-	}
-	l.flushed = now
+	l.samples.add(s)
 }
 
 func (l *evloop) ctl(op int, c *econn, events uint32) error {
@@ -487,7 +473,7 @@ func (l *evloop) finish(c *econn) {
 }
 
 func (l *evloop) close() {
-	l.flush(l.e.now())
+	l.samples.flush(l.e.now())
 	for _, c := range l.conns {
 		l.closeFD(c)
 	}

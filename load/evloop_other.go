@@ -6,7 +6,7 @@ import "github.com/apiperf/apiperf/scenario"
 
 const evloopSupported = false
 
-type evloop struct{ lastDone int64 }
+type evloop struct{ samples sampleBatch }
 
 func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
 	panic("evloop: not supported on this system")

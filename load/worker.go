@@ -14,8 +14,8 @@ import (
 	"github.com/apiperf/apiperf/scenario"
 )
 
-// batchSize samples are recorded under one lock: small, because every connection holds a batch.
-const batchSize = 16
+// workerBatch is a goroutine worker's batch size: small, because every connection holds one.
+const workerBatch = 16
 
 // readBufSize is the size of the pooled buffers reads go into: a connection holds a buffer
 // only while bytes are arriving, so idle connections cost no buffer memory.
@@ -27,7 +27,6 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); retur
 type worker struct {
 	e      *engine
 	id     int
-	rec    *measure.Recorder
 	req    scenario.Requester
 	dialed chan dialResult // replies from the dialer pool
 	watch  scenario.ResponseWatcher
@@ -38,22 +37,20 @@ type worker struct {
 	nc net.Conn
 	rc syscall.RawConn // plain TCP: reads go through the poller without a per-connection buffer
 
-	deadline  int64 // current I/O deadline, as an offset from e.base
-	p         parser
-	readFn    func(fd uintptr) bool // made once so reads do not allocate
-	rerr      error
-	rbytes    int64
-	carry     []byte // bytes read past the end of a response (pipelining)
-	capture   []byte // the whole response, when the requester watches responses
-	tlsBuf    []byte
-	batch     [batchSize]measure.Sample
-	nbatch    int
-	lastFlush int64
-	lastDone  int64 // when this worker's last attempt ended (the window ends at the latest)
+	deadline int64 // current I/O deadline, as an offset from e.base
+	p        parser
+	readFn   func(fd uintptr) bool // made once so reads do not allocate
+	rerr     error
+	rbytes   int64
+	carry    []byte // bytes read past the end of a response (pipelining)
+	capture  []byte // the whole response, when the requester watches responses
+	tlsBuf   []byte
+	samples  sampleBatch
 }
 
 func newWorker(e *engine, id int, req scenario.Requester) *worker {
-	w := &worker{e: e, id: id, rec: e.recs[id%len(e.recs)], req: req, dialed: make(chan dialResult, 1)}
+	w := &worker{e: e, id: id, req: req, dialed: make(chan dialResult, 1),
+		samples: newSampleBatch(e.recs[id%len(e.recs)], workerBatch)}
 	w.watch, _ = req.(scenario.ResponseWatcher)
 	w.delay, _ = req.(scenario.Delayer)
 	w.readFn = w.readRaw
@@ -313,29 +310,16 @@ func (w *worker) atEOF() error {
 }
 
 func (w *worker) record(s measure.Sample) {
-	w.lastDone = s.Done
-	w.batch[w.nbatch] = s
-	w.nbatch++
 	if w.budget > 0 {
 		w.budget--
 	}
-	if w.nbatch == batchSize || s.Done-w.lastFlush > int64(time.Second) {
-		w.flush(s.Done)
-	}
+	w.samples.add(s)
 }
 
 func (w *worker) recordN(n int, s measure.Sample) {
 	for i := 0; i < n; i++ {
 		w.record(s)
 	}
-}
-
-func (w *worker) flush(now int64) {
-	if w.nbatch > 0 {
-		w.rec.Add(w.batch[:w.nbatch])
-		w.nbatch = 0
-	}
-	w.lastFlush = now
 }
 
 func (w *worker) closeConn() {
@@ -358,7 +342,7 @@ func (w *worker) interrupt() {
 }
 
 func (w *worker) end() {
-	w.flush(w.e.now())
+	w.samples.flush(w.e.now())
 	w.closeConn()
 }
 

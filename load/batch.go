@@ -1,0 +1,45 @@
+package load
+
+import (
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// maxBatchAge is how long a sample may wait in a batch before it is handed over, so live
+// progress and the timeline never lag by more.
+const maxBatchAge = int64(time.Second)
+
+// sampleBatch collects the samples of one connection (goroutine workers) or one event loop
+// and hands them to its thread's recorder in batches, so the recorder's lock is taken once
+// per batch, not per request.
+type sampleBatch struct {
+	rec      *measure.Recorder
+	buf      []measure.Sample // len is the batch size; n of them are filled
+	n        int
+	flushed  int64 // when the batch was last handed over
+	lastDone int64 // when the latest attempt ended (the measured window ends at the latest)
+}
+
+func newSampleBatch(rec *measure.Recorder, size int) sampleBatch {
+	return sampleBatch{rec: rec, buf: make([]measure.Sample, size)}
+}
+
+// add appends s, handing the batch over when it is full or its oldest sample is too old.
+func (b *sampleBatch) add(s measure.Sample) {
+	b.buf[b.n] = s
+	b.n++
+	b.lastDone = s.Done
+	if b.n == len(b.buf) || s.Done-b.flushed > maxBatchAge {
+		b.flush(s.Done)
+	}
+}
+
+// flush hands the collected samples over; now is the current time since the step's start.
+func (b *sampleBatch) flush(now int64) {
+	if b.n > 0 {
+		b.rec.Add(b.buf[:b.n])
+		b.n = 0
+	}
+	b.flushed = now
+}
