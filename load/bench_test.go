@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,38 +68,8 @@ func BenchmarkRequestBuild(b *testing.B) {
 // minimal server that answers every request with a canned response: the engine's whole
 // per-request path (write, poll, read, parse, record).
 func BenchmarkExchange(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					// One response per request line received (requests are small and unpipelined).
-					for i := 0; i+3 < n; i++ {
-						if buf[i] == '\r' && buf[i+1] == '\n' && buf[i+2] == '\r' && buf[i+3] == '\n' {
-							if _, err := c.Write(nginxResponse); err != nil {
-								return
-							}
-						}
-					}
-				}
-			}()
-		}
-	}()
-	url := "http://" + ln.Addr().String() + "/healthz"
+	addr, _ := cannedServer(b, nginxResponse)
+	url := "http://" + addr + "/healthz"
 	src, _ := scenario.NewStatic(scenario.Scenario{URL: url})
 	tg, _ := scenario.ParseTarget(url)
 	cfg := Config{Connections: 1, Threads: 1, Requests: 1, Timeout: measure.Duration(2 * time.Second)}
@@ -126,4 +97,44 @@ func BenchmarkExchange(b *testing.B) {
 	if r != int64(b.N) || errs != 0 {
 		b.Fatalf("recorded %d responses and %d errors, want %d and 0", r, errs, b.N)
 	}
+}
+
+// cannedServer is a minimal loopback server that answers every request it reads (small,
+// unpipelined: one per blank line) with resp, whatever resp holds, and counts the requests.
+// It stops when the test ends.
+func cannedServer(tb testing.TB, resp []byte) (addr string, requests *atomic.Int64) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	requests = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					for i := 0; i+3 < n; i++ {
+						if string(buf[i:i+4]) == "\r\n\r\n" {
+							requests.Add(1)
+							if _, err := c.Write(resp); err != nil {
+								return
+							}
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), requests
 }

@@ -334,40 +334,9 @@ func TestExtraBytes(t *testing.T) { bothIO(t, testExtraBytes) }
 // second one is bytes nobody asked for. Each request is still counted once and exactly N
 // attempts are made, on both I/O paths.
 func testExtraBytes(t *testing.T, mode ioMode) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var requests atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					for i := 0; i+3 < n; i++ {
-						if string(buf[i:i+4]) == "\r\n\r\n" {
-							requests.Add(1)
-							resp := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-							if _, err := c.Write([]byte(resp + resp)); err != nil {
-								return
-							}
-						}
-					}
-				}
-			}()
-		}
-	}()
-	s := run(t, mode, context.Background(), "http://"+ln.Addr().String()+"/", Config{Requests: 40, Connections: 2})
+	resp := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	addr, requests := cannedServer(t, []byte(resp+resp))
+	s := run(t, mode, context.Background(), "http://"+addr+"/", Config{Requests: 40, Connections: 2})
 	if s.Attempts != 40 || s.Requests != 40 || s.Successes != 40 {
 		t.Errorf("attempts %d, responses %d, successes %d (errors %+v); want 40 each", s.Attempts, s.Requests, s.Successes, s.Errors)
 	}
