@@ -1,13 +1,12 @@
 package report
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/apiperf/apiperf/compare"
@@ -62,24 +61,12 @@ func WriteDiff(dir string, d *compare.Diff) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	base := DiffBase(d)
-	for _, c := range charts {
-		p := filepath.Join(dir, base+"."+c.suffix)
-		if err := c.chart.WriteFiles(p); err != nil {
-			return paths, fmt.Errorf("writing chart %s: %w", c.suffix, err)
-		}
-		paths = append(paths, p+".png", p+".svg")
-	}
-	var page bytes.Buffer
-	if err := DiffHTML(&page, d); err != nil {
-		return paths, err
-	}
-	p := filepath.Join(dir, DiffHTMLFile)
-	if err := os.WriteFile(p, page.Bytes(), 0o644); err != nil {
-		return paths, fmt.Errorf("writing diff: %w", err)
-	}
-	return append(paths, p), nil
+	out := outputs{dir: dir}
+	err = errors.Join(
+		out.charts(DiffBase(d)+".", charts),
+		out.render(DiffHTMLFile, func(w io.Writer) error { return DiffHTML(w, d) }),
+	)
+	return out.paths, err
 }
 
 // diffCells is one table row of a diff as text: level, QPS A, QPS B, ratio, mean A, mean B,

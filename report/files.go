@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
@@ -38,42 +39,46 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 		name = DefaultName(r)
 	}
 	side := compare.FromRun(name, r)
-	var paths []string
-	var dat bytes.Buffer
-	if err := WriteDat(&dat, side.Levels); err != nil {
-		return nil, err
+	out := outputs{dir: dir}
+	err := errors.Join(
+		out.render(name+".dat", func(w io.Writer) error { return WriteDat(w, side.Levels) }),
+		out.charts(name+"_", runCharts(r, side)),
+		out.render(BenchFile, func(w io.Writer) error { return WriteBench(w, r) }),
+		out.render(HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
+	)
+	return out.paths, err
+}
+
+// outputs writes the files of one rendering into dir and keeps their paths.
+type outputs struct {
+	dir   string
+	paths []string
+}
+
+// render writes what fill produces to dir/name (nothing on a rendering error).
+func (o *outputs) render(name string, fill func(w io.Writer) error) error {
+	var b bytes.Buffer
+	if err := fill(&b); err != nil {
+		return fmt.Errorf("rendering %s: %w", name, err)
 	}
-	p := filepath.Join(dir, name+".dat")
-	if err := os.WriteFile(p, dat.Bytes(), 0o644); err != nil {
-		return nil, fmt.Errorf("writing .dat: %w", err)
+	p := filepath.Join(o.dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	paths = append(paths, p)
-	charts := runCharts(r, side)
+	o.paths = append(o.paths, p)
+	return nil
+}
+
+// charts writes each chart as dir/<prefix><suffix>.png and .svg.
+func (o *outputs) charts(prefix string, charts []namedChart) error {
 	for _, c := range charts {
-		base := filepath.Join(dir, name+"_"+c.suffix)
+		base := filepath.Join(o.dir, prefix+c.suffix)
 		if err := c.chart.WriteFiles(base); err != nil {
-			return paths, fmt.Errorf("writing chart %s: %w", c.suffix, err)
+			return fmt.Errorf("writing chart %s: %w", c.suffix, err)
 		}
-		paths = append(paths, base+".png", base+".svg")
+		o.paths = append(o.paths, base+".png", base+".svg")
 	}
-	var bench bytes.Buffer
-	if err := WriteBench(&bench, r); err != nil {
-		return paths, err
-	}
-	p = filepath.Join(dir, BenchFile)
-	if err := os.WriteFile(p, bench.Bytes(), 0o644); err != nil {
-		return paths, fmt.Errorf("writing %s: %w", BenchFile, err)
-	}
-	paths = append(paths, p)
-	var page bytes.Buffer
-	if err := HTML(&page, r); err != nil {
-		return paths, err
-	}
-	p = filepath.Join(dir, HTMLFile)
-	if err := os.WriteFile(p, page.Bytes(), 0o644); err != nil {
-		return paths, fmt.Errorf("writing report: %w", err)
-	}
-	return append(paths, p), nil
+	return nil
 }
 
 // namedChart is a chart and the suffix of its file name.
