@@ -20,6 +20,7 @@ import (
 //
 // The iteration count is the number of complete responses and ns/op is their mean latency.
 func WriteBench(w io.Writer, r *result.Run) error {
+	r.Redact()
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "apiperf-kind: %s\n", benchValue(r.Kind))
 	fmt.Fprintf(bw, "apiperf-url: %s\n", benchValue(r.Scenario.URL))

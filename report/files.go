@@ -31,6 +31,7 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 	if len(r.Steps) == 0 {
 		return nil, errors.New("rendering run: it has no steps")
 	}
+	r.Redact()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("rendering run: %w", err)
 	}

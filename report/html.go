@@ -14,6 +14,7 @@ import (
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 //go:embed templates
@@ -85,6 +86,7 @@ func HTML(w io.Writer, r *result.Run) error {
 	if name == "" {
 		name = DefaultName(r)
 	}
+	r.Redact()
 	side := compare.FromRun(name, r)
 	d := htmlReport{
 		CSS: css(), Kind: r.Kind, Name: name, Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL,
@@ -99,6 +101,9 @@ func HTML(w io.Writer, r *result.Run) error {
 		d.Time = r.Start.UTC().Format(time.RFC3339) + " to " + r.End.UTC().Format(time.RFC3339)
 	}
 	d.Body = r.Scenario.Body
+	if r.Scenario.BodySize > 0 && d.Body == "" {
+		d.Body = fmt.Sprintf("%s (%d bytes, sha256 %s)", scenario.Redacted, r.Scenario.BodySize, r.Scenario.BodySHA256)
+	}
 	if len(d.Body) > 2000 {
 		d.Body = d.Body[:2000] + fmt.Sprintf("… (%d bytes in all)", len(r.Scenario.Body))
 	}

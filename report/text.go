@@ -19,6 +19,7 @@ type TextOptions struct {
 
 // Header writes wrk's first two lines: "Running 10s test @ URL" and the thread/connection line.
 func Header(w io.Writer, r *result.Run) {
+	r.Redact()
 	d := r.Load.Duration.Duration()
 	what := FormatTestDuration(d)
 	if d == 0 {

@@ -77,6 +77,7 @@ func (r *Run) AllWarnings() []string {
 
 // Encode writes r as indented JSON.
 func (r *Run) Encode() ([]byte, error) {
+	r.Redact()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // keep "p99<=500ms" readable; HTML reports escape on their own

@@ -75,13 +75,18 @@ func gcd(a, b int) int {
 	return a
 }
 
-// Redact returns the mix as it may be saved: secret header values hidden.
-func (m *Mix) Redact() *Mix {
+// redact returns the mix as it may be saved: the redaction rule applied to every endpoint.
+func (m *Mix) redact(extra []string, keepBody bool) *Mix {
 	out := *m
 	out.Endpoints = make([]Endpoint, len(m.Endpoints))
 	for i, e := range m.Endpoints {
 		e.Headers = RedactHeaders(e.Headers)
-		e.URL = RedactURL(e.URL)
+		e.URL = RedactURL(e.URL, extra...)
+		e.Path = RedactURL(e.Path, extra...)
+		e.Name = RedactText(e.Name, extra...)
+		if e.Body != "" && !keepBody {
+			e.Body = BodyDigest(e.Body)
+		}
 		out.Endpoints[i] = e
 	}
 	return &out

@@ -32,6 +32,12 @@ type Scenario struct {
 	Script string `json:"script,omitempty"`
 	// Mix is the weighted mix of endpoints sent instead of the single request, if any.
 	Mix *Mix `json:"mix,omitempty"`
+	// SecretParams are more query parameter names to redact (--redact); KeepBody saves the
+	// body as it is (--keep-body) instead of its size and hash (BodySize, BodySHA256).
+	SecretParams []string `json:"redact,omitempty"`
+	KeepBody     bool     `json:"keep_body,omitempty"`
+	BodySize     int      `json:"body_size,omitempty"`
+	BodySHA256   string   `json:"body_sha256,omitempty"`
 }
 
 // ParseHeader reads "Name: value" (wrk's -H form).
@@ -73,17 +79,18 @@ func ParseTarget(rawURL string) (Target, error) {
 		return Target{}, errors.New("no URL given")
 	}
 	u, err := url.Parse(rawURL)
+	shown := RedactURL(rawURL) // error messages never show a secret
 	if err != nil {
-		return Target{}, fmt.Errorf("URL %q does not parse: %v", rawURL, errors.Unwrap(err))
+		return Target{}, fmt.Errorf("URL %q does not parse: %v", shown, errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		if u.Scheme == "" {
-			return Target{}, fmt.Errorf("URL %q has no scheme: want http:// or https://", rawURL)
+			return Target{}, fmt.Errorf("URL %q has no scheme: want http:// or https://", shown)
 		}
-		return Target{}, fmt.Errorf("URL %q: unsupported scheme %q (want http or https)", rawURL, u.Scheme)
+		return Target{}, fmt.Errorf("URL %q: unsupported scheme %q (want http or https)", shown, u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return Target{}, fmt.Errorf("URL %q has no host", rawURL)
+		return Target{}, fmt.Errorf("URL %q has no host", shown)
 	}
 	port := u.Port()
 	if port == "" {
@@ -92,7 +99,7 @@ func ParseTarget(rawURL string) (Target, error) {
 			port = "443"
 		}
 	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return Target{}, fmt.Errorf("URL %q: bad port %q", rawURL, port)
+		return Target{}, fmt.Errorf("URL %q: bad port %q", shown, port)
 	}
 	path := u.EscapedPath()
 	if path == "" {
@@ -175,58 +182,6 @@ func Format(method, path, host string, headers []Header, body []byte) []byte {
 	b.WriteString("\r\n")
 	b.Write(body)
 	return []byte(b.String())
-}
-
-// Redacted is the text that replaces secrets in saved files and reports.
-const Redacted = "REDACTED"
-
-// IsSecret reports whether a header carries a credential (Authorization, Cookie, tokens, keys).
-func IsSecret(name string) bool {
-	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie":
-		return true
-	}
-	for _, w := range []string{"token", "secret", "api-key", "apikey", "password", "session", "auth"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// RedactHeaders returns headers with the values of secrets replaced.
-func RedactHeaders(hs []Header) []Header {
-	out := make([]Header, len(hs))
-	for i, h := range hs {
-		if IsSecret(h.Name) {
-			h.Value = Redacted
-		}
-		out[i] = h
-	}
-	return out
-}
-
-// RedactURL hides a password in the URL's user info.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), Redacted)
-	}
-	return u.String()
-}
-
-// Redact returns the scenario as it may be saved: secrets hidden.
-func (s Scenario) Redact() Scenario {
-	s.Headers = RedactHeaders(s.Headers)
-	s.URL = RedactURL(s.URL)
-	if s.Mix != nil {
-		s.Mix = s.Mix.Redact()
-	}
-	return s
 }
 
 // presentHeaders says which of the headers Format would otherwise add are already there:

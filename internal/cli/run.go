@@ -35,6 +35,8 @@ type loadFlags struct {
 	bodyFile    string
 	insecure    bool
 	expect      string
+	redact      []string
+	keepBody    bool
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -55,6 +57,8 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from this file")
 	fs.BoolVarP(&f.insecure, "insecure", "k", false, "do not verify the server's TLS certificate")
 	fs.StringVar(&f.expect, "expect", "200-399", "status codes that count as success, e.g. 200,201 or 200-299")
+	fs.StringArrayVar(&f.redact, "redact", nil, "also redact the value of this query parameter in every output (repeatable; token, api_key, password... always are)")
+	fs.BoolVar(&f.keepBody, "keep-body", false, "save the request body in run.json and reports (default: only its length and SHA-256)")
 }
 
 // loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
@@ -71,7 +75,7 @@ func loadCommandFlags(fs *pflag.FlagSet, e *env) (*loadFlags, *sourceFlags, *his
 // reporting every problem at once.
 func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, load.Config, measure.StatusSet, error) {
 	var errs []error
-	sc := scenario.Scenario{URL: url, Method: f.method, Body: f.body}
+	sc := scenario.Scenario{URL: url, Method: f.method, Body: f.body, SecretParams: f.redact, KeepBody: f.keepBody}
 	if _, err := scenario.ParseTarget(url); err != nil {
 		errs = append(errs, err)
 	}
@@ -289,33 +293,13 @@ func stepLabel(cfg load.Config) string {
 // newRun starts a run document with the redacted spec and command line.
 func newRun(kind string, sc scenario.Scenario, cfg load.Config, args []string) *result.Run {
 	host, _ := os.Hostname()
-	return &result.Run{
+	r := &result.Run{
 		Version: result.Version, Tool: "apiperf " + Version, Kind: kind,
-		Command: append([]string{"apiperf", kind}, redactArgs(args)...), Host: host,
-		Scenario: sc.Redact(), Load: cfg, Start: time.Now().UTC(),
+		Command: append([]string{"apiperf", kind}, args...), Host: host,
+		Scenario: sc, Load: cfg, Start: time.Now().UTC(),
 	}
-}
-
-// redactArgs hides the values of secret headers on a command line.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		v := a
-		switch {
-		case strings.HasPrefix(a, "-H") && len(a) > 2:
-			v = strings.TrimPrefix(a[2:], "=")
-		case strings.HasPrefix(a, "--header="):
-			v = strings.TrimPrefix(a, "--header=")
-		case i > 0 && (args[i-1] == "-H" || args[i-1] == "--header"):
-		default:
-			continue
-		}
-		if h, err := scenario.ParseHeader(v); err == nil && scenario.IsSecret(h.Name) {
-			out[i] = strings.TrimSuffix(a, v) + h.Name + ": " + scenario.Redacted
-		}
-	}
-	return out
+	r.Redact()
+	return r
 }
 
 // progressPrinter draws a one-line live progress on stderr.
