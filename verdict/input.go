@@ -1,0 +1,103 @@
+// Package verdict says what limited a sweep or capacity run: the generator, the target's
+// CPU, something the target waits on off-CPU, growth that does not come back, or errors.
+// Each claim carries its evidence and a confidence; where the evidence is missing the
+// verdict stays silent and says what it would have needed. The rules are pure functions
+// of plain inputs (Input), so the verdict is table-tested and can be recomputed from
+// run.json alone.
+package verdict
+
+import (
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// Input is what the verdict reads of one run: its levels in plan order and which is the peak.
+type Input struct {
+	Levels []Level `json:"levels"`
+	// Peak indexes Levels: the level with the highest QPS; -1 when there is none.
+	Peak int `json:"peak"`
+	// MachineCores is the number of CPUs of the machine apiperf ran on (0: unknown).
+	MachineCores int `json:"machine_cores,omitempty"`
+	// SameMachine says the target ran on the same machine (a spawned target or --target-pid),
+	// so the generator and the target share MachineCores.
+	SameMachine bool `json:"same_machine,omitempty"`
+}
+
+// Level is one load level as the verdict sees it.
+type Level struct {
+	Label string  `json:"label"` // "c=200" or "rate=1000/s"
+	Load  float64 `json:"load"`  // concurrency, or the target rate (open loop)
+	Open  bool    `json:"open,omitempty"`
+
+	QPS       float64        `json:"qps"`
+	Mean      time.Duration  `json:"mean_ns"`
+	P99       time.Duration  `json:"p99_ns"`
+	Attempts  int64          `json:"attempts"`
+	Errors    measure.Errors `json:"errors"`
+	Status    map[int]int64  `json:"status,omitempty"`     // response codes counted
+	LateSends int64          `json:"late_sends,omitempty"` // open loop: sent more than 1 ms after due
+	Scheduled int64          `json:"scheduled,omitempty"`  // open loop: requests due in the window
+	MaxLag    time.Duration  `json:"max_lag_ns,omitempty"` // open loop: worst send delay
+
+	// Generator is apiperf's own process during the level; nil when not measured.
+	Generator *Usage `json:"generator,omitempty"`
+	// Target is the target's process during the level (--target-pid or its metrics); nil when unknown.
+	Target *Usage `json:"target,omitempty"`
+	// Profile is what the target's profiles showed at this level; nil when none was captured.
+	Profile *Profile `json:"profile,omitempty"`
+}
+
+// Usage is a process's resource use over a level. A zero field is unknown.
+type Usage struct {
+	CPUCores float64 `json:"cpu_cores"`       // mean CPU used, in cores
+	Cores    float64 `json:"cores,omitempty"` // cores it may use (affinity, GOMAXPROCS)
+	RSSBytes float64 `json:"rss_bytes,omitempty"`
+	// HeapBytes and Goroutines are the values at the end of the level (Go targets with
+	// metrics); HeapRise and GoroutineRise how much they rose from its start to its end.
+	HeapBytes     float64 `json:"heap_bytes,omitempty"`
+	HeapRise      float64 `json:"heap_rise,omitempty"`
+	Goroutines    float64 `json:"goroutines,omitempty"`
+	GoroutineRise float64 `json:"goroutine_rise,omitempty"`
+	// SchedSlowPct is the share of goroutine wake-ups that waited over 1 ms to run
+	// (the generator's own scheduler latencies); 0 when unknown.
+	SchedSlowPct float64 `json:"sched_slow_pct,omitempty"`
+}
+
+// Profile is what the target's pprof profiles showed at one level.
+type Profile struct {
+	// TopCum lists the functions with the most cumulative CPU, in percent of the profile.
+	TopCum []Function `json:"top_cum,omitempty"`
+	// GCPct and AllocPct are the shares of CPU time in GC and in allocation.
+	GCPct    float64 `json:"gc_pct,omitempty"`
+	AllocPct float64 `json:"alloc_pct,omitempty"`
+	// Goroutines is the goroutine count; Waits the sites where the busy ones were parked.
+	Goroutines int64  `json:"goroutines,omitempty"`
+	Waits      []Wait `json:"waits,omitempty"`
+	// Inuse lists allocation sites by live heap, in percent of it.
+	Inuse []Function `json:"inuse,omitempty"`
+}
+
+// Function is one row of a top table.
+type Function struct {
+	Name string  `json:"name"`
+	Pct  float64 `json:"pct"`
+}
+
+// Wait is a site where goroutines were parked, e.g. sync.(*Mutex).Lock called from a handler.
+type Wait struct {
+	Site   string `json:"site"`
+	Count  int64  `json:"count"`
+	Reason string `json:"reason,omitempty"` // e.g. "mutex", "channel", "select", "sleep", "I/O"
+}
+
+// inFlight is the load in flight by Little's law: throughput x mean latency.
+func (l Level) inFlight() float64 { return l.QPS * l.Mean.Seconds() }
+
+// errorPct is the share of attempts that failed, status errors included.
+func (l Level) errorPct() float64 {
+	if l.Attempts == 0 {
+		return 0
+	}
+	return 100 * float64(l.Errors.Total()) / float64(l.Attempts)
+}

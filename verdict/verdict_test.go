@@ -1,0 +1,230 @@
+package verdict
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// closed builds closed-loop levels from (concurrency, QPS, mean latency in ms) triples;
+// p99 is twice the mean and every attempt succeeded.
+func closed(rows ...[3]float64) []Level {
+	var out []Level
+	for _, r := range rows {
+		mean := time.Duration(r[2] * float64(time.Millisecond))
+		out = append(out, Level{Label: "c=" + num(r[0]), Load: r[0], QPS: r[1], Mean: mean, P99: 2 * mean, Attempts: int64(r[1] * 5)})
+	}
+	return out
+}
+
+func peakOf(ls []Level) int {
+	p := -1
+	for i, l := range ls {
+		if p < 0 || l.QPS > ls[p].QPS {
+			p = i
+		}
+	}
+	return p
+}
+
+func with(ls []Level, f func(i int, l *Level)) []Level {
+	for i := range ls {
+		f(i, &ls[i])
+	}
+	return ls
+}
+
+func target(cpu, cores float64) func(int, *Level) {
+	return func(_ int, l *Level) { l.Target = &Usage{CPUCores: cpu, Cores: cores} }
+}
+
+// plateauLevels: QPS stops at ~1,000 from c=8 while latency grows with the load.
+func plateauLevels() []Level {
+	return closed([3]float64{2, 400, 5}, [3]float64{8, 1000, 8}, [3]float64{32, 1010, 31.7}, [3]float64{64, 1005, 63.7})
+}
+
+func TestJudge(t *testing.T) {
+	waits := &Profile{Goroutines: 140, Waits: []Wait{{Site: "sync.(*Cond).Wait (target.(*demoPool).get)", Count: 128}}}
+	tests := []struct {
+		name   string
+		levels []Level
+		open   bool
+		same   bool
+		want   []Kind
+		conf   Confidence // of the first claim, when one is wanted
+		says   string     // a phrase the first claim's text must hold
+	}{
+		{
+			// Throughput still following load, CPU low, no errors: nothing to claim.
+			name:   "healthy",
+			levels: with(closed([3]float64{1, 1000, 1}, [3]float64{2, 2000, 1}, [3]float64{4, 3900, 1.02}), target(0.3, 2)),
+		},
+		{
+			// CPU at its cores on a plateau: CPU-bound, with the top functions named.
+			name: "cpu bound",
+			levels: with(plateauLevels(), func(i int, l *Level) {
+				l.Target = &Usage{CPUCores: []float64{0.8, 1.9, 1.95, 1.96}[i], Cores: 2}
+				l.Profile = &Profile{TopCum: []Function{{"main.handler", 90}, {"encoding/json.Marshal", 45}}, GCPct: 12, AllocPct: 18}
+			}),
+			want: []Kind{TargetCPU}, conf: High, says: "encoding/json.Marshal 45%",
+		},
+		{
+			// CPU full but the sweep stopped before a plateau: claimed with less confidence.
+			name:   "cpu bound without plateau",
+			levels: with(closed([3]float64{1, 500, 2}, [3]float64{2, 900, 2.2}), target(1.9, 2)),
+			want:   []Kind{TargetCPU}, conf: Medium, says: "not measured",
+		},
+		{
+			// Same machine, target and generator fill it together: the target is CPU-bound.
+			name: "cpu bound sharing the machine",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 1.5}
+				l.Generator = &Usage{CPUCores: 0.4, Cores: 2}
+			}),
+			same: true, want: []Kind{TargetCPU}, conf: High, says: "machine's 2 cores were full",
+		},
+		{
+			// Plateau, latency growing, CPU idle, wait sites known: waiting, high.
+			name: "waiting with sites",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
+				l.Profile = waits
+			}),
+			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 goroutines wait in sync.(*Cond).Wait",
+		},
+		{
+			// Plateau, CPU idle, no profile: waiting, medium, and a note asking for --pprof.
+			name:   "waiting without sites",
+			levels: with(plateauLevels(), target(0.2, 2)),
+			want:   []Kind{TargetWaiting}, conf: Medium, says: "target CPU only 0.20 of 2 cores",
+		},
+		{
+			// Plateau with CPU unknown and no profile: silence, not a guess.
+			name:   "plateau without evidence",
+			levels: plateauLevels(),
+		},
+		{
+			// Plateau with CPU unknown but wait sites: waiting, low.
+			name:   "plateau with sites only",
+			levels: with(plateauLevels(), func(_ int, l *Level) { l.Profile = waits }),
+			want:   []Kind{TargetWaiting}, conf: Low, says: "wait in sync.(*Cond).Wait",
+		},
+		{
+			// The generator at its cores past the peak: generator-bound; waiting is not judged.
+			name: "generator bound",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Generator = &Usage{CPUCores: 1.9, Cores: 2, SchedSlowPct: 30}
+				l.Target = &Usage{CPUCores: 0.3, Cores: 4}
+			}),
+			want: []Kind{GeneratorBound}, conf: High, says: "apiperf used 1.90 of its 2 cores",
+		},
+		{
+			// Open loop behind its schedule: generator-bound, medium.
+			name: "open loop late sends",
+			open: true,
+			levels: with(closed([3]float64{1000, 1000, 1}, [3]float64{2000, 1990, 1}), func(_ int, l *Level) {
+				l.Open, l.Scheduled, l.LateSends, l.MaxLag = true, 10000, 800, 30*time.Millisecond
+			}),
+			want: []Kind{GeneratorBound}, conf: Medium, says: "8.0% of requests were sent late",
+		},
+		{
+			// Goroutines rising within every level and never back: a leak, with its site.
+			name: "goroutine leak",
+			levels: with(closed([3]float64{1, 500, 2}, [3]float64{2, 1000, 2}, [3]float64{4, 2000, 2}), func(i int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.2, Cores: 2, Goroutines: []float64{1000, 3000, 7000}[i], GoroutineRise: []float64{1000, 2000, 4000}[i]}
+				l.Profile = &Profile{Goroutines: 7000, Waits: []Wait{{Site: "target.apiperfLeak", Count: 6990}}}
+			}),
+			want: []Kind{Growth}, conf: High, says: "6,990 of 7,000 goroutines wait in target.apiperfLeak",
+		},
+		{
+			// Goroutines that follow the load but stay flat within a level: no leak.
+			name: "goroutines follow load",
+			levels: with(closed([3]float64{10, 500, 20}, [3]float64{100, 1000, 20}, [3]float64{200, 2000, 100}), func(i int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.2, Cores: 2, Goroutines: []float64{30, 210, 410}[i], GoroutineRise: []float64{0, 2, 1}[i]}
+			}),
+		},
+		{
+			// Errors from the second level on, mostly connect: where and which class.
+			name: "connect errors",
+			levels: with(closed([3]float64{1, 500, 2}, [3]float64{2, 1000, 2}, [3]float64{4, 2000, 2}), func(i int, l *Level) {
+				if i > 0 {
+					l.Errors = measure.Errors{Connect: 300, Timeout: 10}
+					l.Attempts = 10000
+				}
+			}),
+			want: []Kind{ErrorsStart}, conf: High, says: "errors start at c=2, mostly connect",
+		},
+		{
+			// A trickle of errors under errorStartPct is not a claim.
+			name: "few errors",
+			levels: with(closed([3]float64{1, 500, 2}, [3]float64{2, 1000, 2}), func(_ int, l *Level) {
+				l.Errors, l.Attempts = measure.Errors{Timeout: 1}, 1000
+			}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Judge(Input{Levels: tt.levels, Peak: peakOf(tt.levels), MachineCores: 2, SameMachine: tt.same})
+			if got := v.Kinds(); !slices.Equal(got, tt.want) {
+				t.Fatalf("Judge: kinds %v, want %v\n%+v", got, tt.want, v)
+			}
+			if len(tt.want) == 0 {
+				return
+			}
+			c := v.Claims[0]
+			if c.Confidence != tt.conf {
+				t.Errorf("Judge: %s confidence %s, want %s (%v)", c.Kind, c.Confidence, tt.conf, c.Evidence)
+			}
+			text := c.Summary + "\n" + strings.Join(c.Evidence, "\n")
+			if !strings.Contains(text, tt.says) {
+				t.Errorf("Judge: %s says\n%s\nwant it to contain %q", c.Kind, text, tt.says)
+			}
+		})
+	}
+}
+
+func TestSilence(t *testing.T) {
+	v := Judge(Input{Levels: plateauLevels(), Peak: 2})
+	if len(v.Claims) != 0 {
+		t.Fatalf("Judge without target evidence: claims %v, want none", v.Kinds())
+	}
+	joined := strings.Join(v.Silent, "\n")
+	for _, want := range []string{"target CPU: not measured", "target's CPU is unknown"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("Silent = %q, want a note containing %q", v.Silent, want)
+		}
+	}
+}
+
+func TestLittle(t *testing.T) {
+	tests := []struct {
+		name  string
+		level Level
+		ok    bool
+		ratio float64
+	}{
+		// 1,000 req/s x 10 ms = 10 in flight on 10 connections: consistent.
+		{"consistent", Level{Label: "c=10", Load: 10, QPS: 1000, Mean: 10 * time.Millisecond}, true, 1},
+		// 500 req/s x 10 ms = 5 on 10 connections: half the time idle between requests.
+		{"idle connections", Level{Label: "c=10", Load: 10, QPS: 500, Mean: 10 * time.Millisecond}, false, 0.5},
+		// Open loop: no concurrency to compare with; the figure is informative.
+		{"open loop", Level{Label: "rate=100/s", Load: 100, QPS: 100, Mean: 20 * time.Millisecond, Open: true}, true, 0},
+	}
+	for _, tt := range tests {
+		c := little(Input{Levels: []Level{tt.level}})[0]
+		if c.OK != tt.ok || c.Ratio != tt.ratio {
+			t.Errorf("%s: little = ok %v ratio %v (%s), want ok %v ratio %v", tt.name, c.OK, c.Ratio, c.Note, tt.ok, tt.ratio)
+		}
+	}
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{4812: "4,812", 1234567: "1,234,567", 12.5: "12.5", 0: "0", 999: "999"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
