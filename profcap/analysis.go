@@ -20,6 +20,8 @@ type Analysis struct {
 	InuseSpace *TopTable `json:"inuse_space,omitempty"`
 	// Goroutines is the goroutine count, or nil.
 	Goroutines *int64 `json:"goroutines,omitempty"`
+	// Waits groups the goroutines by where they were parked, or nil.
+	Waits *Waits `json:"waits,omitempty"`
 	// Flame is the CPU flame graph.
 	Flame *FlameGraph `json:"flame,omitempty"`
 }
@@ -66,6 +68,8 @@ func Analyze(p *Profiles, n int) (Analysis, []string) {
 			}
 		}
 		a.Goroutines = &total
+		w := WaitSites(p.Goroutine.Parsed, 0)
+		a.Waits = &w
 	}
 	return a, warns
 }

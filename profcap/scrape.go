@@ -66,6 +66,8 @@ type Series struct {
 	Scrapes  int           `json:"scrapes"`
 	Failed   int           `json:"failed"`
 	Points   []Point       `json:"points"`
+	// Cores is how many CPUs the process may use, when known (/proc samples).
+	Cores int `json:"cores,omitempty"`
 }
 
 type observation struct {
