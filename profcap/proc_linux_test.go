@@ -54,7 +54,9 @@ func psRSS(t *testing.T, pid int) int64 {
 	return kb << 10
 }
 
-func within(a, b, pct float64) bool { return math.Abs(a-b) <= pct/100*math.Max(math.Abs(a), math.Abs(b)) }
+func within(a, b, pct float64) bool {
+	return math.Abs(a-b) <= pct/100*math.Max(math.Abs(a), math.Abs(b))
+}
 
 func TestReadProcMatchesIndependentReads(t *testing.T) {
 	pid := busyChild(t)
