@@ -8,7 +8,7 @@ import (
 
 // maxBatchAge is how long a sample may wait in a batch before it is handed over, so live
 // progress and the timeline never lag by more.
-const maxBatchAge = int64(time.Second)
+const maxBatchAge = int64(250 * time.Millisecond)
 
 // sampleBatch collects the samples of one connection (goroutine workers) or one event loop
 // and hands them to its thread's recorder in batches, so the recorder's lock is taken once

@@ -22,9 +22,11 @@ type Progress struct {
 type Option func(*options)
 
 type options struct {
-	progress func(Progress)
-	expected measure.StatusSet
-	io       ioMode
+	progress  func(Progress)
+	intervals func(*measure.Interval)
+	every     time.Duration
+	expected  measure.StatusSet
+	io        ioMode
 }
 
 // ioMode chooses how a closed loop does its I/O; tests set it to cover both ways.
@@ -64,6 +66,12 @@ type engine struct {
 	lateSend atomic.Int64
 	maxLag   atomic.Int64
 	conns    atomic.Int64 // connections opened
+
+	stream     *measure.IntervalStream
+	onInterval func(*measure.Interval)
+	sealed     int64         // intervals emitted so far
+	ivLag      atomic.Int64  // the largest send lag in the current interval
+	sched      *openSchedule // open loop
 }
 
 // Run loads the target with requests from src as cfg says and returns what it measured. It
@@ -88,6 +96,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	for i := 0; i < cfg.Threads; i++ {
 		e.recs = append(e.recs, measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names)))
 	}
+	e.stream, e.onInterval = measure.NewIntervalStream(e.recs, o.every), o.intervals
 	dialCtx, stopDial := context.WithCancel(runCtx)
 	defer stopDial()
 	e.stopDial = stopDial
@@ -187,9 +196,15 @@ func (e *engine) supervise(wg *sync.WaitGroup, o options) time.Duration {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	sealer := time.NewTimer(e.nextSeal())
+	defer sealer.Stop()
 	ctxDone := e.ctx.Done()
 	for {
 		select {
+		case <-sealer.C:
+			now := time.Since(e.base)
+			e.seal(now)
+			sealer.Reset(e.nextSeal() - now)
 		case <-done:
 			return time.Since(e.base)
 		case <-deadline:
@@ -247,7 +262,8 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 	if last > 0 && time.Duration(last) < end {
 		end = time.Duration(last)
 	}
-	s := measure.Combine(e.base, end, e.recs, names)
+	e.stream.Close(e.emit)
+	s := e.stream.Step(e.base, end, names)
 	s.Concurrency = e.cfg.Connections
 	if e.cfg.OpenLoop() {
 		s.Open = &measure.OpenLoop{

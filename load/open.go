@@ -43,6 +43,7 @@ func (s *openSchedule) claim() (int64, time.Duration, bool) {
 // is short of CPU (then more connections would only add load to it).
 func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
 	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.cfg.Duration.Duration(), total: e.cfg.Requests}
+	e.sched = sched
 	var wg sync.WaitGroup
 	spawn := func(connect bool) error {
 		id := len(e.workers)
@@ -196,13 +197,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 		}
 		start := w.e.now()
 		if lag := start - due; lag > int64(lateThreshold) {
-			w.e.lateSend.Add(1)
-			for {
-				cur := w.e.maxLag.Load()
-				if lag <= cur || w.e.maxLag.CompareAndSwap(cur, lag) {
-					break
-				}
-			}
+			w.e.noteLag(lag)
 		}
 		w.exchange(raw, n, ep, head, due, start)
 	}

@@ -205,3 +205,26 @@ func FuzzHistogramJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestIntervalStreamLateSample: a sample that reaches its recorder after its interval was
+// sealed counts in the oldest open interval, so the intervals still sum to the totals.
+func TestIntervalStreamLateSample(t *testing.T) {
+	r := NewRecorder(DefaultExpected(), false, 0)
+	st := NewIntervalStream([]*Recorder{r}, time.Second)
+	var got []*Interval
+	emit := func(iv *Interval) { got = append(got, iv) }
+	r.Add([]Sample{{Done: int64(100 * time.Millisecond), Latency: int64(time.Millisecond), Status: 200}})
+	st.Seal(2500*time.Millisecond, emit) // intervals 0 and 1 are over
+	if len(got) != 2 || got[0].Requests != 1 || got[1].Requests != 0 {
+		t.Fatalf("after the first seal: %d intervals, want 2 (the first with 1 request, the second empty)", len(got))
+	}
+	r.Add([]Sample{{Done: int64(1500 * time.Millisecond), Latency: int64(time.Millisecond), Status: 500}}) // late
+	st.Close(emit)
+	s := st.Step(time.Unix(0, 0), 3*time.Second, nil)
+	if len(got) != 3 || got[2].Index != 2 || got[2].Requests != 1 || got[2].Errors.Status != 1 {
+		t.Fatalf("late sample: intervals %d, want it in interval 2 as a status error", len(got))
+	}
+	if len(s.Timeline) != 3 || s.Requests != 2 {
+		t.Errorf("step: %d timeline entries and %d requests, want 3 and 2", len(s.Timeline), s.Requests)
+	}
+}

@@ -55,8 +55,12 @@ type Recorder struct {
 	bytes       int64
 	errors      Errors
 	status      [1000]int64
-	timeline    []Second
 	endpoints   []*endpointRec
+
+	every   int64          // interval length (ns)
+	sealed  int64          // intervals before this one were handed to the stream
+	pending []*recInterval // open intervals, by index
+	free    []*recInterval // sealed intervals kept for reuse
 }
 
 type endpointRec struct {
@@ -69,7 +73,7 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram()}
+	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval)}
 	if open {
 		r.uncorrected = NewHistogram()
 	}
@@ -94,35 +98,36 @@ func (r *Recorder) Add(batch []Sample) {
 func (r *Recorder) add(s *Sample) {
 	r.attempts++
 	r.bytes += int64(s.Bytes)
-	sec := int(s.Done / int64(time.Second))
-	for len(r.timeline) <= sec {
-		r.timeline = append(r.timeline, Second{T: len(r.timeline)})
-	}
-	tl := &r.timeline[sec]
-	tl.Bytes += int64(s.Bytes)
+	iv := r.interval(s.Done)
+	iv.attempts++
+	iv.bytes += int64(s.Bytes)
 	var ep *endpointRec
 	if int(s.Endpoint) < len(r.endpoints) {
 		ep = r.endpoints[s.Endpoint]
 	}
 	if s.Class == Response {
 		r.requests++
-		tl.Requests++
+		iv.requests++
 		lat := time.Duration(s.Latency)
 		r.latency.Record(lat)
+		iv.latency.Record(lat)
 		r.all.Record(lat)
 		if r.uncorrected != nil {
 			r.uncorrected.Record(time.Duration(s.Uncorrected))
+			iv.uncorrected.Record(time.Duration(s.Uncorrected))
 		}
 		code := int(s.Status)
 		if code >= 0 && code < len(r.status) {
 			r.status[code]++
+			iv.codes[int(s.Endpoint)%max(1, len(r.endpoints))*1000+code]++
 		}
 		ok := r.expected.Has(code)
 		if ok {
 			r.successes++
+			iv.successes++
 		} else {
 			r.errors.Status++
-			tl.Errors++
+			iv.errors.Status++
 		}
 		if ep != nil {
 			ep.requests++
@@ -136,7 +141,6 @@ func (r *Recorder) add(s *Sample) {
 		}
 		return
 	}
-	tl.Errors++
 	var e Errors
 	switch s.Class {
 	case ConnectError:
@@ -152,6 +156,7 @@ func (r *Recorder) add(s *Sample) {
 		e.Protocol = 1
 	}
 	r.errors.Add(e)
+	iv.errors.Add(e)
 	if ep != nil {
 		ep.errors.Add(e)
 	}
@@ -164,13 +169,17 @@ func (r *Recorder) Progress() (requests, errors int64) {
 	return r.requests, r.errors.Total()
 }
 
-// Combine turns the recorders of one step (one per engine thread) into a Step.
-// names labels the scenario endpoints (nil for a single request).
+// Combine turns the recorders of one step (one per engine thread) into a Step, for
+// recorders whose intervals no IntervalStream took. names labels the scenario endpoints
+// (nil for a single request).
 func Combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []string) *Step {
+	return NewIntervalStream(recs, 0).Step(start, elapsed, names)
+}
+
+// combine adds up the recorders' totals.
+func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []string) *Step {
 	s := &Step{Start: start, Elapsed: Duration(elapsed), Status: map[int]int64{}, Threads: len(recs)}
 	s.Latency, s.AllAttempts = NewHistogram(), NewHistogram()
-	var perThread []float64
-	full := int(elapsed / time.Second) // only whole seconds count as per-thread rate samples
 	for _, r := range recs {
 		r.mu.Lock()
 		s.Attempts += r.attempts
@@ -191,16 +200,6 @@ func Combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 			}
 			s.Uncorrected.Merge(r.uncorrected)
 		}
-		for _, sec := range r.timeline {
-			s.Timeline = addSecond(s.Timeline, sec)
-		}
-		for i := 0; i < full; i++ {
-			var n int64
-			if i < len(r.timeline) {
-				n = r.timeline[i].Requests
-			}
-			perThread = append(perThread, float64(n))
-		}
 		for i, ep := range r.endpoints {
 			name := ""
 			if i < len(names) {
@@ -213,13 +212,6 @@ func Combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 		}
 		r.mu.Unlock()
 	}
-	if len(perThread) == 0 && elapsed > 0 {
-		// Shorter than a second: one sample per thread, scaled to a second.
-		for _, r := range recs {
-			perThread = append(perThread, float64(r.requests)/elapsed.Seconds())
-		}
-	}
-	s.ThreadRPS = rateStats(perThread)
 	for i := range s.Endpoints {
 		s.Endpoints[i].LatencySummary = Summarize(s.Endpoints[i].Latency)
 	}

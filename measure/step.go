@@ -74,12 +74,16 @@ func (e *Errors) Add(o Errors) {
 	e.Protocol += o.Protocol
 }
 
-// Second is one second of the timeline, counted by completion time.
+// Second is one interval of the timeline (a second unless the step says otherwise), counted
+// by completion time: the summary of an Interval that a run keeps.
 type Second struct {
-	T        int   `json:"t"` // seconds since the step started
-	Requests int64 `json:"requests"`
-	Errors   int64 `json:"errors"`
-	Bytes    int64 `json:"bytes"`
+	T        int     `json:"t"` // intervals (seconds) since the step started
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	Bytes    int64   `json:"bytes"`
+	P50      float64 `json:"p50_ms,omitempty"` // corrected latency of the interval's responses
+	P99      float64 `json:"p99_ms,omitempty"`
+	Max      float64 `json:"max_ms,omitempty"`
 }
 
 // Summary is a latency histogram's headline numbers in milliseconds, for readers of the
@@ -154,6 +158,7 @@ type Step struct {
 	AllAttempts        *Histogram `json:"all_attempts"`
 
 	Timeline  []Second  `json:"timeline"`
+	Interval  Duration  `json:"interval,omitempty"` // length of a timeline entry; 0: one second
 	ThreadRPS RateStats `json:"thread_rps"`
 	Threads   int       `json:"threads"`
 	Open      *OpenLoop `json:"open_loop,omitempty"`
@@ -294,6 +299,8 @@ func addSecond(tl []Second, sec Second) []Second {
 		tl[i].Requests += sec.Requests
 		tl[i].Errors += sec.Errors
 		tl[i].Bytes += sec.Bytes
+		// Percentiles of two intervals do not merge: keep the larger, an upper bound.
+		tl[i].P50, tl[i].P99, tl[i].Max = max(tl[i].P50, sec.P50), max(tl[i].P99, sec.P99), max(tl[i].Max, sec.Max)
 		return tl
 	}
 	tl = append(tl, Second{})

@@ -1,0 +1,79 @@
+package load
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// sealLag is how long after an interval ends it is sealed: long enough for the samples
+// still in batches (handed over at least every maxBatchAge) to reach their recorders.
+const sealLag = time.Duration(maxBatchAge) + 50*time.Millisecond
+
+// WithIntervals calls f with each interval of the live stream (measure.DefaultInterval
+// long), in order, from the engine's supervising goroutine; the last ones come as the run
+// ends. f may keep the intervals. The step's totals are exactly the sum of the intervals.
+func WithIntervals(f func(*measure.Interval)) Option {
+	return func(o *options) { o.intervals = f }
+}
+
+// withInterval sets the interval length (tests use short ones).
+func withInterval(d time.Duration) Option { return func(o *options) { o.every = d } }
+
+// nextSeal is when (since the step's start) the interval after the last sealed one is due
+// to be sealed.
+func (e *engine) nextSeal() time.Duration {
+	return time.Duration(e.sealed+1)*e.stream.Every() + sealLag
+}
+
+// seal emits the intervals that are over.
+func (e *engine) seal(now time.Duration) {
+	e.stream.Seal(now-sealLag, e.emit)
+}
+
+// emit completes an interval with the engine's gauges and hands it on.
+func (e *engine) emit(iv *measure.Interval) {
+	e.sealed = iv.Index + 1
+	e.mu.Lock()
+	iv.Connections = len(e.workers)
+	e.mu.Unlock()
+	if e.loops != nil {
+		iv.Connections = e.cfg.Connections
+	}
+	if e.cfg.OpenLoop() {
+		iv.TargetRate = e.cfg.Rate
+		iv.Lag = time.Duration(e.ivLag.Swap(0))
+		if e.sched != nil {
+			p, end := e.sched.pacer, iv.Start+iv.Length
+			if e.sched.limit > 0 {
+				end = min(end, e.sched.limit)
+			}
+			due := p.Count(end-1) - p.Count(iv.Start-1)
+			if e.sched.total > 0 {
+				due = max(0, min(p.Count(end-1), e.sched.total)-min(p.Count(iv.Start-1), e.sched.total))
+			}
+			iv.Scheduled = max(due, 0)
+		}
+	}
+	if e.onInterval != nil {
+		e.onInterval(iv)
+	}
+}
+
+// noteLag records a late send's lag in the run's and the interval's maximum.
+func (e *engine) noteLag(lag int64) {
+	e.lateSend.Add(1)
+	raise(&e.maxLag, lag)
+	raise(&e.ivLag, lag)
+}
+
+// raise sets m to v when v is larger.
+func raise(m *atomic.Int64, v int64) {
+	for {
+		cur := m.Load()
+		if v <= cur || m.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}

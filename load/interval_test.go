@@ -1,0 +1,98 @@
+package load
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// TestIntervalsSumToTotals loads a server that answers some requests with 500 and lets some
+// time out, in 100 ms intervals, and checks that the emitted intervals add up exactly to the
+// step's totals: counts, errors by class, statuses, bytes and histogram counts.
+func TestIntervalsSumToTotals(t *testing.T) {
+	bothIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0) })
+	t.Run("open", func(t *testing.T) { testIntervalsSum(t, ioAuto, 400) })
+}
+
+func testIntervalsSum(t *testing.T, mode ioMode, rate float64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		switch {
+		case i%97 == 0:
+			time.Sleep(300 * time.Millisecond) // past the timeout
+		case i%7 == 0:
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	src, _ := scenario.NewStatic(scenario.Scenario{URL: srv.URL})
+	tg, _ := scenario.ParseTarget(srv.URL)
+	cfg := Config{Connections: 4, Threads: 2, Duration: measure.Duration(1200 * time.Millisecond),
+		Timeout: measure.Duration(200 * time.Millisecond), Rate: rate}
+	var ivs []*measure.Interval
+	var at []time.Time
+	step, err := Run(context.Background(), cfg, src, tg, withIO(mode), withInterval(100*time.Millisecond),
+		WithIntervals(func(iv *measure.Interval) { ivs, at = append(ivs, iv), append(at, time.Now()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(at) > 0 && time.Since(at[0]) < 500*time.Millisecond {
+		t.Errorf("the first interval came %v before the 1.2s run ended, want it during the run", time.Since(at[0]))
+	}
+	var sum measure.Interval
+	sum.Status = map[int]int64{}
+	lat, unc := measure.NewHistogram(), measure.NewHistogram()
+	for i, iv := range ivs {
+		if iv.Index != int64(i) {
+			t.Fatalf("interval %d has index %d, want them in order without gaps", i, iv.Index)
+		}
+		sum.Attempts += iv.Attempts
+		sum.Requests += iv.Requests
+		sum.Successes += iv.Successes
+		sum.Bytes += iv.Bytes
+		sum.Errors.Add(iv.Errors)
+		sum.Status = measure.AddStatus(sum.Status, iv.Status)
+		lat.Merge(iv.Latency)
+		if rate > 0 {
+			if iv.Uncorrected == nil || iv.TargetRate != rate {
+				t.Fatalf("open-loop interval %d: uncorrected %v, target rate %v; want a histogram and %v", i, iv.Uncorrected, iv.TargetRate, rate)
+			}
+			unc.Merge(iv.Uncorrected)
+		}
+	}
+	if len(ivs) < 10 {
+		t.Errorf("got %d intervals of 100ms in a 1.2s run, want at least 10", len(ivs))
+	}
+	if len(step.Timeline) != len(ivs) {
+		t.Errorf("timeline has %d entries, %d intervals were emitted", len(step.Timeline), len(ivs))
+	}
+	if sum.Attempts != step.Attempts || sum.Requests != step.Requests || sum.Successes != step.Successes || sum.Bytes != step.Bytes {
+		t.Errorf("intervals sum to attempts/requests/successes/bytes %d/%d/%d/%d, step has %d/%d/%d/%d",
+			sum.Attempts, sum.Requests, sum.Successes, sum.Bytes, step.Attempts, step.Requests, step.Successes, step.Bytes)
+	}
+	if sum.Errors != step.Errors {
+		t.Errorf("intervals sum to errors %+v, step has %+v", sum.Errors, step.Errors)
+	}
+	if step.Errors.Status == 0 || step.Errors.Timeout == 0 {
+		t.Errorf("step errors %+v: want status and timeout errors for the test to mean something", step.Errors)
+	}
+	for code, c := range step.Status {
+		if sum.Status[code] != c {
+			t.Errorf("status %d: intervals sum to %d, step has %d", code, sum.Status[code], c)
+		}
+	}
+	if !lat.Equal(step.Latency) {
+		t.Errorf("merged interval histograms (%d samples) differ from the step's latency (%d)", lat.Count(), step.Latency.Count())
+	}
+	if rate > 0 && !unc.Equal(step.Uncorrected) {
+		t.Errorf("merged uncorrected interval histograms (%d) differ from the step's (%d)", unc.Count(), step.Uncorrected.Count())
+	}
+}

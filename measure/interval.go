@@ -1,0 +1,280 @@
+package measure
+
+import (
+	"math"
+	"time"
+)
+
+// DefaultInterval is the length of one interval of the live stream.
+const DefaultInterval = time.Second
+
+// Interval is a snapshot of one interval of a running step, merged across the engine's
+// threads: what completed in it (by completion time), its errors by class, its statuses and
+// its latency histogram. The intervals of a step sum exactly to its totals. A sample that
+// reaches its recorder after its interval was sealed counts in the oldest interval still open.
+type Interval struct {
+	Index     int64         // from 0 at the step's start
+	Start     time.Duration // since the step's start
+	Length    time.Duration
+	Attempts  int64
+	Requests  int64 // complete responses, any status
+	Successes int64
+	Bytes     int64
+	Errors    Errors
+	Status    map[int]int64   // complete responses by status
+	ByEnd     []map[int]int64 // status counts by endpoint index, when the scenario has several
+	Latency   *Histogram      // corrected latency of complete responses
+	// Uncorrected is the open loop's latency from the actual send (nil in closed loop).
+	Uncorrected *Histogram
+
+	// Set by the engine when the interval is sealed.
+	Connections int           // connections open (closed loop: each has a request in flight)
+	TargetRate  float64       // open loop: the schedule's requests per second
+	Scheduled   int64         // open loop: requests that came due in the interval
+	Lag         time.Duration // open loop: the largest delay between due and actual send in it
+}
+
+// QPS is complete responses per second of the interval.
+func (iv *Interval) QPS() float64 {
+	if iv.Length <= 0 {
+		return 0
+	}
+	return float64(iv.Requests) / iv.Length.Seconds()
+}
+
+// Second summarizes the interval for the step's timeline.
+func (iv *Interval) Second() Second {
+	s := Second{T: int(iv.Index), Requests: iv.Requests, Errors: iv.Errors.Total(), Bytes: iv.Bytes}
+	if iv.Latency != nil && iv.Latency.Count() > 0 {
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		s.P50, s.P99, s.Max = ms(iv.Latency.Percentile(50)), ms(iv.Latency.Percentile(99)), ms(iv.Latency.Max())
+	}
+	return s
+}
+
+// recInterval is one interval as one recorder holds it, with fixed-size counts so that
+// recording into it does not allocate.
+type recInterval struct {
+	index                                int64
+	attempts, requests, successes, bytes int64
+	errors                               Errors
+	codes                                []int64 // endpoint*1000 + status
+	latency, uncorrected                 *Histogram
+}
+
+func (r *Recorder) newInterval(index int64) *recInterval {
+	if n := len(r.free); n > 0 {
+		iv := r.free[n-1]
+		r.free = r.free[:n-1]
+		iv.index = index
+		return iv
+	}
+	iv := &recInterval{index: index, codes: make([]int64, 1000*max(1, len(r.endpoints))), latency: NewHistogram()}
+	if r.open {
+		iv.uncorrected = NewHistogram()
+	}
+	return iv
+}
+
+func (iv *recInterval) reset() {
+	codes, lat, unc := iv.codes, iv.latency, iv.uncorrected
+	clear(codes)
+	lat.h.Reset()
+	if unc != nil {
+		unc.h.Reset()
+	}
+	*iv = recInterval{codes: codes, latency: lat, uncorrected: unc}
+}
+
+// interval returns the open interval a sample done at t (since the step's start) counts in.
+func (r *Recorder) interval(t int64) *recInterval {
+	idx := t / r.every
+	if idx < r.sealed {
+		idx = r.sealed
+	}
+	for i := len(r.pending) - 1; i >= 0; i-- {
+		if iv := r.pending[i]; iv.index == idx {
+			return iv
+		} else if iv.index < idx {
+			iv := r.newInterval(idx)
+			r.pending = append(r.pending, nil)
+			copy(r.pending[i+2:], r.pending[i+1:])
+			r.pending[i+1] = iv
+			return iv
+		}
+	}
+	iv := r.newInterval(idx)
+	r.pending = append(r.pending, nil)
+	copy(r.pending[1:], r.pending)
+	r.pending[0] = iv
+	return iv
+}
+
+// drain seals the intervals before index upTo (all with upTo < 0) and hands each to f, in
+// order, then reuses it. Later samples for them count in interval upTo.
+func (r *Recorder) drain(upTo int64, f func(iv *recInterval)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if upTo < 0 {
+		upTo = math.MaxInt64
+	} else {
+		r.sealed = max(r.sealed, upTo)
+	}
+	n := 0
+	for _, iv := range r.pending {
+		if iv.index >= upTo {
+			break
+		}
+		f(iv)
+		iv.reset()
+		r.free = append(r.free, iv)
+		n++
+	}
+	r.pending = r.pending[:copy(r.pending, r.pending[n:])]
+	if len(r.free) > 2 {
+		r.free = r.free[:2] // keep memory constant: a sealed interval rarely needs more spares
+	}
+}
+
+// IntervalStream merges the intervals of one step's recorders (one per engine thread) as
+// they are sealed, and keeps the step's timeline and per-thread rates. Recording never waits
+// for it: it takes each recorder's batch lock once per seal.
+type IntervalStream struct {
+	recs      []*Recorder
+	every     time.Duration
+	next      int64 // the first interval not yet emitted
+	closed    bool
+	timeline  []Second
+	perThread [][]int64 // requests by thread and interval
+}
+
+// NewIntervalStream returns the stream of recs, in intervals of length every (default
+// DefaultInterval). Call it before anything is recorded.
+func NewIntervalStream(recs []*Recorder, every time.Duration) *IntervalStream {
+	if every <= 0 {
+		every = DefaultInterval
+	}
+	for _, r := range recs {
+		r.every = int64(every)
+	}
+	return &IntervalStream{recs: recs, every: every, perThread: make([][]int64, len(recs))}
+}
+
+// Every is the length of an interval.
+func (s *IntervalStream) Every() time.Duration { return s.every }
+
+// Seal emits, in order, every interval that ended by now (time since the step's start).
+// emit may keep the intervals it is given.
+func (s *IntervalStream) Seal(now time.Duration, emit func(*Interval)) {
+	if !s.closed {
+		s.collect(int64(now/s.every), emit)
+	}
+}
+
+// Close emits every interval left, even those not over yet; after Close the stream is done.
+func (s *IntervalStream) Close(emit func(*Interval)) {
+	if !s.closed {
+		s.collect(-1, emit)
+		s.closed = true
+	}
+}
+
+// collect seals the intervals before upTo (all with upTo < 0) in every recorder, merges
+// them and emits them in order, empty ones included.
+func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
+	if upTo >= 0 && upTo <= s.next {
+		return
+	}
+	var merged []*Interval
+	at := func(idx int64) *Interval {
+		for int64(len(merged)) <= idx-s.next {
+			i := s.next + int64(len(merged))
+			merged = append(merged, &Interval{Index: i, Start: time.Duration(i) * s.every, Length: s.every,
+				Status: map[int]int64{}, Latency: NewHistogram()})
+		}
+		return merged[idx-s.next]
+	}
+	if upTo > 0 {
+		at(upTo - 1) // emit empty intervals too
+	}
+	for t, r := range s.recs {
+		eps := len(r.endpoints)
+		r.drain(upTo, func(ri *recInterval) {
+			iv := at(ri.index)
+			iv.Attempts += ri.attempts
+			iv.Requests += ri.requests
+			iv.Successes += ri.successes
+			iv.Bytes += ri.bytes
+			iv.Errors.Add(ri.errors)
+			iv.Latency.Merge(ri.latency)
+			if ri.uncorrected != nil {
+				if iv.Uncorrected == nil {
+					iv.Uncorrected = NewHistogram()
+				}
+				iv.Uncorrected.Merge(ri.uncorrected)
+			}
+			if eps > 1 && iv.ByEnd == nil {
+				iv.ByEnd = make([]map[int]int64, eps)
+				for i := range iv.ByEnd {
+					iv.ByEnd[i] = map[int]int64{}
+				}
+			}
+			for i, n := range ri.codes {
+				if n == 0 {
+					continue
+				}
+				iv.Status[i%1000] += n
+				if eps > 1 {
+					iv.ByEnd[i/1000][i%1000] += n
+				}
+			}
+			pt := s.perThread[t]
+			for int64(len(pt)) <= ri.index {
+				pt = append(pt, 0)
+			}
+			pt[ri.index] += ri.requests
+			s.perThread[t] = pt
+		})
+	}
+	for _, iv := range merged {
+		if r := s.recs; len(r) > 0 && r[0].open && iv.Uncorrected == nil {
+			iv.Uncorrected = NewHistogram()
+		}
+		s.timeline = append(s.timeline, iv.Second())
+		if emit != nil {
+			emit(iv)
+		}
+	}
+	s.next += int64(len(merged))
+}
+
+// Step closes the stream and combines its recorders' totals into a Step whose timeline is
+// the stream's intervals. names labels the scenario endpoints (nil for a single request).
+func (s *IntervalStream) Step(start time.Time, elapsed time.Duration, names []string) *Step {
+	s.Close(nil)
+	st := combine(start, elapsed, s.recs, names)
+	st.Timeline = s.timeline
+	if s.every != DefaultInterval {
+		st.Interval = Duration(s.every)
+	}
+	// Per-thread rates: only whole intervals inside the window count as samples.
+	var rates []float64
+	full := int(elapsed / s.every)
+	for _, pt := range s.perThread {
+		for i := 0; i < full; i++ {
+			var n int64
+			if i < len(pt) {
+				n = pt[i]
+			}
+			rates = append(rates, float64(n)/s.every.Seconds())
+		}
+	}
+	if len(rates) == 0 && elapsed > 0 {
+		// Shorter than an interval: one sample per thread, scaled to a second.
+		for _, r := range s.recs {
+			rates = append(rates, float64(r.requests)/elapsed.Seconds())
+		}
+	}
+	st.ThreadRPS = rateStats(rates)
+	return st
+}
