@@ -1,0 +1,255 @@
+package compare
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+)
+
+// MetricP50 is the median latency; `ab` reports it but does not gate on it.
+const MetricP50 = "p50"
+
+// DefaultPairs is how many A/B pairs `apiperf ab` runs at each level.
+const DefaultPairs = 10
+
+// ABCheck is the paired comparison of one metric at one level: B against A over pairs of
+// steps run back to back (in ABBA order), so that drift of the machine hits both alike.
+type ABCheck struct {
+	Level  string `json:"level"`
+	Metric string `json:"metric"` // MetricQPS, MetricP50, MetricP99 or MetricErrorRate
+	Unit   string `json:"unit"`
+	// A and B are the values of the pairs, pair i in A[i] and B[i].
+	A []float64 `json:"a"`
+	B []float64 `json:"b"`
+	// AMedian and BMedian are the medians of each side.
+	AMedian float64 `json:"a_median"`
+	BMedian float64 `json:"b_median"`
+	// Change is the Hodges-Lehmann estimate of the per-pair change of B against A: for QPS
+	// and latencies in percent (the ratio B/A is 1 + Change/100), for the error rate in
+	// percentage points (B - A).
+	Change float64 `json:"change"`
+	// CI is the confidence interval of Change, at the per-check confidence; nil when there
+	// are too few pairs for one.
+	CI *Interval `json:"ci,omitempty"`
+	// P is the two-sided Wilcoxon signed-rank p-value of the per-pair changes.
+	P float64 `json:"p"`
+	// Gated says the metric has a budget (QPS, p99, error rate); p50 is reported only.
+	Gated       bool   `json:"gated"`
+	Tested      bool   `json:"tested"`      // enough pairs for P to reach the per-check alpha
+	Significant bool   `json:"significant"` // tested and P < the per-check alpha
+	OverBudget  bool   `json:"over_budget"` // the estimate is worse than the budget allows
+	Regression  bool   `json:"regression"`  // gated, over budget and (significant or untested)
+	Power       *Power `json:"power,omitempty"`
+}
+
+// Interval is a confidence interval [Lo, Hi] at Level (e.g. 0.983).
+type Interval struct {
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Level float64 `json:"level"`
+}
+
+// ABResult is the outcome of an interleaved A/B comparison: every check and the warnings.
+type ABResult struct {
+	Config GateConfig `json:"config"`
+	A      string     `json:"a"` // what A and B were, e.g. their URLs
+	B      string     `json:"b"`
+	// CheckAlpha is the significance level of each gated check: Config's alpha divided by
+	// the number of gated checks (Bonferroni), so that Alpha bounds the chance that any
+	// check of an A/A comparison is significant.
+	CheckAlpha float64   `json:"check_alpha"`
+	Checks     []ABCheck `json:"checks"`
+	Warnings   []string  `json:"warnings,omitempty"`
+}
+
+// Pass reports whether no check found a regression.
+func (r *ABResult) Pass() bool { return r.Regressions() == 0 }
+
+// Regressions counts the failing checks.
+func (r *ABResult) Regressions() int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.Regression {
+			n++
+		}
+	}
+	return n
+}
+
+// JSON encodes the result as indented JSON.
+func (r *ABResult) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding a/b result: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// abMetric is a metric of an A/B comparison and how its budget reads.
+type abMetric struct {
+	gateMetric
+	ratio bool // compare logs of the values (a ratio), else differences
+	gated bool
+}
+
+var abMetrics = []abMetric{
+	{gateMetrics[0], true, true}, // QPS
+	{gateMetric{MetricP50, "ms", func(s *measure.Step) float64 {
+		if s.Latency == nil || s.Latency.Count() == 0 {
+			return math.NaN()
+		}
+		return float64(s.Latency.Percentile(50)) / 1e6
+	}, true}, true, false},
+	{gateMetrics[1], true, true}, // p99
+	{gateMetrics[2], false, true},
+}
+
+// AB compares run b against run a pair by pair: steps with the same label and repetition
+// number form a pair. It fails with an error when no pair can be formed.
+func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("gate config: %w", err)
+	}
+	al, bl := gateLevels(a), gateLevels(b)
+	res := &ABResult{Config: cfg}
+	res.Config.Alpha = cfg.alpha()
+	type pairs struct {
+		label string
+		a, b  []*measure.Step
+	}
+	var levels []pairs
+	for _, l := range al {
+		other := gateFind(bl, l.label)
+		if other == nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("level %s was run on A only, not compared", l.label))
+			continue
+		}
+		p := pairs{label: l.label}
+		unpaired := 0
+		for _, sa := range l.steps {
+			i := slices.IndexFunc(other.steps, func(sb *measure.Step) bool { return sb.Rep == sa.Rep })
+			if i < 0 {
+				unpaired++
+				continue
+			}
+			p.a, p.b = append(p.a, sa), append(p.b, other.steps[i])
+		}
+		if unpaired += len(other.steps) - len(p.b); unpaired > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d step(s) without a partner, not compared", l.label, unpaired))
+		}
+		if len(p.a) > 0 {
+			levels = append(levels, p)
+		}
+	}
+	if len(levels) == 0 {
+		return nil, errors.New("no pairs to compare: A and B share no level and repetition")
+	}
+	gated := 0
+	for _, m := range abMetrics {
+		if m.gated {
+			gated += len(levels)
+		}
+	}
+	res.CheckAlpha = res.Config.Alpha / float64(gated)
+	untested := false
+	for _, l := range levels {
+		for _, m := range abMetrics {
+			c, warn := m.check(res.Config, res.CheckAlpha, l.label, l.a, l.b)
+			if warn != "" {
+				res.Warnings = append(res.Warnings, warn)
+			}
+			if c == nil {
+				continue
+			}
+			untested = untested || (c.Gated && !c.Tested)
+			res.Checks = append(res.Checks, *c)
+		}
+	}
+	if untested {
+		need := 1
+		for SignedRankMinP(need) >= res.CheckAlpha {
+			need++
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("too few pairs for a statistical test at alpha %g over %d checks (need --count %d or more): "+
+			"checks marked \"not tested\" fail on the budget alone", res.Config.Alpha, gated, need))
+	}
+	return res, nil
+}
+
+// check compares one metric over the pairs (a[i], b[i]); nil with a warning when no pair
+// has values on both sides.
+func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*measure.Step) (*ABCheck, string) {
+	c := &ABCheck{Level: label, Metric: m.name, Unit: m.unit, Gated: m.gated, P: 1}
+	var d []float64
+	dropped := 0
+	for i := range a {
+		x, y := m.value(a[i]), m.value(b[i])
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || (m.ratio && !(x > 0 && y > 0)) {
+			dropped++
+			continue
+		}
+		c.A, c.B = append(c.A, x), append(c.B, y)
+		if m.ratio {
+			d = append(d, math.Log(y/x))
+		} else {
+			d = append(d, y-x)
+		}
+	}
+	warn := ""
+	if dropped > 0 {
+		warn = fmt.Sprintf("%s %s: %d pair(s) without a value on both sides, not compared", label, m.name, dropped)
+	}
+	if len(d) == 0 {
+		return nil, warn
+	}
+	c.AMedian, c.BMedian = Median(c.A), Median(c.B)
+	sr, _ := SignedRankTest(d)
+	c.P = sr.P
+	c.Tested = SignedRankMinP(len(d)) < alpha
+	c.Significant = c.Tested && c.P < alpha
+	hl := HodgesLehmann(d, 1-alpha)
+	unit := func(x float64) float64 {
+		if m.ratio {
+			return logToPercent(x)
+		}
+		return x
+	}
+	c.Change = unit(hl.Estimate)
+	if !math.IsInf(hl.Lo, 0) {
+		c.CI = &Interval{Lo: unit(hl.Lo), Hi: unit(hl.Hi), Level: hl.Level}
+	}
+	worse := 1
+	if !m.higherBad {
+		worse = -1
+	}
+	var overBudget func(est float64) bool // est in log units or points
+	switch m.name {
+	case MetricQPS:
+		overBudget = func(est float64) bool { return -logToPercent(est) > cfg.MaxQPSDrop }
+	case MetricP99:
+		overBudget = func(est float64) bool { return logToPercent(est) > cfg.MaxP99Rise }
+	case MetricErrorRate:
+		overBudget = func(est float64) bool { return est > 0 && c.BMedian > cfg.MaxErrorRate }
+	}
+	if m.gated {
+		c.OverBudget = signOf(hl.Estimate) == worse && overBudget(hl.Estimate)
+		c.Regression = c.OverBudget && (c.Significant || !c.Tested)
+	}
+	det, fail, detOK, failOK := pairedPower(d, alpha, worse, overBudget)
+	_, spread := deviations(d, hl.Estimate)
+	c.Power = &Power{Samples: len(d), Noise: unit(spread), Detect: ptr(unit(det), detOK)}
+	if m.gated {
+		if !m.higherBad {
+			fail = -fail // a drop, as a positive percentage
+			c.Power.Fail = ptr(-unit(fail), failOK)
+		} else {
+			c.Power.Fail = ptr(unit(fail), failOK)
+		}
+	}
+	return c, warn
+}
