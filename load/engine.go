@@ -87,6 +87,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
+	defer bound(runCtx, cfg, src)()
 	e := &engine{
 		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: runCtx,
 		timeout: cfg.Timeout.Duration(),

@@ -293,6 +293,10 @@ func (l *evloop) connectFailed(c *econn) {
 
 func (l *evloop) send(c *econn) {
 	raw, n, ep, head := c.req.Request()
+	if l.e.stop.Load() {
+		l.finish(c) // the run ended while the request was made (a script's request())
+		return
+	}
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	c.p.reset(head)
 	c.rbytes = 0

@@ -67,6 +67,9 @@ func (w *worker) closedLoop() {
 			}
 		}
 		raw, n, ep, head := w.req.Request()
+		if w.e.stop.Load() {
+			return // the run ended while the request was made (a script's request())
+		}
 		if w.nc == nil && (!w.connect(n, ep) || w.e.stop.Load()) {
 			continue // the loop condition ends it if sending stopped during the dial
 		}

@@ -79,7 +79,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := checkFileLimit(cfg.MaxConns()); err != nil {
 		return err
 	}
-	src, err := sf.build(sc, extra)
+	src, err := sf.build(ctx, sc, extra)
 	if err != nil {
 		return asUsage(err)
 	}

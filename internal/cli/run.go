@@ -202,7 +202,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := checkFileLimit(conns); err != nil {
 		return err
 	}
-	src, err := sf.build(sc, extra)
+	src, err := sf.build(ctx, sc, extra)
 	if err != nil {
 		return asUsage(err)
 	}

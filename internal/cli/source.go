@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -37,7 +38,7 @@ type source struct {
 
 // build makes the request source for sc; extra are the words after "--". A script or
 // scenario file that does not load is bad input.
-func (f *sourceFlags) build(sc scenario.Scenario, extra []string) (*source, error) {
+func (f *sourceFlags) build(ctx context.Context, sc scenario.Scenario, extra []string) (*source, error) {
 	switch {
 	case f.script != "" && f.scenario != "":
 		return nil, errors.New("give --script or --scenario, not both")
@@ -46,7 +47,7 @@ func (f *sourceFlags) build(sc scenario.Scenario, extra []string) (*source, erro
 		if out == nil {
 			out = os.Stdout
 		}
-		src, err := lua.New(f.script, sc, lua.Options{Args: extra, Stdout: out})
+		src, err := lua.New(f.script, sc, lua.Options{Args: extra, Stdout: out, Context: ctx})
 		if err != nil {
 			return nil, err
 		}
@@ -72,4 +73,11 @@ func (f *sourceFlags) build(sc scenario.Scenario, extra []string) (*source, erro
 		return nil, err
 	}
 	return &source{Source: st, scenario: sc}, nil
+}
+
+// Bound passes the run's bound to a script (scenario.Bounded), so it cannot outlive the run.
+func (s *source) Bound(ctx context.Context) {
+	if b, ok := s.Source.(scenario.Bounded); ok {
+		b.Bound(ctx)
+	}
 }

@@ -200,7 +200,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		defer p.Stop()
 		sc.URL = p.URL() + nativePath
 	}
-	src, err := sf.build(sc, extra)
+	src, err := sf.build(ctx, sc, extra)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -45,9 +45,13 @@ func (c *conn_) Request() ([]byte, int, int, bool) {
 		err = errEmpty(t.src.name)
 	}
 	if err != nil {
+		ended := t.ended()
 		t.mu.Unlock()
-		// Keep sending the last good request until the engine stops; the error ends the run.
-		t.src.fail(err)
+		// Keep sending the last good request until the engine stops; the error ends the run
+		// unless the call stopped because the run is over.
+		if !ended {
+			t.src.fail(err)
+		}
 		if c.raw == nil {
 			c.raw, c.n = t.static0(), 1
 		}
@@ -92,7 +96,11 @@ func (c *conn_) response(status int, header, body []byte) bool {
 	hs := headerTable(L, header)
 	err := L.CallByParam(glua.P{Fn: L.GetGlobal("response"), Protect: true},
 		glua.LNumber(status), hs, glua.LString(body))
+	ended := t.ended()
 	t.mu.Unlock()
+	if err != nil && ended {
+		return true
+	}
 	if err != nil {
 		s.fail(&scriptError{"script response: " + luaMessage(s.name, err)})
 	}
@@ -117,7 +125,11 @@ func (c *conn_) delay() time.Duration {
 		}
 		L.Pop(1)
 	}
+	ended := t.ended()
 	t.mu.Unlock()
+	if err != nil && ended {
+		return 0
+	}
 	if err != nil {
 		s.fail(&scriptError{"script delay: " + luaMessage(s.name, err)})
 		return 0

@@ -57,10 +57,14 @@ func (s *Source) Done(w io.Writer, step *measure.Step) error {
 		s.out = prev
 		s.outMu.Unlock()
 	}()
+	ctx, cancel := s.loadCtx()
+	defer cancel()
+	L.SetContext(ctx)
+	defer L.SetContext(s.base)
 	err := L.CallByParam(glua.P{Fn: fn, Protect: true},
 		summaryTable(L, step), newStats(L, latencyStats(step.Latency)), newStats(L, requestStats(step)))
 	if err != nil {
-		return fmt.Errorf("script done: %s", luaMessage(s.name, err))
+		return s.overBudget(ctx, "done", fmt.Errorf("script done: %s", luaMessage(s.name, err)))
 	}
 	return nil
 }

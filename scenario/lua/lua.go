@@ -4,6 +4,7 @@
 package lua
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -24,6 +26,11 @@ type Options struct {
 	Args []string
 	// Stdout receives the script's print and io.write output (default: discarded).
 	Stdout io.Writer
+	// Context ends every Lua call when it is done (Ctrl-C); default: never.
+	Context context.Context
+	// LoadBudget bounds each load-time phase (top level, setup, init, first request);
+	// default DefaultLoadBudget.
+	LoadBudget time.Duration
 }
 
 // Source runs a wrk script: it is a scenario.Source whose requests come from the script.
@@ -43,6 +50,10 @@ type Source struct {
 	mainMu  sync.Mutex // guards main and threads
 	main    *glua.LState
 	threads []*thread
+
+	base   context.Context // the process's: Ctrl-C ends every call
+	budget time.Duration   // of each load-time phase
+	run    context.Context // the run's bound (Bound), guarded by mainMu
 
 	stopped atomic.Bool // thread:stop() was called: stop the run
 	errMu   sync.Mutex
@@ -81,15 +92,24 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{name: name, code: code, sc: sc, target: t, out: o.Stdout}
+	s := &Source{name: name, code: code, sc: sc, target: t, out: o.Stdout, base: o.Context, budget: o.LoadBudget}
 	if s.out == nil {
 		s.out = io.Discard
 	}
+	if s.base == nil {
+		s.base = context.Background()
+	}
+	if s.budget <= 0 {
+		s.budget = DefaultLoadBudget
+	}
 	s.args = append([]string{sc.URL}, o.Args...)
-	L, err := s.newState()
+	ctx, cancel := s.loadCtx()
+	L, err := s.newState(ctx)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
+	L.SetContext(s.base)
 	s.main = L
 	// Thread 0 always exists: making it now checks init and request before any traffic,
 	// as wrk checks the first request.
@@ -100,9 +120,11 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	return s, nil
 }
 
-// newState makes a Lua state with wrk's globals and runs the script's top level in it.
-func (s *Source) newState() (*glua.LState, error) {
+// newState makes a Lua state with wrk's globals and runs the script's top level in it,
+// under ctx.
+func (s *Source) newState(ctx context.Context) (*glua.LState, error) {
 	L := glua.NewState()
+	L.SetContext(ctx)
 	s.installOutput(L)
 	if err := L.DoString(bootstrap); err != nil {
 		L.Close()
@@ -117,7 +139,7 @@ func (s *Source) newState() (*glua.LState, error) {
 	}
 	if err != nil {
 		L.Close()
-		return nil, fmt.Errorf("loading script: %s", luaMessage(s.name, err))
+		return nil, s.overBudget(ctx, "top level", fmt.Errorf("loading script: %s", luaMessage(s.name, err)))
 	}
 	return L, nil
 }
@@ -157,21 +179,27 @@ func (s *Source) thread(id int) (*thread, error) {
 	if t := s.threads[id]; t != nil {
 		return t, nil
 	}
-	L, err := s.newState()
+	ctx, cancel := s.loadCtx()
+	defer cancel()
+	L, err := s.newState(ctx)
 	if err != nil {
 		return nil, err
 	}
 	t := &thread{src: s, id: id, addr: s.target.Address, L: L}
 	if fn, ok := s.main.GetGlobal("setup").(*glua.LFunction); ok {
-		if err := s.main.CallByParam(glua.P{Fn: fn, Protect: true}, t.userData(s.main)); err != nil {
+		s.main.SetContext(ctx)
+		err := s.main.CallByParam(glua.P{Fn: fn, Protect: true}, t.userData(s.main))
+		s.main.SetContext(s.base)
+		if err != nil {
 			L.Close()
-			return nil, fmt.Errorf("script setup: %s", luaMessage(s.name, err))
+			return nil, s.overBudget(ctx, "setup", fmt.Errorf("script setup: %s", luaMessage(s.name, err)))
 		}
 	}
 	if err := t.init(); err != nil {
 		L.Close()
-		return nil, err
+		return nil, s.overBudget(ctx, "init or its first request()", err)
 	}
+	L.SetContext(s.runContext())
 	s.threads[id] = t
 	return t, nil
 }

@@ -1,0 +1,97 @@
+package lua
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// Finding 1 of issue 12: a script stuck at load time fails after the load budget with a
+// message that says so, in every load-time phase.
+func TestScriptStuckAtLoadTime(t *testing.T) {
+	for _, tc := range []struct{ name, code, want string }{
+		{"top level", "while true do end", "top level still running after 200ms"},
+		{"setup", "function setup(t) while true do end end", "setup still running after 200ms"},
+		{"init", "function init(a) while true do end end", "init or its first request() still running after 200ms"},
+		{"first request", "request = function() while true do end end", "init or its first request() still running after 200ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := NewString("stuck.lua", tc.code, scenario.Scenario{URL: "http://127.0.0.1:1/"}, Options{LoadBudget: 200 * time.Millisecond})
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "stuck.lua") {
+				t.Fatalf("NewString(%q) = %v; want an error containing %q", tc.code, err, tc.want)
+			}
+			if took > 2*time.Second {
+				t.Errorf("NewString(%q) took %v; want about the 200ms budget", tc.code, took)
+			}
+		})
+	}
+	// Ctrl-C while the script loads ends it at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := NewString("stuck.lua", "while true do end", scenario.Scenario{URL: "http://127.0.0.1:1/"}, Options{Context: ctx, LoadBudget: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("NewString cancelled = %v; want interrupted", err)
+	}
+}
+
+// loopAfterFirst is a request() that answers once (the load-time check) and then never returns.
+const loopAfterFirst = `
+n = 0
+request = function()
+  n = n + 1
+  if n > 2 then while true do end end
+  return wrk.format()
+end
+`
+
+// Finding 1 of issue 12: a request() that never returns cannot outlive -d + --timeout, nor
+// Ctrl-C; the run returns what it measured and no script error.
+func TestScriptStuckAtRunTime(t *testing.T) {
+	srv, _ := newServer(t)
+	for _, tc := range []struct {
+		name   string
+		cancel time.Duration // Ctrl-C after this (0: never)
+		max    time.Duration
+	}{
+		{"deadline", 0, 2500 * time.Millisecond}, // -d 600ms + --timeout 400ms, plus slack for a loaded machine
+		{"ctrl-c", 300 * time.Millisecond, 1500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancel > 0 {
+				time.AfterFunc(tc.cancel, cancel)
+			}
+			src, err := NewString("loop.lua", loopAfterFirst, scenario.Scenario{URL: srv.URL + "/"}, Options{Context: ctx})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			target, _ := scenario.ParseTarget(srv.URL + "/")
+			cfg := load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(600 * time.Millisecond), Timeout: measure.Duration(400 * time.Millisecond)}
+			start := time.Now()
+			step, err := load.Run(ctx, cfg, src, target)
+			took := time.Since(start)
+			if err != nil || step == nil {
+				t.Fatalf("load.Run = %v, %v; want the step measured", step, err)
+			}
+			if took > tc.max {
+				t.Errorf("load.Run took %v with a request() that never returns; want at most %v", took, tc.max)
+			}
+			if step.Requests < 1 {
+				t.Errorf("step has %d requests; want the ones sent before request() got stuck", step.Requests)
+			}
+			if err := src.Err(); err != nil {
+				t.Errorf("src.Err() = %v; the end of the run is not a script error", err)
+			}
+			t.Logf("%s: ended after %v with %d requests", tc.name, took, step.Requests)
+		})
+	}
+}
