@@ -37,6 +37,7 @@ type Server struct {
 	cancel   context.CancelFunc
 	served   chan struct{} // closed when Serve returns
 	serveErr error
+	demo     *demoBottlenecks // the /demo/ endpoints' state; nil outside demo mode
 
 	closeOnce sync.Once
 	closeErr  error
@@ -67,6 +68,9 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		cancel()
 		ln.Close()
+		if s.demo != nil {
+			s.demo.close()
+		}
 		return nil, err
 	}
 	s.srv = &http.Server{
@@ -123,6 +127,9 @@ func (s *Server) Close() error {
 			s.closeErr = fmt.Errorf("shutting down target: %w", err)
 		}
 		<-s.served
+		if s.demo != nil {
+			s.demo.close()
+		}
 	})
 	return s.closeErr
 }
@@ -142,6 +149,12 @@ func (s *Server) routes() (http.Handler, error) {
 		}
 		api := s.timed(s.chain(mw, demoAPI()))
 		mux.Handle("/api/", api)
+		d, err := newDemoBottlenecks()
+		if err != nil {
+			return nil, err
+		}
+		s.demo = d
+		d.routes(mux, s.timed)
 	}
 	if s.cfg.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

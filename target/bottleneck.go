@@ -1,0 +1,192 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The demo bottlenecks (demo mode, under /demo/): each endpoint has exactly one limit, so the
+// verdict can be shown, and tested, to find it and nothing else.
+const (
+	// CPURounds is how many rounds of arithmetic one /demo/cpu request spins (about 1 ms).
+	CPURounds = 4 * HotRounds
+	// PoolSize and PoolHold: /demo/pool takes one of PoolSize slots of a mutex-guarded pool
+	// and holds it PoolHold (a query on a small connection pool): at most PoolSize/PoolHold req/s.
+	PoolSize = 4
+	PoolHold = 5 * time.Millisecond
+	// DownstreamConns and DownstreamDelay: /demo/downstream calls a downstream HTTP service
+	// over at most DownstreamConns connections, each call taking DownstreamDelay.
+	DownstreamConns = 4
+	DownstreamDelay = 5 * time.Millisecond
+	// LeakBytes is what each /demo/leak request leaves behind, with a goroutine that never
+	// ends (until the server closes); MaxLeaked caps the goroutines so a demo stays bounded.
+	LeakBytes = 16 << 10
+	MaxLeaked = 100_000
+)
+
+// demoBottlenecks holds the state of the /demo/ endpoints of one server.
+type demoBottlenecks struct {
+	pool   demoPool
+	down   *downstream
+	leaked atomic.Int64
+	keep   chan struct{} // closed when the server stops: leaked goroutines end then
+}
+
+// routes mounts the demo bottleneck endpoints on mux, each through wrap.
+func (d *demoBottlenecks) routes(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
+	mux.Handle("GET /demo/cpu", wrap(http.HandlerFunc(demoCPU)))
+	mux.Handle("GET /demo/pool", wrap(http.HandlerFunc(d.poolHandler)))
+	mux.Handle("GET /demo/downstream", wrap(http.HandlerFunc(d.downstreamHandler)))
+	mux.Handle("GET /demo/leak", wrap(http.HandlerFunc(d.leakHandler)))
+}
+
+func newDemoBottlenecks() (*demoBottlenecks, error) {
+	down, err := startDownstream()
+	if err != nil {
+		return nil, err
+	}
+	d := &demoBottlenecks{down: down, keep: make(chan struct{})}
+	d.pool.cond = sync.NewCond(&d.pool.mu)
+	d.pool.free = PoolSize
+	return d, nil
+}
+
+// close ends the leaked goroutines and the downstream service.
+func (d *demoBottlenecks) close() {
+	close(d.keep)
+	d.down.close()
+}
+
+func writeResult(w http.ResponseWriter, v int64) {
+	w.Header()["Content-Type"] = jsonType
+	w.Write(strconv.AppendInt([]byte(`{"result":`), v, 10))
+	w.Write([]byte("}"))
+}
+
+// demoCPU is CPU-bound: about 1 ms of arithmetic per request.
+func demoCPU(w http.ResponseWriter, r *http.Request) {
+	writeResult(w, int64(apiperfHotHandlerSpin(hotSeed.Add(1), CPURounds)>>1))
+}
+
+// demoPool is a small mutex-guarded pool of PoolSize slots.
+type demoPool struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int
+}
+
+// get waits for a free slot.
+func (p *demoPool) get() {
+	p.mu.Lock()
+	for p.free == 0 {
+		p.cond.Wait()
+	}
+	p.free--
+	p.mu.Unlock()
+}
+
+func (p *demoPool) put() {
+	p.mu.Lock()
+	p.free++
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// poolHandler holds a pool slot for PoolHold: off-CPU, limited by the pool's size.
+func (d *demoBottlenecks) poolHandler(w http.ResponseWriter, r *http.Request) {
+	d.pool.get()
+	time.Sleep(PoolHold)
+	d.pool.put()
+	writeResult(w, PoolSize)
+}
+
+// downstreamHandler calls the downstream service and relays its answer.
+func (d *demoBottlenecks) downstreamHandler(w http.ResponseWriter, r *http.Request) {
+	n, err := d.down.call(r.Context())
+	if err != nil {
+		http.Error(w, "downstream: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	writeResult(w, n)
+}
+
+// leakHandler leaves a goroutine holding LeakBytes behind on every call, up to MaxLeaked.
+func (d *demoBottlenecks) leakHandler(w http.ResponseWriter, r *http.Request) {
+	n := d.leaked.Add(1)
+	if n <= MaxLeaked {
+		go apiperfLeakedWatcher(make([]byte, LeakBytes), d.keep)
+	}
+	writeResult(w, n)
+}
+
+// apiperfLeakedWatcher holds buf until keep is closed: the "forgotten goroutine" leak.
+// Its name is unique so the verdict's wait sites can be checked for it.
+//
+//go:noinline
+func apiperfLeakedWatcher(buf []byte, keep <-chan struct{}) {
+	<-keep
+	_ = buf[len(buf)-1]
+}
+
+// downstream is an HTTP service the demo target depends on, reached over at most
+// DownstreamConns connections, each call taking DownstreamDelay.
+type downstream struct {
+	srv    *http.Server
+	url    string
+	client *http.Client
+	done   chan struct{}
+}
+
+func startDownstream() (*downstream, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the demo downstream: %w", err)
+	}
+	d := &downstream{
+		srv: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(DownstreamDelay)
+			io.WriteString(w, "1")
+		}), ReadHeaderTimeout: 10 * time.Second},
+		url: "http://" + ln.Addr().String() + "/",
+		client: &http.Client{Transport: &http.Transport{
+			MaxConnsPerHost: DownstreamConns, MaxIdleConnsPerHost: DownstreamConns,
+		}, Timeout: 30 * time.Second},
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(d.done)
+		d.srv.Serve(ln)
+	}()
+	return d, nil
+}
+
+// call makes one request to the downstream service and returns the number it answered.
+func (d *downstream) call(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(b), 10, 64)
+}
+
+func (d *downstream) close() {
+	d.client.CloseIdleConnections()
+	d.srv.Close()
+	<-d.done
+}

@@ -1,0 +1,86 @@
+package target
+
+import (
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func demoGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+func TestDemoBottlenecks(t *testing.T) {
+	srv, err := Start(Config{Demo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, path := range []string{"/demo/cpu", "/demo/pool", "/demo/downstream", "/demo/leak"} {
+		if body := demoGet(t, srv.URL()+path); !strings.HasPrefix(body, `{"result":`) {
+			t.Errorf("GET %s = %q, want a result", path, body)
+		}
+	}
+
+	// 4 x PoolSize requests at once through a pool of PoolSize slots held PoolHold each
+	// take at least 4 rounds; the same through the downstream's DownstreamConns likewise.
+	for _, c := range []struct {
+		path string
+		hold time.Duration
+	}{{"/demo/pool", 4 * PoolHold}, {"/demo/downstream", 4 * DownstreamDelay}} {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 4 * PoolSize {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				demoGet(t, srv.URL()+c.path)
+			}()
+		}
+		wg.Wait()
+		if el := time.Since(start); el < c.hold {
+			t.Errorf("%d concurrent GET %s took %v, want at least %v (the limit of %d)", 4*PoolSize, c.path, el, c.hold, PoolSize)
+		}
+	}
+}
+
+func TestDemoLeakEndsOnClose(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(20 * time.Millisecond) // let earlier tests' connections end
+
+	srv, err := Start(Config{Demo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoGet(t, srv.URL()+"/healthz")
+	base := runtime.NumGoroutine()
+	for range 50 {
+		demoGet(t, srv.URL()+"/demo/leak")
+	}
+	if n := runtime.NumGoroutine(); n < base+50 {
+		t.Errorf("after 50 GET /demo/leak: %d goroutines, want at least %d", n, base+50)
+	}
+	srv.Close()
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Errorf("after Close: %d goroutines, want at most %d: the leaked ones must end with the server", n, base)
+	}
+}
