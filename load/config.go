@@ -36,6 +36,9 @@ type Config struct {
 	// MaxConnections caps pool growth in open loop (0: DefaultMaxConnections).
 	MaxConnections int  `json:"max_connections,omitempty"`
 	Insecure       bool `json:"insecure,omitempty"` // skip TLS certificate verification
+	// NoKeepAlive opens a new connection for every request and closes it after the response;
+	// the latency then includes the connect (and TLS handshake).
+	NoKeepAlive bool `json:"no_keepalive,omitempty"`
 }
 
 // Validate reports every problem at once.
@@ -97,6 +100,9 @@ func (c Config) String() string {
 		fmt.Fprintf(&b, " for %v", c.Duration)
 	}
 	fmt.Fprintf(&b, ", timeout %v", c.Timeout)
+	if c.NoKeepAlive {
+		b.WriteString(", a new connection per request")
+	}
 	return b.String()
 }
 

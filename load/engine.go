@@ -72,6 +72,7 @@ type engine struct {
 	sealed     int64         // intervals emitted so far
 	ivLag      atomic.Int64  // the largest send lag in the current interval
 	sched      *openSchedule // open loop
+	connTime   atomic.Int64  // their total dial time, ns
 }
 
 // Run loads the target with requests from src as cfg says and returns what it measured. It
@@ -167,7 +168,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 // evloopFits says whether the closed loop can run on event loops: plain TCP on Linux, and
 // no requester that watches responses or delays requests (those run on goroutine workers).
 func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
-	if !evloopSupported || o.io == ioGoroutines || e.target.Scheme != "http" {
+	if !evloopSupported || o.io == ioGoroutines || e.target.Scheme != "http" || e.cfg.NoKeepAlive {
 		return false
 	}
 	for _, r := range reqs {
@@ -266,6 +267,7 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 	e.stream.Close(e.emit)
 	s := e.stream.Step(e.base, end, names)
 	s.Concurrency = e.cfg.Connections
+	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
 	if e.cfg.OpenLoop() {
 		s.Open = &measure.OpenLoop{
 			TargetRate:  e.cfg.Rate,

@@ -229,6 +229,7 @@ func (l *evloop) event(c *econn, ev uint32) {
 			return
 		}
 		l.e.conns.Add(1)
+		l.e.connTime.Add(l.e.now() - c.start)
 		if err := l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN); err != nil {
 			l.fail(c, measure.ConnectError)
 			return

@@ -192,13 +192,19 @@ func (w *worker) openLoop(sched *openSchedule) {
 		}
 		sched.scheduled.Add(1)
 		raw, n, ep, head := w.req.Request()
+		start := w.e.now() // without keep-alive the connect is part of every request
 		if w.nc == nil && !w.connect(n, ep) {
 			continue
 		}
-		start := w.e.now()
+		if !w.e.cfg.NoKeepAlive {
+			start = w.e.now()
+		}
 		if lag := start - due; lag > int64(lateThreshold) {
 			w.e.noteLag(lag)
 		}
 		w.exchange(raw, n, ep, head, due, start)
+		if w.e.cfg.NoKeepAlive {
+			w.closeConn()
+		}
 	}
 }

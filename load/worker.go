@@ -70,11 +70,17 @@ func (w *worker) closedLoop() {
 		if w.e.stop.Load() {
 			return // the run ended while the request was made (a script's request())
 		}
+		start := w.e.now() // without keep-alive the connect is part of every request
 		if w.nc == nil && (!w.connect(n, ep) || w.e.stop.Load()) {
 			continue // the loop condition ends it if sending stopped during the dial
 		}
-		start := w.e.now()
+		if !w.e.cfg.NoKeepAlive {
+			start = w.e.now()
+		}
 		w.exchange(raw, n, ep, head, start, start)
+		if w.e.cfg.NoKeepAlive {
+			w.closeConn()
+		}
 	}
 }
 
@@ -90,6 +96,7 @@ func (w *worker) sleep(d time.Duration) bool {
 
 // connect opens the connection; a failure is recorded as n connect errors.
 func (w *worker) connect(n, ep int) bool {
+	t0 := w.e.now()
 	nc, rc, err := w.e.dial.viaPool(w.e.ctx, w.dialed)
 	if err != nil {
 		if w.e.cancel.Load() || w.e.stop.Load() {
@@ -102,6 +109,7 @@ func (w *worker) connect(n, ep int) bool {
 		return false
 	}
 	w.e.conns.Add(1)
+	w.e.connTime.Add(w.e.now() - t0)
 	w.mu.Lock()
 	w.nc, w.rc = nc, rc
 	w.mu.Unlock()

@@ -157,6 +157,11 @@ type Step struct {
 	UncorrectedSummary *Summary   `json:"uncorrected_summary,omitempty"`
 	AllAttempts        *Histogram `json:"all_attempts"`
 
+	// Connects counts the connections opened during the step and ConnectTime their total
+	// dial time (TCP and TLS handshakes); without keep-alive there is one per request.
+	Connects    int64    `json:"connects,omitempty"`
+	ConnectTime Duration `json:"connect_time,omitempty"`
+
 	Timeline  []Second  `json:"timeline"`
 	Interval  Duration  `json:"interval,omitempty"` // length of a timeline entry; 0: one second
 	ThreadRPS RateStats `json:"thread_rps"`
@@ -182,6 +187,14 @@ func (s *Step) QPS() float64 {
 		return 0
 	}
 	return float64(s.Requests) / time.Duration(s.Elapsed).Seconds()
+}
+
+// ConnectMean is the mean time to open a connection, 0 when none was opened.
+func (s *Step) ConnectMean() time.Duration {
+	if s.Connects == 0 {
+		return 0
+	}
+	return time.Duration(s.ConnectTime) / time.Duration(s.Connects)
 }
 
 // SuccessRate is successful responses / attempted requests, in percent (0 when nothing was attempted).
@@ -225,6 +238,8 @@ func (s *Step) Merge(o *Step) {
 	s.Requests += o.Requests
 	s.Successes += o.Successes
 	s.Bytes += o.Bytes
+	s.Connects += o.Connects
+	s.ConnectTime += o.ConnectTime
 	s.Errors.Add(o.Errors)
 	s.Status = AddStatus(s.Status, o.Status)
 	s.Latency = mergeHist(s.Latency, o.Latency)
