@@ -66,13 +66,13 @@ type engine struct {
 	lateSend atomic.Int64
 	maxLag   atomic.Int64
 	conns    atomic.Int64 // connections opened
+	connTime atomic.Int64 // their total dial time, ns
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)
 	sealed     int64         // intervals emitted so far
 	ivLag      atomic.Int64  // the largest send lag in the current interval
 	sched      *openSchedule // open loop
-	connTime   atomic.Int64  // their total dial time, ns
 }
 
 // Run loads the target with requests from src as cfg says and returns what it measured. It
