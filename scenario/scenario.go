@@ -78,15 +78,16 @@ func ParseTarget(rawURL string) (Target, error) {
 	if rawURL == "" {
 		return Target{}, errors.New("no URL given")
 	}
-	u, err := url.Parse(rawURL)
 	shown := RedactURL(rawURL) // error messages never show a secret
+	if !strings.Contains(rawURL, "://") {
+		// url.Parse reads "127.0.0.1:8080/x" as a path or "localhost:8080" as a scheme.
+		return Target{}, fmt.Errorf("URL %q has no scheme: did you mean http://%s ?", shown, strings.TrimLeft(shown, "/:"))
+	}
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return Target{}, fmt.Errorf("URL %q does not parse: %v", shown, errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		if u.Scheme == "" {
-			return Target{}, fmt.Errorf("URL %q has no scheme: want http:// or https://", shown)
-		}
 		return Target{}, fmt.Errorf("URL %q: unsupported scheme %q (want http or https)", shown, u.Scheme)
 	}
 	if u.Hostname() == "" {

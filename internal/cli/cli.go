@@ -79,7 +79,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(stdout, "apiperf", Version)
+		fmt.Fprintln(stdout, "apiperf", version())
 		return ExitOK
 	}
 	for _, c := range commands() {
@@ -90,9 +90,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "apiperf: unknown command %q (see apiperf help)\n", args[0])
 	return ExitUsage
 }
-
-// Version is the apiperf version, set at build time with -ldflags.
-var Version = "dev"
 
 func exitCode(e *env, err error) int {
 	switch {

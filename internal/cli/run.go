@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -37,6 +38,8 @@ type loadFlags struct {
 	expect      string
 	redact      []string
 	keepBody    bool
+	// notices receives a line whenever build changes what the user asked for.
+	notices io.Writer
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -64,7 +67,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 // loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
 // and source flags) and where the run is recorded (history flags).
 func loadCommandFlags(fs *pflag.FlagSet, e *env) (*loadFlags, *sourceFlags, *historyFlags) {
-	lf, sf, hf := &loadFlags{}, &sourceFlags{stdout: e.stdout}, &historyFlags{}
+	lf, sf, hf := &loadFlags{notices: e.stderr}, &sourceFlags{stdout: e.stdout}, &historyFlags{}
 	lf.register(fs)
 	sf.register(fs)
 	hf.register(fs)
@@ -106,6 +109,10 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		cfg.Duration = 0 // -n alone: exactly N requests, however long they take
 	}
 	if cfg.Threads > cfg.Connections && cfg.Connections > 0 {
+		if fs.Changed("threads") && f.notices != nil {
+			fmt.Fprintf(f.notices, "apiperf: note: running %d threads, not %d: each thread needs at least one of the %d connections\n",
+				cfg.Connections, cfg.Threads, cfg.Connections)
+		}
 		cfg.Threads = cfg.Connections
 	}
 	if err := sc.Validate(); err != nil && len(errs) == 0 {
@@ -294,7 +301,7 @@ func stepLabel(cfg load.Config) string {
 func newRun(kind string, sc scenario.Scenario, cfg load.Config, args []string) *result.Run {
 	host, _ := os.Hostname()
 	r := &result.Run{
-		Version: result.Version, Tool: "apiperf " + Version, Kind: kind,
+		Version: result.Version, Tool: "apiperf " + version(), Kind: kind,
 		Command: append([]string{"apiperf", kind}, args...), Host: host,
 		Scenario: sc, Load: cfg, Start: time.Now().UTC(),
 	}
