@@ -17,6 +17,7 @@ import (
 
 // Filter selects runs from the history. The zero value selects every run.
 type Filter struct {
+	ID     int64             `json:"id,omitempty"`     // one run, by the id history lists
 	URL    string            `json:"url,omitempty"`    // exact target URL
 	Kind   string            `json:"kind,omitempty"`   // run, sweep or capacity
 	Labels map[string]string `json:"labels,omitempty"` // every one must match
@@ -56,9 +57,10 @@ type StepSummary struct {
 	Requests    int64   `json:"requests"`
 }
 
-// ParseQuery reads a history query: comma-separated terms `latest`, `label=KEY:VALUE`,
-// `url=URL`, `kind=KIND`, `since=DATE`, `until=DATE` (DATE as 2006-01-02 or RFC 3339).
-// `latest` sets Limit 1; the query "label=branch:main" selects runs on main, newest first.
+// ParseQuery reads a history query: a run id as `apiperf history` lists it (`10`, `#10` or
+// `id=10`), or comma-separated terms `latest`, `label=KEY:VALUE`, `url=URL`, `kind=KIND`,
+// `since=DATE`, `until=DATE` (DATE as 2006-01-02 or RFC 3339). `latest` sets Limit 1; the
+// query "label=branch:main" selects runs on main, newest first.
 func ParseQuery(q string) (Filter, error) {
 	var f Filter
 	if strings.TrimSpace(q) == "" {
@@ -68,7 +70,13 @@ func ParseQuery(q string) (Filter, error) {
 		term = strings.TrimSpace(term)
 		key, val, _ := strings.Cut(term, "=")
 		var err error
+		if id, ok := parseID(term); ok {
+			f.ID = id
+			continue
+		}
 		switch key {
+		case "id":
+			err = fmt.Errorf("%q is not a run id like 10", val)
 		case "latest":
 			f.Limit = 1
 		case "label":
@@ -89,13 +97,20 @@ func ParseQuery(q string) (Filter, error) {
 		case "until":
 			f.Until, err = ParseDate(val)
 		default:
-			return f, fmt.Errorf("history query: unknown term %q (want latest, label=KEY:VALUE, url=, kind=, since=, until=)", term)
+			return f, fmt.Errorf("history query: unknown term %q (want a run id, latest, label=KEY:VALUE, url=, kind=, since=, until=)", term)
 		}
 		if err != nil {
 			return f, fmt.Errorf("history query %q: %w", term, err)
 		}
 	}
 	return f, nil
+}
+
+// parseID reads a run id: "10", "#10" or "id=10".
+func parseID(term string) (int64, bool) {
+	term = strings.TrimPrefix(strings.TrimPrefix(term, "id="), "#")
+	id, err := strconv.ParseInt(term, 10, 64)
+	return id, err == nil && id > 0
 }
 
 // ParseDate reads a date (2006-01-02, in UTC) or an RFC 3339 time.
@@ -114,6 +129,9 @@ func ParseDate(s string) (time.Time, error) {
 func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 	var where []string
 	var args []any
+	if f.ID != 0 {
+		where, args = append(where, "id = ?"), append(args, f.ID)
+	}
 	if f.URL != "" {
 		where, args = append(where, "url = ?"), append(args, f.URL)
 	}

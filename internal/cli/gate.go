@@ -32,7 +32,8 @@ func (v percentValue) Set(s string) error {
 func cmdGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("gate", e)
 	cfg := compare.DefaultGateConfig
-	baseRef := fs.String("baseline", "", "the baseline: a run directory, a run.json, or a history query (label=branch:main, latest, url=..., since=...)")
+	baseRef := fs.String("baseline", "", "the baseline: a run directory, a run.json, a run id from `apiperf history`, or a history query (label=branch:main: the newest run of the same target and load shape on main)")
+	allowMismatch := fs.Bool("allow-mismatch", false, "compare with a baseline of another URL, method, scenario or load shape (warns)")
 	curRef := fs.String("current", "latest", "the current run: a run directory, a run.json or a history query")
 	db := fs.String("db", defaultDB(), "history database for queries (env "+dbEnv+")")
 	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when median QPS drops by more than this, significantly")
@@ -44,7 +45,14 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
-			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n\n%s", fs.FlagUsages())
+			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n\n"+
+			"A baseline is a run id, a label you set (--label), or \"the newest run of the same URL, method, scenario\n"+
+			"and load shape\" that a query selects: the git labels apiperf adds (branch, commit) only narrow it.\n\n"+
+			"Examples:\n"+
+			"  apiperf run --count 5 --label side=base http://127.0.0.1:8080/api && apiperf run --count 5 http://127.0.0.1:8080/api\n"+
+			"  apiperf gate --baseline label=side:base            # the run you labelled, against the newest run\n"+
+			"  apiperf gate --baseline label=branch:main          # the newest run of this target and shape on main\n"+
+			"  apiperf gate --baseline 10 --current 12 --markdown gate.md   # ids as apiperf history lists them\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -73,19 +81,25 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 			h.Close()
 		}
 	}()
-	cur, curKey, err := resolveRun(ctx, *curRef, "", openDB)
+	cur, _, err := resolveRun(ctx, *curRef, "", openDB)
 	if err != nil {
 		return asUsage(fmt.Errorf("gate: current: %w", err))
 	}
-	base, _, err := resolveRun(ctx, *baseRef, curKey, openDB)
+	base, baseName, err := resolveBaseline(ctx, *baseRef, cur, openDB)
 	if err != nil {
 		return asUsage(fmt.Errorf("gate: baseline: %w", err))
+	}
+	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
+		if !*allowMismatch {
+			return usagef("gate: the baseline is another experiment: %s; pass --allow-mismatch to compare anyway", strings.Join(diffs, "; "))
+		}
+		fmt.Fprintf(e.stderr, "apiperf: warning: comparing different experiments (--allow-mismatch): %s\n", strings.Join(diffs, "; "))
 	}
 	g, err := compare.Gate(base, cur, cfg)
 	if err != nil {
 		return usagef("gate: %w", err)
 	}
-	g.Baseline, g.Current = *baseRef, *curRef
+	g.Baseline, g.Current = baseName, *curRef
 	toStdout := false
 	if *mdOut != "" {
 		toStdout = toStdout || *mdOut == "-"
@@ -128,6 +142,33 @@ func writeOut(e *env, path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// resolveBaseline finds the baseline of cur: a run.json or run directory when ref names
+// one, else the history's choice for the query ref (store.DB.Baseline).
+// It also returns how to name the baseline in the gate's output: the path, or the query and
+// the id it chose.
+func resolveBaseline(ctx context.Context, ref string, cur *result.Run, open func() (*store.DB, error)) (*result.Run, string, error) {
+	if _, err := os.Stat(ref); err == nil {
+		r, err := result.Load(ref)
+		return r, ref, err
+	}
+	flt, err := store.ParseQuery(ref)
+	if err != nil {
+		return nil, "", fmt.Errorf("%q is not a run directory, a run.json or a history query (nor a run id): %w", ref, err)
+	}
+	db, err := open()
+	if err != nil {
+		return nil, "", err
+	}
+	r, id, err := db.Baseline(ctx, flt, cur)
+	if err != nil {
+		return nil, "", err
+	}
+	if flt.ID != 0 {
+		return r, fmt.Sprintf("run #%d", id), nil
+	}
+	return r, fmt.Sprintf("%s (run #%d)", ref, id), nil
 }
 
 // resolveRun finds a run: a run.json or run directory when ref names one, else a history

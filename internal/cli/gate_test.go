@@ -63,8 +63,9 @@ func TestGateAgainstTarget(t *testing.T) {
 
 	// Same target twice. The machine is shared and noisy, so the budgets are wide here:
 	// this checks the wiring and that noise alone is not "significant and over budget".
+	// Each target listens on its own random port, so each pair is --allow-mismatch.
 	code, stdout, stderr := gateCLI(t, "gate", "--baseline", base, "--current", same,
-		"--max-qps-drop", "50%", "--max-p99-rise", "200%", "--db", db)
+		"--max-qps-drop", "50%", "--max-p99-rise", "200%", "--db", db, "--allow-mismatch")
 	if code != ExitOK || !strings.Contains(stdout, "gate: PASS") {
 		t.Errorf("gate same vs same = exit %d, stdout %q, stderr %q; want exit 0 and PASS", code, stdout, stderr)
 	}
@@ -73,7 +74,7 @@ func TestGateAgainstTarget(t *testing.T) {
 	md := filepath.Join(dir, "gate.md")
 	js := filepath.Join(dir, "gate.json")
 	code, stdout, stderr = gateCLI(t, "gate", "--baseline", "label=side:base", "--current", "label=side:slow",
-		"--db", db, "--markdown", md, "--json", js)
+		"--db", db, "--markdown", md, "--json", js, "--allow-mismatch")
 	if code != ExitFailed || !strings.Contains(stdout, "gate: FAIL") {
 		t.Fatalf("gate base vs +2ms = exit %d, stdout %q, stderr %q; want exit 1 and FAIL", code, stdout, stderr)
 	}

@@ -3,9 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/store"
 )
 
 // newcomerCLI runs apiperf in-process and returns the exit code, stdout and stderr.
@@ -59,5 +67,58 @@ func TestThreadsClampedIsSaid(t *testing.T) {
 	// Nothing is said when the user did not ask for a thread count.
 	if _, _, stderr := newcomerCLI(t, "run", "--no-history", "-c1", "-n", "10", url); strings.Contains(stderr, "note:") {
 		t.Errorf("apiperf run -c1 (default threads): stderr %q; want no note", stderr)
+	}
+}
+
+// historyRun is a recorded run of url with labels: five repetitions of c=10 at about
+// 1000 req/s whose latencies are base plus a little noise.
+func historyRun(url string, start time.Time, labels map[string]string, base time.Duration) *result.Run {
+	r := &result.Run{Version: result.Version, Tool: "apiperf test", Kind: result.KindRun, Host: "h",
+		Command: []string{"apiperf", "run", url}, Labels: labels, Scenario: scenario.Scenario{URL: url},
+		Load: load.Config{Connections: 10, Threads: 1, Duration: measure.Duration(time.Second)}, Start: start, End: start.Add(5 * time.Second)}
+	for i := range 5 {
+		h := measure.NewHistogram()
+		h.RecordN(base+time.Duration(i)*10*time.Microsecond, 1000)
+		r.Steps = append(r.Steps, &measure.Step{Label: "c=10", Rep: i, Concurrency: 10, Elapsed: measure.Duration(time.Second),
+			Attempts: 1000, Requests: 1000, Successes: 1000, Latency: h, AllAttempts: h})
+	}
+	return r
+}
+
+// TestGateBaselineTwoURLs: the history holds runs against two URLs, all labelled branch=main by
+// git. The gate's baseline "label=branch:main" is the newest run of the current run's URL and
+// shape, not the newest run; an id of the other URL's run is refused without --allow-mismatch.
+func TestGateBaselineTwoURLs(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const a, b = "http://127.0.0.1:8080/api", "http://127.0.0.1:8081/api"
+	main := map[string]string{"branch": "main"}
+	for _, r := range []*result.Run{
+		historyRun(a, t0, main, time.Millisecond),                                                    // #1: the baseline of a
+		historyRun(b, t0.Add(time.Hour), main, 5*time.Millisecond),                                   // #2: newer, slower, another URL
+		historyRun(a, t0.Add(2*time.Hour), map[string]string{"branch": "feature"}, time.Millisecond), // #3: current
+	} {
+		if _, _, err := h.Record(context.Background(), r, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Close()
+
+	code, stdout, stderr := newcomerCLI(t, "gate", "--db", db, "--baseline", "label=branch:main", "--current", "3")
+	if code != ExitOK || !strings.Contains(stdout, "gate: PASS against label=branch:main (run #1)") {
+		t.Errorf("gate --baseline label=branch:main --current 3: exit %d, stdout %q, stderr %q; want PASS against run #1", code, stdout, stderr)
+	}
+	code, stdout, stderr = newcomerCLI(t, "gate", "--db", db, "--baseline", "2", "--current", "3")
+	if code != ExitUsage || !strings.Contains(stderr, "URL http://127.0.0.1:8081/api, not http://127.0.0.1:8080/api; pass --allow-mismatch") {
+		t.Errorf("gate --baseline 2 (another URL): exit %d, stdout %q, stderr %q; want exit 2 naming both URLs", code, stdout, stderr)
+	}
+	code, stdout, stderr = newcomerCLI(t, "gate", "--db", db, "--baseline", "2", "--current", "3", "--allow-mismatch")
+	if code != ExitOK || !strings.Contains(stderr, "warning: comparing different experiments (--allow-mismatch): URL http://127.0.0.1:8081/api") ||
+		!strings.Contains(stdout, "gate: PASS against run #2") {
+		t.Errorf("gate --baseline 2 --allow-mismatch: exit %d, stdout %q, stderr %q; want a warning and PASS against run #2", code, stdout, stderr)
 	}
 }
