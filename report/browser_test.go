@@ -65,10 +65,11 @@ func TestReportInBrowser(t *testing.T) {
 
 func TestDiffInBrowser(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := WriteDiff(dir, synthDiff(t)); err != nil {
+	d := synthDiff(t)
+	if _, err := WriteDiff(dir, d); err != nil {
 		t.Fatal(err)
 	}
-	p := browsertest.Open(t, filepath.Join(dir, DiffHTMLFile))
+	p := browsertest.Open(t, filepath.Join(dir, DiffHTMLFile(d)))
 	checkPage(t, p, []string{"qps.ttlb.diff", "successrate.diff"})
 	if got := p.Text(t, "#headline"); !strings.Contains(got, "demo's peak QPS is 98.90% of old's") {
 		t.Errorf("diff headline = %q", got)

@@ -13,8 +13,9 @@ import (
 	"github.com/apiperf/apiperf/report/chart"
 )
 
-// DiffHTMLFile is the name of the HTML page of a diff.
-const DiffHTMLFile = "diff.html"
+// DiffHTMLFile is the name of the HTML page of a diff, "<a>_<b>.diff.html" like its charts,
+// so that diffs of other pairs written into one directory do not replace each other.
+func DiffHTMLFile(d *compare.Diff) string { return DiffBase(d) + ".diff.html" }
 
 // DiffBase is the file name stem of a diff's charts: "<a>_<b>", each name made safe.
 func DiffBase(d *compare.Diff) string {
@@ -52,7 +53,7 @@ func successOf(d *compare.Diff, s compare.Side) chart.Chart {
 }
 
 // WriteDiff writes the comparison charts <a>_<b>.qps.ttlb.diff and <a>_<b>.successrate.diff
-// as .png and .svg, and diff.html, into dir (created if needed); it returns the paths.
+// as .png and .svg, and <a>_<b>.diff.html, into dir (created if needed); it returns the paths.
 func WriteDiff(dir string, d *compare.Diff) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("writing diff: %w", err)
@@ -64,7 +65,7 @@ func WriteDiff(dir string, d *compare.Diff) ([]string, error) {
 	out := outputs{dir: dir}
 	err = errors.Join(
 		out.charts(DiffBase(d)+".", charts),
-		out.render(DiffHTMLFile, func(w io.Writer) error { return DiffHTML(w, d) }),
+		out.render(DiffHTMLFile(d), func(w io.Writer) error { return DiffHTML(w, d) }),
 	)
 	return out.paths, err
 }

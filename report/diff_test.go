@@ -48,13 +48,13 @@ func TestWriteDiff(t *testing.T) {
 		got = append(got, filepath.Base(p))
 	}
 	sort.Strings(got)
-	want := "demo_old.qps.ttlb.diff.png demo_old.qps.ttlb.diff.svg demo_old.successrate.diff.png demo_old.successrate.diff.svg diff.html"
+	want := "demo_old.diff.html demo_old.qps.ttlb.diff.png demo_old.qps.ttlb.diff.svg demo_old.successrate.diff.png demo_old.successrate.diff.svg"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("WriteDiff wrote %v, want %s", got, want)
 	}
 	golden(t, "demo_old.qps.ttlb.diff.svg", mustRead(t, filepath.Join(dir, "demo_old.qps.ttlb.diff.svg")))
 	golden(t, "demo_old.successrate.diff.svg", mustRead(t, filepath.Join(dir, "demo_old.successrate.diff.svg")))
-	golden(t, "diff.html", stripData(mustRead(t, filepath.Join(dir, "diff.html"))))
+	golden(t, "diff.html", stripData(mustRead(t, filepath.Join(dir, "demo_old.diff.html"))))
 }
 
 // TestDiffNames proves diff file names come from the names made safe, not a regex that

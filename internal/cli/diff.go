@@ -17,12 +17,12 @@ const defaultDiffDir = "apiperf-out"
 
 func cmdDiff(ctx context.Context, e *env, args []string) error {
 	flags := newFlagSet("diff", e)
-	dir := flags.String("dir", defaultDiffDir, "write the charts and diff.html into this directory")
+	dir := flags.String("dir", defaultDiffDir, "write the charts and <a>_<b>.diff.html into this directory")
 	nameA := flags.String("name-a", "", "name of run A in charts and file names (default: from its path)")
 	nameB := flags.String("name-b", "", "name of run B in charts and file names (default: from its path)")
 	quiet := flags.BoolP("quiet", "q", false, "print the table only")
 	flags.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf diff [flags] A B\n\nCompare run A with run B level by level. Each is a run directory, a run.json or a .dat file\nwritten by the classic sweep script. Writes <a>_<b>.qps.ttlb.diff.{png,svg},\n<a>_<b>.successrate.diff.{png,svg} and diff.html, and prints a table per level.\n\n%s", flags.FlagUsages())
+		fmt.Fprintf(e.stderr, "Usage: apiperf diff [flags] A B\n\nCompare run A with run B level by level. Each is a run directory, a run.json or a .dat file\nwritten by the classic sweep script. Writes <a>_<b>.qps.ttlb.diff.{png,svg},\n<a>_<b>.successrate.diff.{png,svg} and <a>_<b>.diff.html, and prints a table per level.\n\n%s", flags.FlagUsages())
 	}
 	if err := parseFlags(flags, args); err != nil {
 		return err
@@ -51,7 +51,7 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(e.stderr, "apiperf: wrote %s; open %s\n", strings.Join(paths, ", "), filepath.Join(*dir, report.DiffHTMLFile))
+		fmt.Fprintf(e.stderr, "apiperf: wrote %s; open %s\n", strings.Join(paths, ", "), filepath.Join(*dir, report.DiffHTMLFile(d)))
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func TestDiffCommand(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("apiperf diff = %d, stderr %s", code, stderr)
 			}
-			for _, f := range []string{tt.base + ".qps.ttlb.diff.png", tt.base + ".qps.ttlb.diff.svg", tt.base + ".successrate.diff.png", tt.base + ".successrate.diff.svg", "diff.html"} {
+			for _, f := range []string{tt.base + ".qps.ttlb.diff.png", tt.base + ".qps.ttlb.diff.svg", tt.base + ".successrate.diff.png", tt.base + ".successrate.diff.svg", tt.base + ".diff.html"} {
 				if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 					t.Errorf("apiperf diff did not write %s (%v)", f, err)
 				}

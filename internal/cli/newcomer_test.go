@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -120,5 +121,30 @@ func TestGateBaselineTwoURLs(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stderr, "warning: comparing different experiments (--allow-mismatch): URL http://127.0.0.1:8081/api") ||
 		!strings.Contains(stdout, "gate: PASS against run #2") {
 		t.Errorf("gate --baseline 2 --allow-mismatch: exit %d, stdout %q, stderr %q; want a warning and PASS against run #2", code, stdout, stderr)
+	}
+}
+
+// TestTwoDiffsKeepTheirFiles: two diffs into one directory write two pages, not one
+// diff.html that the second replaces.
+func TestTwoDiffsKeepTheirFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b", "c"} {
+		data := "10 1000.00 1.00 100.00\n20 1500.00 1.50 100.00\n"
+		if err := os.WriteFile(filepath.Join(dir, name+".dat"), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	for _, pair := range [][2]string{{"a", "b"}, {"a", "c"}} {
+		code, _, stderr := newcomerCLI(t, "diff", "--dir", out, filepath.Join(dir, pair[0]+".dat"), filepath.Join(dir, pair[1]+".dat"))
+		page := filepath.Join(out, pair[0]+"_"+pair[1]+".diff.html")
+		if code != ExitOK || !strings.Contains(stderr, "open "+page) {
+			t.Fatalf("apiperf diff %s %s: exit %d, stderr %q; want it to name %s", pair[0], pair[1], code, stderr, page)
+		}
+	}
+	for _, f := range []string{"a_b.diff.html", "a_c.diff.html", "a_b.qps.ttlb.diff.svg", "a_c.qps.ttlb.diff.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("after two diffs: %v; want both diffs' files", err)
+		}
 	}
 }
