@@ -67,6 +67,7 @@ type engine struct {
 	maxLag   atomic.Int64
 	conns    atomic.Int64 // connections opened
 	connTime atomic.Int64 // their total dial time, ns
+	usage0   usage        // the generator's resource use when the run began
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)
@@ -94,6 +95,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		timeout: cfg.Timeout.Duration(),
 	}
 	e.slack = min(e.timeout/8, 100*time.Millisecond)
+	e.usage0 = readUsage()
 	names := src.Endpoints()
 	for i := 0; i < cfg.Threads; i++ {
 		e.recs = append(e.recs, measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names)))
@@ -268,6 +270,7 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 	s := e.stream.Step(e.base, end, names)
 	s.Concurrency = e.cfg.Connections
 	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
+	s.Generator = generator(e.usage0, readUsage())
 	if e.cfg.OpenLoop() {
 		s.Open = &measure.OpenLoop{
 			TargetRate:  e.cfg.Rate,

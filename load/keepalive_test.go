@@ -53,6 +53,9 @@ func TestNoKeepAlive(t *testing.T) {
 			if s.Connects != want || conns.Load() != want {
 				t.Errorf("%v: step counted %d connects, server accepted %d; want %d", c.cfg, s.Connects, conns.Load(), want)
 			}
+			if g := s.Generator; g == nil || g.Cores < 1 || g.CPU <= 0 || g.CPUCores() <= 0 || g.MachineCPUs < 1 {
+				t.Errorf("%v: generator usage %+v, want apiperf's CPU, cores and machine CPUs", c.cfg, g)
+			}
 			if s.ConnectTime <= 0 || s.ConnectMean() <= 0 {
 				t.Errorf("%v: connect time %v (mean %v), want it timed", c.cfg, s.ConnectTime, s.ConnectMean())
 			}

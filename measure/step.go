@@ -132,6 +132,25 @@ type OpenLoop struct {
 	Connections int      `json:"connections"` // connections opened in all (pool growth)
 }
 
+// Generator is apiperf's own use of the machine during a step (setup included): whether the
+// generator, and not only the target, was short of CPU.
+type Generator struct {
+	CPU         Duration `json:"cpu"`          // user + system CPU time of apiperf
+	Wall        Duration `json:"wall"`         // over this much time
+	Cores       int      `json:"cores"`        // GOMAXPROCS: the cores apiperf may use
+	MachineCPUs int      `json:"machine_cpus"` // CPUs of the machine
+	// SchedSlowPct is the share of goroutine wake-ups that waited over 1 ms to run.
+	SchedSlowPct float64 `json:"sched_slow_pct"`
+}
+
+// CPUCores is the mean CPU apiperf used, in cores.
+func (g *Generator) CPUCores() float64 {
+	if g == nil || g.Wall <= 0 {
+		return 0
+	}
+	return g.CPU.Duration().Seconds() / g.Wall.Duration().Seconds()
+}
+
 // Step is the result of one load level: a plain `run` has one, a sweep one per level.
 type Step struct {
 	Label       string    `json:"label"`         // e.g. "c=200" or "rate=1000/s"
@@ -167,7 +186,9 @@ type Step struct {
 	ThreadRPS RateStats `json:"thread_rps"`
 	Threads   int       `json:"threads"`
 	Open      *OpenLoop `json:"open_loop,omitempty"`
-	Warnings  []string  `json:"warnings,omitempty"`
+	// Generator is apiperf's own use of the machine during the step; nil in old runs.
+	Generator *Generator `json:"generator,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
 }
 
 // EndpointStats is the share of a step that went to one endpoint of a scenario mix.
@@ -262,6 +283,7 @@ func (s *Step) Merge(o *Step) {
 		s.Open.Connections += o.Open.Connections
 		s.Open.MaxLag = max(s.Open.MaxLag, o.Open.MaxLag)
 	}
+	s.Generator = mergeGenerator(s.Generator, o.Generator)
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Finish()
 }
@@ -379,3 +401,16 @@ func (d Duration) String() string { return time.Duration(d).String() }
 
 // Duration returns d as a time.Duration.
 func (d Duration) Duration() time.Duration { return time.Duration(d) }
+
+// mergeGenerator combines the generators of two merged steps (other workers or hosts): CPU
+// and cores add up, the wall time is the longer one, the starvation the worse one.
+func mergeGenerator(a, b *Generator) *Generator {
+	if a == nil || b == nil {
+		if a == nil {
+			return b
+		}
+		return a
+	}
+	return &Generator{CPU: a.CPU + b.CPU, Wall: max(a.Wall, b.Wall), Cores: a.Cores + b.Cores,
+		MachineCPUs: a.MachineCPUs + b.MachineCPUs, SchedSlowPct: max(a.SchedSlowPct, b.SchedSlowPct)}
+}
