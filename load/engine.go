@@ -68,6 +68,7 @@ type engine struct {
 	conns    atomic.Int64 // connections opened
 	connTime atomic.Int64 // their total dial time, ns
 	usage0   usage        // the generator's resource use when the run began
+	reach    *reachWatch  // stops the run when the target cannot be reached
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)
@@ -104,6 +105,8 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	dialCtx, stopDial := context.WithCancel(runCtx)
 	defer stopDial()
 	e.stopDial = stopDial
+	e.reach = e.watchReach(DefaultConnectGrace)
+	defer e.reach.stop()
 	if cfg.OpenLoop() {
 		e.dial.start(dialCtx, cfg.Connections)
 		defer e.dial.stop()
@@ -278,6 +281,9 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 			MaxLag:      measure.Duration(e.maxLag.Load()),
 			Connections: int(e.conns.Load()),
 		}
+	}
+	if w := e.reach.warning(); w != "" {
+		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")
 	}
 	if e.cancel.Load() {
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")

@@ -44,7 +44,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	name := fs.String("name", "", "run directory and file name (default: the target's host-port-capacity)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on stderr but warnings and errors")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a probe fails,\nthen bisect. Each probe is an open-loop run of -d (default %v).\n\n%s", DefaultProbeDuration, fs.FlagUsages())
+		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a probe fails,\nthen bisect. Each probe is an open-loop run of -d (default %v).\n\n%s", DefaultProbeDuration, fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -116,6 +116,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'apiperf <command> --help' for the flags of a command.")
+	fmt.Fprint(w, exitCodes)
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting and

@@ -183,7 +183,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
 	bench := fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -287,7 +287,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
-	return nil
+	return checkOutcome(e, steps)
 }
 
 func stepLabel(cfg load.Config) string {

@@ -153,7 +153,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	var tf targetFlags // --pprof, --metrics, --profile-levels (profile.go)
 	tf.register(fs, true)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -450,7 +450,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
-	return nil
+	return checkOutcome(s.e, doc.Steps)
 }
 
 // writeSweepTable prints one row per level measured, then the headlines (peak, knee, vs-native).

@@ -194,8 +194,9 @@ func TestSweepStopsOnFailures(t *testing.T) {
 	url := sweepServer(t, http.StatusInternalServerError)
 	dir := t.TempDir()
 	code, stdout, stderr := sweepCLI(context.Background(), "--levels", "2,4,8", "-d", "300ms", "--warmup", "0", "--name", "fail", "--dir", dir, "--no-report", url)
-	if code != ExitOK {
-		t.Fatalf("apiperf sweep = exit %d, stderr %q; want 0 (a stop rule is not a failure)", code, stderr)
+	// Nothing succeeded: exit 1 (issue 12), after the stop rule and the outputs.
+	if code != ExitFailed || !strings.Contains(stderr, "no request succeeded") {
+		t.Fatalf("apiperf sweep = exit %d, stderr %q; want 1 and no request succeeded", code, stderr)
 	}
 	if !strings.Contains(stderr, "stopped: success rate 0% at c=2 is below the 50% floor") {
 		t.Errorf("stderr %q does not report the success-floor stop", stderr)
@@ -211,7 +212,7 @@ func TestSweepStopsOnFailures(t *testing.T) {
 	// --no-stop runs every level.
 	code, _, stderr = sweepCLI(context.Background(), "--levels", "2,4,8", "-d", "200ms", "--warmup", "0", "--name", "all", "--dir", dir, "--no-stop", "--no-report", url)
 	r = sweepLoadRun(t, filepath.Join(dir, "all"))
-	if code != ExitOK || stepLabels(r) != "c=2#0 c=4#0 c=8#0" || r.Sweep.Stop != nil || r.Sweep.Rules != (sweep.Rules{}) {
+	if code != ExitFailed || stepLabels(r) != "c=2#0 c=4#0 c=8#0" || r.Sweep.Stop != nil || r.Sweep.Rules != (sweep.Rules{}) {
 		t.Errorf("--no-stop: exit %d, steps %s, stop %+v, rules %+v (stderr %q); want all three levels and no rules", code, stepLabels(r), r.Sweep.Stop, r.Sweep.Rules, stderr)
 	}
 }

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+)
+
+// exitCodes is what --help says about exit codes (README says the same).
+const exitCodes = `
+Exit codes: 0 the load ran and some request succeeded; 1 no request succeeded (the target
+cannot be reached: apiperf stops after 1s without a connection), the run was interrupted,
+or a gate/objective failed; 2 bad input (nothing was sent).
+`
+
+// checkOutcome fails a measured run in which no request succeeded (exit 1), saying why on
+// stderr: the target could not be reached, or how the attempts failed.
+func checkOutcome(e *env, steps []*measure.Step) error {
+	var ok, attempts int64
+	var errs measure.Errors
+	reason := ""
+	for _, s := range steps {
+		if s == nil {
+			continue
+		}
+		ok += s.Successes
+		attempts += s.Attempts
+		errs.Add(s.Errors)
+		for _, w := range s.Warnings {
+			if strings.HasPrefix(w, load.UnreachablePrefix) {
+				reason = w
+			}
+		}
+	}
+	if ok > 0 {
+		return nil
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("no request succeeded: %d attempts", attempts)
+		if e := errs.String(); e != "" {
+			reason += " (" + e + ")"
+		}
+	}
+	fmt.Fprintf(e.stderr, "apiperf: %s\n", reason)
+	return errFailed
+}

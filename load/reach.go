@@ -1,0 +1,88 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultConnectGrace is how long a run may go without opening a single connection before
+// apiperf checks whether the target can be reached at all; when a plain dial fails too, the
+// run stops there, as wrk does ("unable to connect to 127.0.0.1:1: connection refused").
+const DefaultConnectGrace = time.Second
+
+// UnreachablePrefix starts the warning of a run stopped because the target cannot be reached.
+const UnreachablePrefix = "unable to connect to "
+
+// reachWatch stops a run whose target cannot be reached. It is owned by Run: stop ends it.
+type reachWatch struct {
+	timer  *time.Timer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	reason atomic.Pointer[string]
+}
+
+// watchReach checks the target after grace unless a connection was opened by then.
+func (e *engine) watchReach(grace time.Duration) *reachWatch {
+	ctx, cancel := context.WithCancel(e.ctx)
+	r := &reachWatch{cancel: cancel}
+	r.wg.Add(1)
+	r.timer = time.AfterFunc(grace, func() {
+		defer r.wg.Done()
+		if e.conns.Load() > 0 || e.stop.Load() {
+			return
+		}
+		d := net.Dialer{Timeout: e.timeout}
+		c, err := d.DialContext(ctx, "tcp", e.target.Address)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if ctx.Err() != nil || e.conns.Load() > 0 {
+			return
+		}
+		why := UnreachablePrefix + e.target.Address + ": " + dialReason(err)
+		r.reason.Store(&why)
+		e.stop.Store(true)
+		e.stopDial()
+	})
+	return r
+}
+
+// stop ends the watch and waits for a check under way.
+func (r *reachWatch) stop() {
+	r.cancel()
+	if r.timer.Stop() {
+		r.wg.Done() // the check never ran
+	}
+	r.wg.Wait()
+}
+
+// warning is the reason the run stopped early, or "".
+func (r *reachWatch) warning() string {
+	if p := r.reason.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// dialReason is the heart of a dial error: "connection refused", "no such host", "i/o timeout".
+func dialReason(err error) string {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return de.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return err.Error()
+}
