@@ -23,6 +23,8 @@ const (
 	DefaultDuration       = 10 * time.Second
 	DefaultTimeout        = 2 * time.Second
 	DefaultMaxConnections = 10000
+	DefaultStreams        = 1
+	maxStreams            = 1 << 16 // HTTP/2 concurrent streams per connection
 )
 
 // Config is how hard and how long to load. It is saved in every run.json.
@@ -39,6 +41,9 @@ type Config struct {
 	// NoKeepAlive opens a new connection for every request and closes it after the response;
 	// the latency then includes the connect (and TLS handshake).
 	NoKeepAlive bool `json:"no_keepalive,omitempty"`
+	// HTTP2 speaks HTTP/2: h2 negotiated by ALPN for https, h2c with prior knowledge for http.
+	HTTP2   bool `json:"http2,omitempty"`
+	Streams int  `json:"streams,omitempty"` // HTTP/2: concurrent streams per connection (0: 1)
 }
 
 // Validate reports every problem at once.
@@ -68,8 +73,23 @@ func (c Config) Validate() error {
 	if c.Rate > 0 && c.MaxConnections != 0 && c.MaxConnections < c.Connections {
 		errs = append(errs, fmt.Errorf("max connections (%d) must be at least connections (%d)", c.MaxConnections, c.Connections))
 	}
+	if c.Streams < 0 {
+		errs = append(errs, fmt.Errorf("streams must be at least 1, got %d", c.Streams))
+	}
+	if c.Streams > 1 && !c.HTTP2 {
+		errs = append(errs, fmt.Errorf("--streams %d needs --http2 (HTTP/1.1 has one request in flight per connection)", c.Streams))
+	}
+	if c.HTTP2 && c.NoKeepAlive {
+		errs = append(errs, errors.New("--no-keepalive is for HTTP/1.1; HTTP/2 keeps its connections (drop --http2 or --no-keepalive)"))
+	}
+	if c.Streams > maxStreams {
+		errs = append(errs, fmt.Errorf("streams must be at most %d, got %d", maxStreams, c.Streams))
+	}
 	return errors.Join(errs...)
 }
+
+// StreamsPerConn is the number of concurrent streams per connection asked for (at least 1).
+func (c Config) StreamsPerConn() int { return max(c.Streams, DefaultStreams) }
 
 // OpenLoop reports whether requests follow a rate schedule.
 func (c Config) OpenLoop() bool { return c.Rate > 0 }
@@ -89,6 +109,9 @@ func (c Config) String() string {
 		fmt.Fprintf(&b, "open loop: %s req/s over %d connections (up to %d)", fmtRate(c.Rate), c.Connections, c.MaxConns())
 	} else {
 		fmt.Fprintf(&b, "closed loop: %d connections", c.Connections)
+	}
+	if c.HTTP2 {
+		fmt.Fprintf(&b, " over HTTP/2 with %d streams each", c.StreamsPerConn())
 	}
 	fmt.Fprintf(&b, " on %d threads", c.Threads)
 	switch {

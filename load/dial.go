@@ -67,10 +67,14 @@ func newDialer(t scenario.Target, cfg Config) *dialer {
 	d := &dialer{target: t}
 	d.nd.Timeout = cfg.Timeout.Duration()
 	if t.Scheme == "https" {
+		protos := []string{"http/1.1"}
+		if cfg.HTTP2 {
+			protos = []string{"h2", "http/1.1"} // offered both so a server without h2 says so
+		}
 		d.tls = &tls.Config{
 			ServerName:         t.Host,
 			InsecureSkipVerify: cfg.Insecure, // only when the user asked with -k
-			NextProtos:         []string{"http/1.1"},
+			NextProtos:         protos,
 			ClientSessionCache: tls.NewLRUClientSessionCache(64),
 		}
 	}

@@ -107,6 +107,11 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	e.stopDial = stopDial
 	e.reach = e.watchReach(DefaultConnectGrace)
 	defer e.reach.stop()
+	if cfg.HTTP2 {
+		e.dial.start(dialCtx, cfg.Connections)
+		defer e.dial.stop()
+		return e.runH2(o, names)
+	}
 	if cfg.OpenLoop() {
 		e.dial.start(dialCtx, cfg.Connections)
 		defer e.dial.stop()

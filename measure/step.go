@@ -188,6 +188,7 @@ type Step struct {
 	Open      *OpenLoop `json:"open_loop,omitempty"`
 	// Generator is apiperf's own use of the machine during the step; nil in old runs.
 	Generator *Generator `json:"generator,omitempty"`
+	HTTP2     *HTTP2     `json:"http2,omitempty"` // nil: HTTP/1.1
 	Warnings  []string   `json:"warnings,omitempty"`
 }
 
@@ -284,6 +285,7 @@ func (s *Step) Merge(o *Step) {
 		s.Open.MaxLag = max(s.Open.MaxLag, o.Open.MaxLag)
 	}
 	s.Generator = mergeGenerator(s.Generator, o.Generator)
+	s.HTTP2 = s.HTTP2.Merge(o.HTTP2)
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Finish()
 }

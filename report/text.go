@@ -26,7 +26,11 @@ func Header(w io.Writer, r *result.Run) {
 		what = fmt.Sprintf("%d requests", r.Load.Requests)
 	}
 	fmt.Fprintf(w, "Running %s test @ %s\n", what, r.Scenario.URL)
-	fmt.Fprintf(w, "  %d threads and %d connections\n", r.Load.Threads, r.Load.Connections)
+	fmt.Fprintf(w, "  %d threads and %d connections", r.Load.Threads, r.Load.Connections)
+	if r.Load.HTTP2 {
+		fmt.Fprintf(w, " (HTTP/2, %d streams each)", r.Load.StreamsPerConn())
+	}
+	fmt.Fprintln(w)
 }
 
 // Text writes the summary of step s in wrk's layout, line for line, followed by what wrk
@@ -128,6 +132,9 @@ func extras(w io.Writer, s *measure.Step) {
 		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
 	fmt.Fprintf(w, "  Status codes: %s\n", statusLine(s.Status))
 	fmt.Fprintf(w, "  Success rate: %.2f%% (%d of %d attempts)\n", s.SuccessRate(), s.Successes, s.Attempts)
+	if s.HTTP2 != nil {
+		fmt.Fprintf(w, "  Protocol: %s\n", s.HTTP2)
+	}
 	if o := s.Open; o != nil {
 		achieved := 0.0
 		if el := s.Elapsed.Duration(); el > 0 {

@@ -72,6 +72,10 @@ type Config struct {
 	// MaxRPS caps the requests served per second overall; excess requests wait in line.
 	// 0 means no ceiling.
 	MaxRPS float64 `json:"max_rps,omitempty"`
+	// TLS serves HTTPS (h2 and HTTP/1.1 by ALPN) with a self-signed certificate made at
+	// start for 127.0.0.1, ::1 and localhost (clients need -k). Cleartext serves HTTP/1.1
+	// and h2c with prior knowledge either way.
+	TLS bool `json:"tls,omitempty"`
 	// Log receives the demo logger and dump output and the server's error log;
 	// nil means io.Discard.
 	Log io.Writer `json:"-"`
@@ -141,6 +145,9 @@ func (c Config) String() string {
 	mode := "plain"
 	if c.Demo {
 		mode = "demo"
+	}
+	if c.TLS {
+		parts = append(parts, "TLS: h2 and http/1.1, self-signed")
 	}
 	s := fmt.Sprintf("%s target on %s", mode, c.addr())
 	if len(parts) > 0 {

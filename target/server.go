@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -78,10 +79,25 @@ func Start(cfg Config) (*Server, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          log.New(s.log, "apiperf serve: ", log.LstdFlags),
 		BaseContext:       func(net.Listener) context.Context { return base },
+		Protocols:         new(http.Protocols),
+	}
+	s.srv.Protocols.SetHTTP1(true)
+	s.srv.Protocols.SetHTTP2(true)
+	s.srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge, beside HTTP/1.1
+	if cfg.TLS {
+		tc, err := selfSigned()
+		if err != nil {
+			cancel()
+			ln.Close()
+			return nil, err
+		}
+		s.srv.TLSConfig = tc
+		s.ln = tls.NewListener(ln, tc)
+		s.url = "https://" + dialable(ln.Addr())
 	}
 	go func() {
 		defer close(s.served)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.serveErr = fmt.Errorf("serving %s: %w", s.url, err)
 		}
 	}()

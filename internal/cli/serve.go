@@ -32,6 +32,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.Size, "size", 0, "body size in bytes of /healthz and /knob responses (default: {\"status\":\"ok\"})")
 	fs.DurationVar(&cfg.Stall, "stall", 0, "pause all responses for this long in every --stall-every period")
 	fs.DurationVar(&cfg.StallEvery, "stall-every", 0, "stall period, from server start")
+	fs.BoolVar(&cfg.TLS, "tls", false, "serve HTTPS (h2 and HTTP/1.1 by ALPN) with a self-signed certificate (clients need -k); cleartext serves HTTP/1.1 and h2c")
 	fs.Float64Var(&cfg.MaxRPS, "max-rps", 0, "serve at most this many requests per second overall; the rest wait in line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
