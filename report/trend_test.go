@@ -81,3 +81,41 @@ func TestTrendInBrowser(t *testing.T) {
 		t.Errorf("runs table text = %q; want the URL shown as text and the short commit", got)
 	}
 }
+
+// TestTrendSetPerTarget: runs of two targets make two charts, each with its own runs, and the
+// page shows both; file names carry the target when there are several.
+func TestTrendSetPerTarget(t *testing.T) {
+	var runs []TrendRun
+	for i, r := range synthTrend().Runs {
+		r.Target = "run GET http://127.0.0.1:8080/a"
+		if i%2 == 1 {
+			r.Target = "sweep GET http://127.0.0.1:8081/b"
+		}
+		runs = append(runs, r)
+	}
+	set := NewTrendSet("p99", runs)
+	if len(set.Trends) != 2 || len(set.Trends[0].Runs) != 3 || set.Trends[1].Runs[0].ID != 2 {
+		t.Fatalf("NewTrendSet = %d trends; want 2 of 3 runs each, in order of first appearance", len(set.Trends))
+	}
+	if title := set.Trends[1].Chart().Title; title != "p99 across runs: sweep GET http://127.0.0.1:8081/b" {
+		t.Errorf("chart title %q; want the target named", title)
+	}
+	base := filepath.Join(t.TempDir(), "trend-p99")
+	paths, err := set.WriteFiles(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	want := "trend-p99.html trend-p99-run_GET_http-127.0.0.1_8080_a.svg trend-p99-run_GET_http-127.0.0.1_8080_a.png " +
+		"trend-p99-sweep_GET_http-127.0.0.1_8081_b.svg trend-p99-sweep_GET_http-127.0.0.1_8081_b.png"
+	if strings.Join(names, " ") != want {
+		t.Errorf("WriteFiles wrote %v; want %s", names, want)
+	}
+	page := mustRead(t, base+".html")
+	if n := strings.Count(string(page), "<svg"); n != 2 || !strings.Contains(string(page), "6 runs of 2 targets") {
+		t.Errorf("trend page has %d charts; want 2 and the summary \"6 runs of 2 targets\"", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -316,9 +317,16 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	ff.register(fs)
 	metric := fs.String("metric", "p99", "metric to chart: p99, qps or success")
 	level := fs.String("level", "", "only this level (e.g. c=50); default: every level")
-	out := fs.StringP("out", "o", "", "write OUT.svg, OUT.png and OUT.html (default trend-METRIC)")
+	dir := fs.String("dir", DefaultSweepDir, "write the page and charts into this directory")
+	out := fs.StringP("out", "o", "", "file name stem: OUT.html, and OUT.svg/.png or OUT-<target>.svg/.png (default DIR/trend-METRIC)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf history trend --metric p99|qps|success [flags]\n\nChart a metric across recorded runs over time (median of the repetitions, one line per level).\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(e.stderr, "Usage: apiperf history trend --metric p99|qps|success [flags]\n\n"+
+			"Chart a metric across recorded runs over time (median of the repetitions, one line per level),\n"+
+			"one chart per target (kind, method and URL); --url, --kind and --label pick targets.\n\n"+
+			"Examples:\n"+
+			"  apiperf history trend --metric p99                      # apiperf-out/trend-p99.html, a chart per target\n"+
+			"  apiperf history trend --metric qps --url http://127.0.0.1:8080/api --level c=50\n"+
+			"  apiperf history trend --metric success --label branch=main --since 2026-01-01 -o ci/trend\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -334,9 +342,10 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t := report.Trend{Metric: *metric}
+	var trs []report.TrendRun
 	for _, r := range runs {
-		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Commit: r.Labels["commit"], Values: map[string]float64{}}
+		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Target: r.Kind + " " + r.Method + " " + r.URL,
+			Commit: r.Labels["commit"], Values: map[string]float64{}}
 		byLevel := map[string][]float64{}
 		for _, s := range r.Steps {
 			if *level == "" || s.Label == *level {
@@ -347,19 +356,27 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 			tr.Values[l] = compare.Median(v)
 		}
 		if len(tr.Values) > 0 {
-			t.Runs = append(t.Runs, tr)
+			trs = append(trs, tr)
 		}
 	}
-	if len(t.Runs) == 0 {
+	if len(trs) == 0 {
 		return usagef("history trend: no recorded run matches (%s)", ff.db)
 	}
 	base := *out
 	if base == "" {
-		base = "trend-" + *metric
+		base = filepath.Join(*dir, "trend-"+*metric)
 	}
-	if err := t.WriteFiles(base); err != nil {
+	if d := filepath.Dir(base); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("history trend: %w", err)
+		}
+	}
+	set := report.NewTrendSet(*metric, trs)
+	paths, err := set.WriteFiles(base)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s over %d runs: %s.html, %s.svg, %s.png\n", *metric, len(t.Runs), base, base, base)
+	fmt.Fprintf(e.stdout, "%s of %s over %s: open %s (charts: %s)\n", *metric, report.Plural(len(set.Trends), "target"),
+		report.Plural(len(trs), "run"), paths[0], strings.Join(paths[1:], ", "))
 	return nil
 }

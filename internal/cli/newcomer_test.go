@@ -148,3 +148,38 @@ func TestTwoDiffsKeepTheirFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryTrendPerTarget: a history of runs against two URLs gives one chart per URL, written
+// into the output directory (not the working directory).
+func TestHistoryTrendPerTarget(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 4 {
+		url := []string{"http://127.0.0.1:8080/api", "http://127.0.0.1:8081/api"}[i%2]
+		if _, _, err := h.Record(context.Background(), historyRun(url, t0.Add(time.Duration(i)*time.Hour), nil, time.Millisecond), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Close()
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := newcomerCLI(t, "history", "trend", "--db", db, "--metric", "p99", "--dir", out)
+	page := filepath.Join(out, "trend-p99.html")
+	if code != ExitOK || !strings.HasPrefix(stdout, "p99 of 2 targets over 4 runs: open "+page+" (charts: ") {
+		t.Fatalf("history trend: exit %d, stdout %q, stderr %q; want 2 targets, 4 runs and the page in %s", code, stdout, stderr, out)
+	}
+	for _, f := range []string{"trend-p99-run_GET_http-127.0.0.1_8080_api.svg", "trend-p99-run_GET_http-127.0.0.1_8081_api.png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("history trend did not write %s: %v", f, err)
+		}
+	}
+	// A filter picks one target: one chart, named without the target.
+	code, stdout, _ = newcomerCLI(t, "history", "trend", "--db", db, "--metric", "qps", "--dir", out, "--url", "http://127.0.0.1:8081/api")
+	if _, err := os.Stat(filepath.Join(out, "trend-qps.svg")); code != ExitOK || err != nil || !strings.HasPrefix(stdout, "qps of 1 target over 2 runs") {
+		t.Errorf("history trend --url: exit %d, stdout %q, %v; want one target, 2 runs, trend-qps.svg", code, stdout, err)
+	}
+}
