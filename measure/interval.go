@@ -28,6 +28,7 @@ type Interval struct {
 	Uncorrected *Histogram
 
 	// Set by the engine when the interval is sealed.
+	StepStart   time.Time     // when the step started (wall clock)
 	Connections int           // connections open (closed loop: each has a request in flight)
 	TargetRate  float64       // open loop: the schedule's requests per second
 	Scheduled   int64         // open loop: requests that came due in the interval

@@ -1,7 +1,9 @@
 package measure
 
 import (
+	"bytes"
 	"encoding/json"
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"testing"
 	"time"
 )
@@ -226,5 +228,47 @@ func TestIntervalStreamLateSample(t *testing.T) {
 	}
 	if len(s.Timeline) != 3 || s.Requests != 2 {
 		t.Errorf("step: %d timeline entries and %d requests, want 3 and 2", len(s.Timeline), s.Requests)
+	}
+}
+
+// TestHlogRoundTrip writes intervals as an interval log and reads it back with
+// hdrhistogram-go's log reader: the corrected histograms sum to the step's latency.
+func TestHlogRoundTrip(t *testing.T) {
+	r := NewRecorder(DefaultExpected(), true, 0)
+	st := NewIntervalStream([]*Recorder{r}, time.Second)
+	recordSome(r, 0, 300, Response, 200)
+	recordSome(r, 1500*time.Millisecond, 200, Response, 200)
+	var buf bytes.Buffer
+	lw := NewHlogWriter(&buf)
+	start := time.Unix(1700000000, 250e6)
+	if err := lw.Begin(start); err != nil {
+		t.Fatal(err)
+	}
+	st.Close(func(iv *Interval) {
+		if err := lw.Write(iv); err != nil {
+			t.Fatal(err)
+		}
+	})
+	s := st.Step(start, 2*time.Second, nil)
+	rd := hdr.NewHistogramLogReader(&buf)
+	var corrected, uncorrected int64
+	var lines int
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading the log back: %v\n%s", err, buf.String())
+		}
+		if h == nil {
+			break
+		}
+		lines++
+		if h.Tag() == HlogUncorrectedTag {
+			uncorrected += h.TotalCount()
+		} else {
+			corrected += h.TotalCount()
+		}
+	}
+	if lines != 4 || corrected != s.Requests || uncorrected != s.Requests {
+		t.Errorf("log has %d histograms, %d corrected and %d uncorrected samples; want 4, %d, %d\n%s", lines, corrected, uncorrected, s.Requests, s.Requests, buf.String())
 	}
 }

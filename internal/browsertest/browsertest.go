@@ -68,6 +68,24 @@ func Open(t testing.TB, path string) *Page {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return open(t, exe, "file://"+filepath.ToSlash(abs))
+}
+
+// OpenURL is Open for a page served over HTTP (a loopback address, in tests).
+func OpenURL(t testing.TB, url string) *Page {
+	t.Helper()
+	exe := Find()
+	if exe == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but no Chromium was found (looked for $CHROMIUM, %s); install Debian's chromium package", strings.Join(Candidates, ", "))
+		}
+		t.Skipf("skipping: no Chromium found (looked for $CHROMIUM, %s); `apt-get install chromium` to run this test", strings.Join(Candidates, ", "))
+	}
+	return open(t, exe, url)
+}
+
+func open(t testing.TB, exe, url string) *Page {
+	t.Helper()
 	// Not t.TempDir: Chromium's helper processes may still write the profile for a moment
 	// after the browser is gone, which would fail TempDir's cleanup.
 	profile, err := os.MkdirTemp("", "apiperf-chromium-")
@@ -103,7 +121,6 @@ func Open(t testing.TB, path string) *Page {
 	})
 	p := &Page{ctx: ctx}
 	chromedp.ListenTarget(ctx, p.listen)
-	url := "file://" + filepath.ToSlash(abs)
 	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable(), chromedp.Navigate(url),
 		chromedp.WaitReady("body", chromedp.ByQuery)); err != nil {
 		t.Fatalf("opening %s in %s: %v", url, exe, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/report"
@@ -183,6 +184,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	rf.register(fs)
 	var tf targetFlags // --pprof, --metrics (profile.go)
 	tf.register(fs, false)
+	var lv liveFlags // --listen, --hlog (live.go)
+	lv.register(fs, true)
 	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
 	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
@@ -235,20 +238,23 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if !*quiet {
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", sc.Redact(), cfg)
 	}
-	opts := []load.Option{load.WithExpected(expected)}
-	if e.isTerminal && !*quiet {
-		opts = append(opts, load.WithProgress(progressPrinter(e, cfg)))
+	watch, err := lv.start(e, doc, *quiet, "")
+	if err != nil {
+		return err
 	}
+	opts := append([]load.Option{load.WithExpected(expected)},
+		watch.Options(live.Step{Label: stepLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})...)
 	stopProfile, err := startCPUProfile(*cpuprofile)
 	if err != nil {
+		watch.Close(ctx)
 		return err
 	}
 	capt := tf.start(ctx, stepLabel(cfg), 0, cfg.Duration.Duration())
 	steps, err := rf.repeat(ctx, func() (*measure.Step, error) { return load.Run(ctx, cfg, src, target, opts...) })
 	capt.wait()
 	stopProfile()
-	if e.isTerminal && !*quiet {
-		fmt.Fprint(e.stderr, "\r\033[K")
+	if werr := watch.Close(ctx); werr != nil && err == nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
 	}
 	if err != nil {
 		return err
@@ -315,21 +321,6 @@ func newRun(kind string, sc scenario.Scenario, cfg load.Config, args []string) *
 	}
 	r.Redact()
 	return r
-}
-
-// progressPrinter draws a one-line live progress on stderr.
-func progressPrinter(e *env, cfg load.Config) func(load.Progress) {
-	var last int64
-	var lastT time.Duration
-	return func(p load.Progress) {
-		qps := float64(p.Requests-last) / (p.Elapsed - lastT).Seconds()
-		last, lastT = p.Requests, p.Elapsed
-		total := ""
-		if d := cfg.Duration.Duration(); d > 0 {
-			total = "/" + d.String()
-		}
-		fmt.Fprintf(e.stderr, "\r\033[K  %s%s  %d requests  %.0f req/s  %d errors", p.Elapsed.Truncate(time.Second), total, p.Requests, qps, p.Errors)
-	}
 }
 
 // splitDash returns the positional arguments before "--" and the words after it (passed to

@@ -1,0 +1,93 @@
+package live
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+)
+
+func TestSpark(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want string
+	}{
+		{nil, ""},                       // nothing yet
+		{[]float64{0, 0}, "▁▁"},         // all zero: the floor, no division by zero
+		{[]float64{1, 2, 4, 8}, "▁▂▄█"}, // scaled to the largest
+		{[]float64{5, 5, 5}, "███"},     // flat at the maximum
+		{[]float64{-1, 8}, "▁█"},        // negative values clamp to the floor
+	} {
+		if got := spark(tc.in); got != tc.want {
+			t.Errorf("spark(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func testInterval(idx int64, n int, open bool) *measure.Interval {
+	iv := &measure.Interval{Index: idx, Start: time.Duration(idx) * time.Second, Length: time.Second,
+		Status: map[int]int64{200: int64(n)}, Latency: measure.NewHistogram(), Requests: int64(n), Attempts: int64(n),
+		StepStart: time.Unix(1700000000, 0), Connections: 10}
+	for i := 0; i < n; i++ {
+		iv.Latency.Record(time.Duration(1+i%5) * time.Millisecond)
+	}
+	if open {
+		iv.Uncorrected = iv.Latency.Clone()
+		iv.TargetRate, iv.Lag = float64(n), 3*time.Millisecond
+	}
+	return iv
+}
+
+// TestRender: the view names the level of a sweep, the ETA, and in open loop the target and lag.
+func TestRender(t *testing.T) {
+	st := Step{Label: "rate=100/s", Level: 2, Levels: 5, Load: load.Config{Rate: 100, Duration: measure.Duration(10 * time.Second)}}
+	iv := testInterval(3, 100, true)
+	out := render(st, iv, iv.Second(), 14*time.Second, 4*time.Second, []float64{90, 100}, []float64{5, 5})
+	for _, want := range []string{"level 2 of 5", "ETA 36s", "rate=100/s", "req/s    100", "target 100/s, lag 3.00ms", "p50 3.00ms", "connections 10"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render() = \n%s\nwant it to contain %q", out, want)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("line %q is %d columns, want at most 80", line, n)
+		}
+	}
+}
+
+// TestSessionHlogPerLevel: a sweep's session writes one interval log per level, and a
+// repeated level appends to its log; warmups are not logged.
+func TestSessionHlogPerLevel(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Start(Config{HlogDir: dir, Kind: "sweep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := func(st Step, n int) {
+		s.Options(st)
+		for i := int64(0); i < 2; i++ {
+			s.interval(st, testInterval(i, n, false), i == 0)
+		}
+	}
+	feed(Step{Label: "c=1", Level: 1, Levels: 2, Warmup: true}, 5)
+	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10)
+	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10) // a repetition
+	feed(Step{Label: "c=2", Level: 2, Levels: 2}, 20)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"c=1.hlog": 4, "c=2.hlog": 2} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(b), "HISTF"); got != want {
+			t.Errorf("%s has %d histograms, want %d:\n%s", name, got, want, b)
+		}
+	}
+}
