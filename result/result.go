@@ -16,6 +16,7 @@ import (
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/verdict"
 )
 
 // Version is the run.json schema version. Readers refuse newer versions.
@@ -49,8 +50,10 @@ type Run struct {
 	// Native is the same plan run against the built-in plain net/http target (--vs-native).
 	Native *Run `json:"native,omitempty"`
 	// Target holds what was captured from the target under load (profiles, metrics).
-	Target   *TargetCapture `json:"target,omitempty"`
-	Warnings []string       `json:"warnings,omitempty"`
+	Target *TargetCapture `json:"target,omitempty"`
+	// Verdict is what limited the run (see package verdict), nil when not judged.
+	Verdict  *verdict.Verdict `json:"verdict,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
 }
 
 // Last is the last step (the only one of a plain run), or nil.

@@ -1,0 +1,75 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/verdict"
+)
+
+// WriteVerdict writes the verdict as text: each claim with its confidence, evidence and
+// fix, Little's law where it does not hold, and what could not be judged.
+func WriteVerdict(w io.Writer, v *verdict.Verdict) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintln(w, v.Headline())
+	for _, c := range v.Claims {
+		fmt.Fprintf(w, "  %s (%s): %s\n", c.Kind, c.Confidence, c.Summary)
+		for _, e := range c.Evidence {
+			fmt.Fprintf(w, "    - %s\n", e)
+		}
+		if c.Fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", c.Fix)
+		}
+	}
+	var off []string
+	for _, l := range v.Little {
+		if !l.OK {
+			off = append(off, l.Label+": "+l.Note)
+		}
+	}
+	if len(off) > 0 {
+		fmt.Fprintln(w, "  Little's law (in flight = QPS x mean latency) does not hold at:")
+		for _, o := range off {
+			fmt.Fprintf(w, "    - %s\n", o)
+		}
+	}
+	for _, s := range v.Silent {
+		fmt.Fprintf(w, "  not judged: %s\n", s)
+	}
+}
+
+// VerdictText is WriteVerdict into a string.
+func VerdictText(v *verdict.Verdict) string {
+	var b strings.Builder
+	WriteVerdict(&b, v)
+	return b.String()
+}
+
+var verdictTmpl = template.Must(template.New("verdict").Parse(`<p class="verdict-headline">{{.V.Headline}}</p>
+{{range .V.Claims}}<div class="claim" data-kind="{{.Kind}}"><h3>{{.Kind}} <span class="confidence">({{.Confidence}} confidence{{if .Level}}, from {{.Level}}{{end}})</span></h3>
+<p>{{.Summary}}</p>
+<ul>{{range .Evidence}}<li>{{.}}</li>{{end}}</ul>
+{{if .Fix}}<p class="note">Try: {{.Fix}}</p>{{end}}</div>
+{{end}}<table id="little"><thead><tr><th>level</th><th>load</th><th>in flight (QPS x mean)</th><th>ratio</th><th>Little's law</th></tr></thead><tbody>
+{{range .V.Little}}<tr><td>{{.Label}}</td><td>{{printf "%g" .Load}}</td><td>{{printf "%.1f" .InFlight}}</td><td>{{if .Ratio}}{{printf "%.2f" .Ratio}}{{else}}-{{end}}</td><td>{{if .OK}}consistent{{else}}off{{end}}{{if .Note}}: {{.Note}}{{end}}</td></tr>
+{{end}}</tbody></table>
+{{if .V.Silent}}<p class="note">Not judged:</p><ul class="silent">{{range .V.Silent}}<li>{{.}}</li>{{end}}</ul>{{end}}`))
+
+// verdictSections is the report's verdict section, first of the extra sections; none
+// when the run was not judged.
+func verdictSections(r *result.Run) []Section {
+	if r.Verdict == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := verdictTmpl.Execute(&b, struct{ V *verdict.Verdict }{r.Verdict}); err != nil {
+		return []Section{{Title: "Verdict", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
+	}
+	return []Section{{Title: "Verdict: why it is slow", Body: template.HTML(b.String())}}
+}

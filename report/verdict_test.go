@@ -1,0 +1,53 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/verdict"
+)
+
+func sampleVerdict() *verdict.Verdict {
+	in := verdict.Input{Peak: 1, MachineCores: 2, Levels: []verdict.Level{
+		{Label: "c=8", Load: 8, QPS: 800, Mean: 10 * time.Millisecond, P99: 20 * time.Millisecond, Attempts: 4000,
+			Target: &verdict.Usage{CPUCores: 0.1, Cores: 2}},
+		{Label: "c=64", Load: 64, QPS: 810, Mean: 79 * time.Millisecond, P99: 90 * time.Millisecond, Attempts: 4050,
+			Target:  &verdict.Usage{CPUCores: 0.1, Cores: 2},
+			Profile: &verdict.Profile{Goroutines: 140, Waits: []verdict.Wait{{Site: "sync.(*Cond).Wait from <script>x</script>", Count: 60}}}},
+	}}
+	v := verdict.Judge(in)
+	return &v
+}
+
+func TestVerdictText(t *testing.T) {
+	got := VerdictText(sampleVerdict())
+	for _, want := range []string{
+		"verdict: target-waiting (high)",
+		"    - throughput flat from c=8 to c=64",
+		"    - 60 of 140 goroutines wait in sync.(*Cond).Wait",
+		"    fix: widen or remove",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("VerdictText =\n%s\nwant a line containing %q", got, want)
+		}
+	}
+}
+
+func TestVerdictSectionEscapes(t *testing.T) {
+	secs := verdictSections(&result.Run{Verdict: sampleVerdict()})
+	if len(secs) != 1 {
+		t.Fatalf("verdictSections: %d sections, want 1", len(secs))
+	}
+	body := string(secs[0].Body)
+	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
+		t.Errorf("verdict section does not escape a wait site from the target:\n%s", body)
+	}
+	if !strings.Contains(body, `data-kind="target-waiting"`) || !strings.Contains(body, `id="little"`) {
+		t.Errorf("verdict section lacks the claim or the Little's law table:\n%s", body)
+	}
+	if got := verdictSections(&result.Run{}); got != nil {
+		t.Errorf("verdictSections of an unjudged run = %v, want none", got)
+	}
+}
