@@ -26,7 +26,7 @@ func TestVerdictText(t *testing.T) {
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
 		"    - throughput flat from c=8 to c=64",
-		"    - 60 of 140 goroutines wait in sync.(*Cond).Wait",
+		"    - 60 of 140 busy goroutines wait in sync.(*Cond).Wait",
 		"    fix: widen or remove",
 	} {
 		if !strings.Contains(got, want) {

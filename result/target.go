@@ -40,6 +40,10 @@ type TargetStep struct {
 	Series *profcap.Series `json:"series,omitempty"`
 	// Summary is Series over the whole step: means and maxima, GC totals.
 	Summary *profcap.Summary `json:"summary,omitempty"`
+	// Process is the target process's CPU and RSS sampled from /proc (--target-pid), and
+	// ProcessSummary the same over the step's window; nil without --target-pid.
+	Process        *profcap.Series  `json:"process,omitempty"`
+	ProcessSummary *profcap.Summary `json:"process_summary,omitempty"`
 	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".
 	Warnings []string `json:"warnings,omitempty"`
 }

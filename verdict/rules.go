@@ -251,7 +251,7 @@ func waitingClaim(in Input, sat plateau, generatorBound bool, v *Verdict) *Claim
 	site := ""
 	if waits != nil {
 		for i, w := range waits.Waits[:min(3, len(waits.Waits))] {
-			ev = append(ev, fmt.Sprintf("%s of %s goroutines wait in %s", num(float64(w.Count)), num(float64(waits.Goroutines)), w.Site))
+			ev = append(ev, fmt.Sprintf("%s of %s busy goroutines wait in %s", num(float64(w.Count)), num(float64(waits.Goroutines)), w.Site))
 			if i == 0 {
 				site = w.Site
 			}
@@ -315,7 +315,7 @@ func growthClaim(in Input, v *Verdict) *Claim {
 			continue
 		}
 		if len(p.Waits) > 0 {
-			ev = append(ev, fmt.Sprintf("at %s %s of %s goroutines wait in %s", in.Levels[i].Label,
+			ev = append(ev, fmt.Sprintf("at %s %s of %s busy goroutines wait in %s", in.Levels[i].Label,
 				num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
 		}
 		if len(p.Inuse) > 0 {

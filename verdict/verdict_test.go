@@ -93,7 +93,7 @@ func TestJudge(t *testing.T) {
 				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
 				l.Profile = waits
 			}),
-			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 goroutines wait in sync.(*Cond).Wait",
+			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 busy goroutines wait in sync.(*Cond).Wait",
 		},
 		{
 			// Plateau, CPU idle, no profile: waiting, medium, and a note asking for --pprof.
@@ -137,7 +137,7 @@ func TestJudge(t *testing.T) {
 				l.Target = &Usage{CPUCores: 0.2, Cores: 2, Goroutines: []float64{1000, 3000, 7000}[i], GoroutineRise: []float64{1000, 2000, 4000}[i]}
 				l.Profile = &Profile{Goroutines: 7000, Waits: []Wait{{Site: "target.apiperfLeak", Count: 6990}}}
 			}),
-			want: []Kind{Growth}, conf: High, says: "6,990 of 7,000 goroutines wait in target.apiperfLeak",
+			want: []Kind{Growth}, conf: High, says: "6,990 of 7,000 busy goroutines wait in target.apiperfLeak",
 		},
 		{
 			// Goroutines that follow the load but stay flat within a level: no leak.

@@ -1,0 +1,209 @@
+package result
+
+import (
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/verdict"
+)
+
+// Judge computes the run's verdict from its levels and what was captured from the target,
+// stores it in r.Verdict and returns it; nil for a run without levels.
+func (r *Run) Judge() *verdict.Verdict {
+	in, ok := r.VerdictInput()
+	if !ok {
+		return nil
+	}
+	v := verdict.Judge(in)
+	r.Verdict = &v
+	return r.Verdict
+}
+
+// VerdictInput gathers what the verdict reads of r: per level its numbers, apiperf's own
+// use of the machine, the target's process (/proc or metrics) and its profiles.
+func (r *Run) VerdictInput() (verdict.Input, bool) {
+	if r.Sweep == nil || len(r.Sweep.Points) == 0 {
+		return verdict.Input{}, false
+	}
+	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine()}
+	open := len(r.Sweep.Rates) > 0
+	for _, p := range r.Sweep.Points {
+		l := verdict.Level{Label: p.Label, Load: p.Level, Open: open, QPS: p.QPS,
+			Mean: p.Mean.Duration(), P99: p.P99.Duration()}
+		var gens []*measure.Generator
+		var targets []*TargetStep
+		for _, j := range p.Steps {
+			if j < 0 || j >= len(r.Steps) {
+				continue
+			}
+			s := r.Steps[j]
+			l.Attempts += s.Attempts
+			l.Errors.Add(s.Errors)
+			l.Status = measure.AddStatus(l.Status, s.Status)
+			if o := s.Open; o != nil {
+				l.LateSends += o.LateSends
+				l.Scheduled += o.Scheduled
+				l.MaxLag = max(l.MaxLag, o.MaxLag.Duration())
+			}
+			if s.Generator != nil {
+				gens = append(gens, s.Generator)
+				in.MachineCores = max(in.MachineCores, s.Generator.MachineCPUs)
+			}
+			if ts := r.Target.Step(s.Label, s.Rep); ts != nil {
+				targets = append(targets, ts)
+			}
+		}
+		l.Generator = generatorUsage(gens)
+		l.Target, l.Profile = targetUsage(targets)
+		in.Levels = append(in.Levels, l)
+	}
+	return in, true
+}
+
+// sameMachine: the target is on loopback or was sampled from /proc.
+func (r *Run) sameMachine() bool {
+	if r.Target != nil {
+		for _, ts := range r.Target.Steps {
+			if ts.Process != nil {
+				return true
+			}
+		}
+	}
+	u, err := url.Parse(r.Scenario.URL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// generatorUsage is the mean over a level's repetitions.
+func generatorUsage(gens []*measure.Generator) *verdict.Usage {
+	if len(gens) == 0 {
+		return nil
+	}
+	u := &verdict.Usage{}
+	for _, g := range gens {
+		u.CPUCores += g.CPUCores() / float64(len(gens))
+		u.Cores = float64(g.Cores)
+		u.SchedSlowPct = max(u.SchedSlowPct, g.SchedSlowPct)
+	}
+	return u
+}
+
+// targetUsage reads a level's target captures: CPU and RSS from /proc when sampled, else
+// from the metrics; goroutines and heap at the end of the level and their rise within it;
+// the profiles of the last capture that has them.
+func targetUsage(caps []*TargetStep) (*verdict.Usage, *verdict.Profile) {
+	var u verdict.Usage
+	var prof *verdict.Profile
+	n := 0.0
+	for _, ts := range caps {
+		cpu, rss := stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.CPUCores }),
+			stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.RSSBytes })
+		if cpu == nil {
+			cpu = stat(ts.Summary, func(s *profcap.Summary) *profcap.Stat { return s.CPUCores })
+		}
+		if rss == nil {
+			rss = stat(ts.Summary, func(s *profcap.Summary) *profcap.Stat { return s.RSSBytes })
+		}
+		if cpu != nil {
+			u.CPUCores += cpu.Mean
+			n++
+		}
+		if rss != nil {
+			u.RSSBytes = max(u.RSSBytes, rss.Max)
+		}
+		if ts.Process != nil && ts.Process.Cores > 0 {
+			u.Cores = float64(ts.Process.Cores)
+		}
+		if ts.Series != nil && ts.Summary != nil {
+			u.Goroutines, u.GoroutineRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.Goroutines })
+			u.HeapBytes, u.HeapRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.HeapInuseBytes })
+		}
+		if ts.Profiles != nil {
+			prof = profileOf(ts.Profiles)
+		}
+	}
+	if n > 0 {
+		u.CPUCores /= n
+	}
+	if u == (verdict.Usage{}) {
+		return nil, prof
+	}
+	return &u, prof
+}
+
+func stat(s *profcap.Summary, f func(*profcap.Summary) *profcap.Stat) *profcap.Stat {
+	if s == nil || s.Points == 0 {
+		return nil
+	}
+	return f(s)
+}
+
+// endAndRise is a metric's last value in the summary's window and its rise from the first.
+func endAndRise(s *profcap.Series, w *profcap.Summary, f func(profcap.Point) *float64) (end, rise float64) {
+	first := true
+	var start float64
+	for _, p := range s.Points {
+		v := f(p)
+		if v == nil || p.Offset < w.From || p.Offset > w.To {
+			continue
+		}
+		if first {
+			start, first = *v, false
+		}
+		end = *v
+	}
+	return end, end - start
+}
+
+// plumbing are frames every Go server's CPU profile has at the top of its cumulative table.
+var plumbing = []string{"runtime.", "net/http.(*conn).serve", "net/http.serverHandler.ServeHTTP",
+	"net/http.HandlerFunc.ServeHTTP", "net/http.(*ServeMux).ServeHTTP", "internal/"}
+
+// profileOf turns the profiles' analysis into what the verdict reads.
+func profileOf(a *profcap.Analysis) *verdict.Profile {
+	p := &verdict.Profile{}
+	if a.CPU != nil {
+		for _, e := range a.CPU.ByCum {
+			if isPlumbing(e.Function) {
+				continue
+			}
+			p.TopCum = append(p.TopCum, verdict.Function{Name: e.Function, Pct: e.CumPct})
+		}
+	}
+	if a.Shares != nil {
+		p.GCPct, p.AllocPct = a.Shares.GCPct, a.Shares.AllocPct
+	}
+	if a.Waits != nil {
+		p.Goroutines = a.Waits.Total - a.Waits.Idle
+		for _, s := range a.Waits.Sites {
+			p.Waits = append(p.Waits, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
+		}
+	} else if a.Goroutines != nil {
+		p.Goroutines = *a.Goroutines
+	}
+	if a.InuseSpace != nil {
+		for _, e := range a.InuseSpace.ByFlat {
+			p.Inuse = append(p.Inuse, verdict.Function{Name: e.Function, Pct: e.FlatPct})
+		}
+	}
+	return p
+}
+
+func isPlumbing(fn string) bool {
+	for _, p := range plumbing {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,59 @@
+package result
+
+import (
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+func fp(v float64) *float64 { return &v }
+
+// TestVerdictInput checks what the verdict reads of a run: errors summed over a level's
+// steps, apiperf's cores, /proc preferred over metrics for CPU, goroutines' rise within
+// the window, and wait sites with the server's idle goroutines left out.
+func TestVerdictInput(t *testing.T) {
+	step := func(label string, conc int) *measure.Step {
+		return &measure.Step{Label: label, Concurrency: conc, Attempts: 1000, Errors: measure.Errors{Timeout: 20},
+			Generator: &measure.Generator{CPU: measure.Duration(time.Second), Wall: measure.Duration(2 * time.Second), Cores: 2, MachineCPUs: 4}}
+	}
+	r := &Run{
+		Scenario: scenario.Scenario{URL: "http://127.0.0.1:8080/demo/pool"},
+		Steps:    []*measure.Step{step("c=4", 4), step("c=16", 16)},
+		Sweep: &Sweep{Levels: []int{4, 16}, Peak: 1, Points: []sweep.Point{
+			{Label: "c=4", Level: 4, QPS: 700, Steps: []int{0}}, {Label: "c=16", Level: 16, QPS: 790, Steps: []int{1}},
+		}},
+		Target: &TargetCapture{Steps: []TargetStep{{
+			Label:          "c=16",
+			Summary:        &profcap.Summary{From: 0, To: 3 * time.Second, Points: 3, CPUCores: &profcap.Stat{Mean: 0.9}},
+			ProcessSummary: &profcap.Summary{Points: 3, CPUCores: &profcap.Stat{Mean: 0.25}, RSSBytes: &profcap.Stat{Max: 30 << 20}},
+			Process:        &profcap.Series{Cores: 2},
+			Series: &profcap.Series{Points: []profcap.Point{
+				{Offset: time.Second, Goroutines: fp(40)}, {Offset: 2 * time.Second, Goroutines: fp(41)}, {Offset: 4 * time.Second, Goroutines: fp(90)},
+			}},
+			Profiles: &profcap.Analysis{Waits: &profcap.Waits{Total: 40, Idle: 20, Sites: []profcap.WaitSite{
+				{Function: "sync.(*Cond).Wait", Caller: "main.get", Reason: "cond", Count: 12},
+			}}},
+		}}},
+	}
+	in, ok := r.VerdictInput()
+	if !ok || len(in.Levels) != 2 || in.Peak != 1 || in.MachineCores != 4 || !in.SameMachine {
+		t.Fatalf("VerdictInput = %+v, %v; want 2 levels, peak 1, 4 machine cores, same machine", in, ok)
+	}
+	l := in.Levels[1]
+	if l.Errors.Timeout != 20 || l.Attempts != 1000 || l.Generator == nil || l.Generator.CPUCores != 0.5 || l.Generator.Cores != 2 {
+		t.Errorf("level c=16: errors %+v attempts %d generator %+v; want 20 timeouts of 1000, 0.5 of 2 cores", l.Errors, l.Attempts, l.Generator)
+	}
+	if u := l.Target; u == nil || u.CPUCores != 0.25 || u.Cores != 2 || u.RSSBytes != 30<<20 || u.Goroutines != 41 || u.GoroutineRise != 1 {
+		t.Errorf("level c=16 target = %+v; want /proc CPU 0.25 of 2 cores, RSS 30 MiB, 41 goroutines risen by 1 in the window", u)
+	}
+	if p := l.Profile; p == nil || p.Goroutines != 20 || len(p.Waits) != 1 || p.Waits[0].Site != "sync.(*Cond).Wait from main.get" {
+		t.Errorf("level c=16 profile = %+v; want 20 busy goroutines, 12 in sync.(*Cond).Wait from main.get", p)
+	}
+	if in.Levels[0].Target != nil {
+		t.Errorf("level c=4 target = %+v, want nil (nothing captured)", in.Levels[0].Target)
+	}
+}
