@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/result"
 )
 
@@ -163,6 +164,6 @@ func TestABText(t *testing.T) {
 	if _, err := r.JSON(); err != nil {
 		t.Errorf("JSON: %v", err)
 	}
-	golden(t, "ab.golden.txt", txt.Bytes())
-	golden(t, "ab.golden.md", md.Bytes())
+	golden.Check(t, "ab.golden.txt", txt.Bytes())
+	golden.Check(t, "ab.golden.md", md.Bytes())
 }

@@ -6,36 +6,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"time"
 
-	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 )
-
-// Level is one load level of a run, its repetitions pooled: the numbers a sweep chart and a
-// diff table show. Figures a source does not have (a classic .dat file has no percentiles
-// and no honest success rate) are NaN.
-type Level struct {
-	Value float64 `json:"value"` // concurrency, or requests/s in open loop
-	Label string  `json:"label"` // Value as printed: "200", "2500"
-	Reps  int     `json:"reps"`  // steps pooled into this level
-
-	QPS    float64 `json:"qps"`     // mean over repetitions of completed responses per second
-	MeanMS float64 `json:"mean_ms"` // mean latency of complete responses
-	P50MS  float64 `json:"p50_ms"`
-	P90MS  float64 `json:"p90_ms"`
-	P99MS  float64 `json:"p99_ms"`
-	P999MS float64 `json:"p99_9_ms"`
-	// SuccessPct is apiperf's success rate: successful responses / attempts (a 404 fails).
-	SuccessPct float64 `json:"success_pct"`
-	// ClassicPct is the classic script's figure: responses minus socket errors over responses.
-	ClassicPct float64 `json:"classic_success_pct"`
-
-	Attempts int64          `json:"attempts"`
-	Errors   measure.Errors `json:"errors"`
-	Status   map[int]int64  `json:"status,omitempty"`
-}
 
 // Side is one run of a comparison, reduced to its levels in ascending order.
 type Side struct {
@@ -45,13 +19,13 @@ type Side struct {
 	// Classic says the side came from a classic .dat file: no percentiles, classic success.
 	Classic bool `json:"classic,omitempty"`
 	// Rate says the levels are request rates (open loop), not concurrency.
-	Rate   bool    `json:"rate,omitempty"`
-	Levels []Level `json:"levels"`
+	Rate   bool          `json:"rate,omitempty"`
+	Levels []sweep.Level `json:"levels"`
 }
 
 // Peak is the level with the highest QPS (the first one on ties), or nil without levels.
-func (s Side) Peak() *Level {
-	var best *Level
+func (s Side) Peak() *sweep.Level {
+	var best *sweep.Level
 	for i := range s.Levels {
 		l := &s.Levels[i]
 		if !math.IsNaN(l.QPS) && (best == nil || l.QPS > best.QPS) {
@@ -61,90 +35,19 @@ func (s Side) Peak() *Level {
 	return best
 }
 
-// LevelOf returns the level value of a step: its target rate in open loop, else its concurrency.
-func LevelOf(s *measure.Step) float64 {
-	if s.Open != nil {
-		return s.Open.TargetRate
-	}
-	return float64(s.Concurrency)
-}
-
-// FormatLevel prints a level value the way the charts and tables label it.
-func FormatLevel(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-// FromRun reduces a run to its levels: steps of the same level value (repetitions) are
-// pooled, levels are sorted by value whatever order they ran in.
+// FromRun reduces a run to its levels, the same ones every report of the run shows
+// (sweep.Levels: repetitions reduced, ascending order).
 func FromRun(name string, r *result.Run) Side {
-	side := Side{Name: name, Rate: r.Load.OpenLoop()}
-	byValue := map[float64][]*measure.Step{}
-	var values []float64
-	for _, s := range r.Steps {
-		if s == nil {
-			continue
-		}
-		v := LevelOf(s)
-		if _, ok := byValue[v]; !ok {
-			values = append(values, v)
-		}
-		byValue[v] = append(byValue[v], s)
-	}
-	sort.Float64s(values)
-	for _, v := range values {
-		side.Levels = append(side.Levels, pool(v, byValue[v]))
-	}
-	return side
-}
-
-// pool combines the repetitions of one level.
-func pool(v float64, steps []*measure.Step) Level {
-	l := Level{Value: v, Label: FormatLevel(v), Reps: len(steps), Status: map[int]int64{}}
-	lat := measure.NewHistogram()
-	var requests, successes int64
-	for _, s := range steps {
-		l.QPS += s.QPS() / float64(len(steps))
-		if s.Latency != nil {
-			lat.Merge(s.Latency)
-		}
-		l.Attempts += s.Attempts
-		requests += s.Requests
-		successes += s.Successes
-		e := &l.Errors
-		e.Connect += s.Errors.Connect
-		e.Read += s.Errors.Read
-		e.Write += s.Errors.Write
-		e.Timeout += s.Errors.Timeout
-		e.Status += s.Errors.Status
-		e.Protocol += s.Errors.Protocol
-		for code, n := range s.Status {
-			l.Status[code] += n
-		}
-	}
-	ms := func(p float64) float64 {
-		if lat.Count() == 0 {
-			return math.NaN()
-		}
-		return float64(lat.Percentile(p)) / float64(time.Millisecond)
-	}
-	l.MeanMS, l.P50MS, l.P90MS, l.P99MS, l.P999MS = math.NaN(), ms(50), ms(90), ms(99), ms(99.9)
-	if lat.Count() > 0 {
-		l.MeanMS = float64(lat.Mean()) / float64(time.Millisecond)
-	}
-	if l.Attempts > 0 {
-		l.SuccessPct = 100 * float64(successes) / float64(l.Attempts)
-	}
-	if requests > 0 {
-		l.ClassicPct = 100 * float64(requests-l.Errors.Socket()) / float64(requests)
-	}
-	return l
+	return Side{Name: name, Rate: r.Load.OpenLoop(), Levels: r.Levels().Levels}
 }
 
 // Row is one level of a diff: A's and B's figures at the same level value; a side that did
 // not run the level is nil.
 type Row struct {
-	Value float64 `json:"value"`
-	Label string  `json:"label"`
-	A     *Level  `json:"a,omitempty"`
-	B     *Level  `json:"b,omitempty"`
+	Value float64      `json:"value"`
+	Label string       `json:"label"` // the value as printed: "200", "2500"
+	A     *sweep.Level `json:"a,omitempty"`
+	B     *sweep.Level `json:"b,omitempty"`
 }
 
 // Diff is the level-by-level comparison of run A against run B.
@@ -162,12 +65,12 @@ type Diff struct {
 func New(a, b Side) *Diff {
 	d := &Diff{A: a, B: b, Classic: a.Classic || b.Classic}
 	idx := map[float64]int{}
-	add := func(l *Level, isA bool) {
+	add := func(l *sweep.Level, isA bool) {
 		i, ok := idx[l.Value]
 		if !ok {
 			i = len(d.Rows)
 			idx[l.Value] = i
-			d.Rows = append(d.Rows, Row{Value: l.Value, Label: l.Label})
+			d.Rows = append(d.Rows, Row{Value: l.Value, Label: sweep.FormatValue(l.Value)})
 		}
 		if isA {
 			d.Rows[i].A = l
@@ -214,14 +117,14 @@ func kind(rate bool) string {
 }
 
 // Success is the success rate of l that this diff compares: classic or apiperf's.
-func (d *Diff) Success(l *Level) float64 {
+func (d *Diff) Success(l *sweep.Level) float64 {
 	if l == nil {
 		return math.NaN()
 	}
 	if d.Classic {
-		return l.ClassicPct
+		return l.Classic
 	}
-	return l.SuccessPct
+	return l.Success
 }
 
 // QPSRatio is A's QPS over B's at this level (NaN when a side is missing or B is 0).
@@ -237,7 +140,7 @@ func (r Row) P99Ratio() float64 {
 	if r.A == nil || r.B == nil {
 		return math.NaN()
 	}
-	return ratio(r.A.P99MS, r.B.P99MS)
+	return ratio(r.A.Millis(r.A.P99), r.B.Millis(r.B.P99))
 }
 
 func ratio(a, b float64) float64 {
@@ -272,9 +175,4 @@ func (d *Diff) Headline() string {
 		d.A.Name, 100*r, d.B.Name, pa.QPS, d.at(pa, d.A), pb.QPS, d.at(pb, d.B))
 }
 
-func (d *Diff) at(l *Level, s Side) string {
-	if s.Rate {
-		return "rate=" + l.Label + "/s"
-	}
-	return "c=" + l.Label
-}
+func (d *Diff) at(l *sweep.Level, s Side) string { return sweep.Label(s.Rate, l.Value) }

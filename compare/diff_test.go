@@ -9,6 +9,7 @@ import (
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // step is a synthetic fixture: n responses over 1 s, all at latency lat, fails of them 500s.
@@ -35,13 +36,13 @@ func TestFromRun(t *testing.T) {
 	}
 	l := s.Levels[1]
 	if l.Reps != 2 || l.QPS != 4000 {
-		t.Errorf("pooled level: reps %d QPS %v, want 2 reps and the mean QPS 4000", l.Reps, l.QPS)
+		t.Errorf("level: reps %d QPS %v, want 2 reps and the median QPS 4000", l.Reps, l.QPS)
 	}
-	if want := 100 * 7920.0 / 8000; math.Abs(l.SuccessPct-want) > 1e-9 || l.ClassicPct != 100 {
-		t.Errorf("pooled success %v classic %v, want %v and 100 (500s are classic successes)", l.SuccessPct, l.ClassicPct, want)
+	if want := 100 * 7920.0 / 8000; math.Abs(l.Success-want) > 1e-9 || l.Classic != 100 {
+		t.Errorf("pooled success %v classic %v, want %v and 100 (500s are classic successes)", l.Success, l.Classic, want)
 	}
-	if l.P99MS < 29 || l.P99MS > 31 || l.Status[500] != 80 {
-		t.Errorf("pooled p99 %vms status %v, want ~30ms and 80 500s", l.P99MS, l.Status)
+	if p99 := l.Millis(l.P99); p99 < 29 || p99 > 31 || l.Status[500] != 80 {
+		t.Errorf("pooled p99 %vms status %v, want ~30ms and 80 500s", p99, l.Status)
 	}
 }
 
@@ -85,7 +86,7 @@ func TestDiffAlignsByValue(t *testing.T) {
 
 func TestDiffSuccessView(t *testing.T) {
 	a := FromRun("a", run(step(10, 1000, time.Millisecond, 100)))
-	classic := Side{Name: "old", Classic: true, Levels: []Level{{Value: 10, Label: "10", QPS: 900, SuccessPct: math.NaN(), ClassicPct: 100}}}
+	classic := Side{Name: "old", Classic: true, Levels: []sweep.Level{{Value: 10, Label: "c=10", QPS: 900, Partial: true, Mean: -1, Classic: 100}}}
 	tests := []struct {
 		name string
 		b    Side

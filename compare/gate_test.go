@@ -3,28 +3,16 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 )
-
-func init() {
-	// Shared with other test files of the package, whichever registers it first.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateGolden() bool { return flag.Lookup("update").Value.String() == "true" }
 
 // gateStep is a synthetic step: qps over one second, a p99 of p99ms, errPct of attempts failed.
 func gateStep(label string, rep int, qps, p99ms, errPct float64) *measure.Step {
@@ -218,28 +206,6 @@ func TestGateMarkdownGolden(t *testing.T) {
 	if err := json.Unmarshal(js, &back); err != nil || back.Regressions() != g.Regressions() || len(back.Checks) != len(g.Checks) {
 		t.Errorf("JSON round trip: %v, %d regressions / %d checks; want %d / %d", err, back.Regressions(), len(back.Checks), g.Regressions(), len(g.Checks))
 	}
-	golden(t, "gate.golden.md", md.Bytes())
-	golden(t, "gate.golden.txt", txt.Bytes())
-}
-
-// golden compares got with testdata/name, rewriting it with -update; a mismatch shows a diff.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if updateGolden() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file: %v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		tmp := filepath.Join(t.TempDir(), name)
-		os.WriteFile(tmp, got, 0o644)
-		d, _ := exec.Command("diff", "-u", path, tmp).CombinedOutput()
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n%s", name, d)
-	}
+	golden.Check(t, "gate.golden.md", md.Bytes())
+	golden.Check(t, "gate.golden.txt", txt.Bytes())
 }

@@ -3,16 +3,11 @@ package profcap
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+	"github.com/apiperf/apiperf/internal/golden"
+)
 
 // fixedFlame is a small tree with names that must be escaped.
 func fixedFlame() FlameGraph {
@@ -38,7 +33,7 @@ func TestFlameSVGGolden(t *testing.T) {
 		t.Fatalf("WriteSVG: %v", err)
 	}
 	got := buf.Bytes()
-	checkGolden(t, "flame.golden.svg", got)
+	golden.Check(t, "flame.golden.svg", got)
 
 	if bytes.Contains(got, []byte("<script")) {
 		t.Errorf("WriteSVG output contains an unescaped <script")
@@ -83,47 +78,4 @@ func TestFlameSVGDeterministic(t *testing.T) {
 	if err := (FlameGraph{}).WriteSVG(&a, "t"); err == nil {
 		t.Errorf("WriteSVG of a graph without root: got nil error, want one")
 	}
-}
-
-// checkGolden compares got with testdata/name, rewriting it under -update,
-// and prints a line diff on mismatch.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update if intended):\n%s", path, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff lists the lines that differ, position by position (enough for
-// golden files whose line count rarely changes).
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }

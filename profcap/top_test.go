@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/apiperf/apiperf/internal/golden"
 )
 
 // stk is one sample for fakeProfile: frames leaf first; a frame "a|b" is one
@@ -254,7 +256,7 @@ func TestTopTableStringGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "top_cum.golden.txt", []byte(tab.String()))
+	golden.Check(t, "top_cum.golden.txt", []byte(tab.String()))
 }
 
 func TestAnalyzeJSONRoundTrip(t *testing.T) {

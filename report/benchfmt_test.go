@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
@@ -33,7 +33,7 @@ func TestWriteBench(t *testing.T) {
 	if err := WriteBench(&b, benchRun()); err != nil {
 		t.Fatal(err)
 	}
-	benchGolden(t, "bench.golden.txt", b.Bytes())
+	golden.Check(t, "bench.golden.txt", b.Bytes())
 	// The benchmark format: "Benchmark<Name> <iterations> (<value> <unit>)+", no spaces in names.
 	var n int
 	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
@@ -112,35 +112,3 @@ func TestBenchstatReadsBench(t *testing.T) {
 		}
 	}
 }
-
-func benchGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if hasUpdateFlag() {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file: %v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		tmp := filepath.Join(t.TempDir(), name)
-		os.WriteFile(tmp, got, 0o644)
-		d, _ := exec.Command("diff", "-u", path, tmp).CombinedOutput()
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n%s", name, d)
-	}
-}
-
-func init() {
-	// -update may be registered by another test file of the package already.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files in testdata")
-	}
-}
-
-// hasUpdateFlag reports whether -update was passed.
-func hasUpdateFlag() bool { return flag.Lookup("update").Value.String() == "true" }

@@ -55,7 +55,7 @@ func TestReportInBrowser(t *testing.T) {
 		"#target":   "GET http://127.0.0.1:8080/a?q=<b>",
 		"#warnings": "target said <script>alert(2)</script>",
 		"#command":  "-H 'X-Test: <script>alert(1)</script>'",
-		"#headline": "Peak: 9000.00 requests/sec at c=50",
+		"#headline": "peak: c=50, 9000 req/s",
 	} {
 		if got := p.Text(t, sel); !strings.Contains(got, want) {
 			t.Errorf("text of %s = %q, want it to show %q", sel, got, want)

@@ -2,33 +2,27 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/sweep"
 )
-
-// DatRow is one line of the classic sweep script's .dat file:
-// `concurrency qps avg_latency_ms success_pct`.
-type DatRow struct {
-	Concurrency float64 // the level (a request rate for open-loop sweeps written by apiperf)
-	QPS         float64 // Requests/sec
-	AvgMS       float64 // mean latency in ms; NaN when the script wrote none
-	// SuccessPct is the classic figure: responses minus socket errors over responses, in
-	// percent, so non-2xx responses count as successes; NaN when the script divided by zero.
-	SuccessPct float64
-}
 
 // WriteDat writes levels in the classic columns `concurrency qps avg_latency_ms success_pct`,
 // one line per level, so gnuplot scripts written for the classic sweep keep working.
 // success_pct keeps the classic meaning (socket errors only; a 404 counts as a success);
 // apiperf's own success rate is in run.json and report.html.
-func WriteDat(w io.Writer, levels []compare.Level) error {
+func WriteDat(w io.Writer, levels []sweep.Level) error {
 	for _, l := range levels {
-		if _, err := fmt.Fprintf(w, "%s %.2f %s %.2f\n", l.Label, l.QPS, datFloat(l.MeanMS), l.ClassicPct); err != nil {
+		if _, err := fmt.Fprintf(w, "%s %.2f %s %.2f\n", sweep.FormatValue(l.Value), l.QPS, datFloat(l.MeanMillis()), l.Classic); err != nil {
 			return fmt.Errorf("writing .dat: %w", err)
 		}
 	}
@@ -43,13 +37,14 @@ func datFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
-// ReadDat reads a .dat file written by the classic sweep script (or by WriteDat): one level
+// ReadDat reads a .dat file written by the classic sweep script (or by WriteDat) as partial
+// levels (sweep.Level.Partial: QPS, mean latency and the classic success rate): one level
 // per line, fields separated by spaces or tabs; blank lines and lines starting with # are
 // skipped. The script's quirks are accepted: a line of three fields has no latency (awk
 // printed an empty one for minutes), and nan/inf success (it divided by zero) reads as NaN.
 // name is used in errors, which read `name:line: what is wrong`.
-func ReadDat(name string, r io.Reader) ([]DatRow, error) {
-	var rows []DatRow
+func ReadDat(name string, r io.Reader) ([]sweep.Level, error) {
+	var rows []sweep.Level
 	seen := map[float64]int{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -64,10 +59,10 @@ func ReadDat(name string, r io.Reader) ([]DatRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
 		}
-		if prev, ok := seen[row.Concurrency]; ok {
-			return nil, fmt.Errorf("%s:%d: concurrency %s already on line %d", name, line, compare.FormatLevel(row.Concurrency), prev)
+		if prev, ok := seen[row.Value]; ok {
+			return nil, fmt.Errorf("%s:%d: concurrency %s already on line %d", name, line, sweep.FormatValue(row.Value), prev)
 		}
-		seen[row.Concurrency] = line
+		seen[row.Value] = line
 		rows = append(rows, row)
 	}
 	if err := sc.Err(); err != nil {
@@ -79,30 +74,34 @@ func ReadDat(name string, r io.Reader) ([]DatRow, error) {
 	return rows, nil
 }
 
-func parseDatLine(f []string) (DatRow, error) {
+func parseDatLine(f []string) (sweep.Level, error) {
 	if len(f) != 4 && len(f) != 3 {
-		return DatRow{}, fmt.Errorf("want 4 fields `concurrency qps avg_latency_ms success_pct`, got %d", len(f))
+		return sweep.Level{}, fmt.Errorf("want 4 fields `concurrency qps avg_latency_ms success_pct`, got %d", len(f))
 	}
 	if len(f) == 3 { // the script's awk printed an empty latency
 		f = []string{f[0], f[1], "nan", f[2]}
 	}
 	c, err := strconv.ParseFloat(f[0], 64)
 	if err != nil || c <= 0 || math.IsInf(c, 0) || math.IsNaN(c) {
-		return DatRow{}, fmt.Errorf("concurrency %q: want a positive number", f[0])
+		return sweep.Level{}, fmt.Errorf("concurrency %q: want a positive number", f[0])
 	}
 	qps, err := strconv.ParseFloat(f[1], 64)
 	if err != nil || qps < 0 || math.IsInf(qps, 0) || math.IsNaN(qps) {
-		return DatRow{}, fmt.Errorf("qps %q: want a number >= 0", f[1])
+		return sweep.Level{}, fmt.Errorf("qps %q: want a number >= 0", f[1])
 	}
 	avg, err := datNumber(f[2])
 	if err != nil || avg < 0 {
-		return DatRow{}, fmt.Errorf("avg_latency_ms %q: want milliseconds >= 0", f[2])
+		return sweep.Level{}, fmt.Errorf("avg_latency_ms %q: want milliseconds >= 0", f[2])
 	}
 	succ, err := datNumber(f[3])
 	if err != nil || succ < 0 || succ > 100 {
-		return DatRow{}, fmt.Errorf("success_pct %q: want a percentage 0-100", f[3])
+		return sweep.Level{}, fmt.Errorf("success_pct %q: want a percentage 0-100", f[3])
 	}
-	return DatRow{Concurrency: c, QPS: qps, AvgMS: avg, SuccessPct: succ}, nil
+	mean := measure.Duration(-1) // unknown
+	if !math.IsNaN(avg) {
+		mean = measure.Duration(avg * float64(time.Millisecond))
+	}
+	return sweep.Level{Label: sweep.Label(false, c), Value: c, Reps: 1, QPS: qps, Mean: mean, Classic: succ, Partial: true}, nil
 }
 
 // datNumber reads a number; awk's nan, -nan, inf and -inf read as NaN (unknown).
@@ -118,17 +117,9 @@ func datNumber(s string) (float64, error) {
 	return v, nil
 }
 
-// DatSide turns the rows of a classic .dat file into one side of a comparison: no
-// percentiles, the classic success rate only.
-func DatSide(name string, rows []DatRow) compare.Side {
-	side := compare.Side{Name: name, Classic: true}
-	for _, r := range rows {
-		side.Levels = append(side.Levels, compare.Level{
-			Value: r.Concurrency, Label: compare.FormatLevel(r.Concurrency), Reps: 1,
-			QPS: r.QPS, MeanMS: r.AvgMS, P50MS: math.NaN(), P90MS: math.NaN(), P99MS: math.NaN(), P999MS: math.NaN(),
-			SuccessPct: math.NaN(), ClassicPct: r.SuccessPct,
-		})
-	}
-	sortLevels(side.Levels)
+// DatSide makes the partial levels of a classic .dat file one side of a comparison.
+func DatSide(name string, levels []sweep.Level) compare.Side {
+	side := compare.Side{Name: name, Classic: true, Levels: slices.Clone(levels)}
+	slices.SortStableFunc(side.Levels, func(a, b sweep.Level) int { return cmp.Compare(a.Value, b.Value) })
 	return side
 }

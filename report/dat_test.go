@@ -5,22 +5,26 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 func TestReadDat(t *testing.T) {
 	tests := []struct {
 		name, in string
-		want     []DatRow // nil: an error is wanted
-		err      string   // the error, with its position
+		want     []row  // nil: an error is wanted
+		err      string // the error, with its position
 	}{
 		// the classic script's own output: awk's %.6g latencies, two-decimal success
-		{"classic", "200 41234.56 4.85 100.00\n500 43000.10 11.62 99.98\n", []DatRow{{200, 41234.56, 4.85, 100}, {500, 43000.10, 11.62, 99.98}}, ""},
+		{"classic", "200 41234.56 4.85 100.00\n500 43000.10 11.62 99.98\n", []row{{200, 41234.56, 4.85, 100}, {500, 43000.10, 11.62, 99.98}}, ""},
 		// comments, blank lines, tabs and CRLF are fine
-		{"comments", "# c qps lat succ\n\n200\t1.5\t0.5\t100\r\n", []DatRow{{200, 1.5, 0.5, 100}}, ""},
+		{"comments", "# c qps lat succ\n\n200\t1.5\t0.5\t100\r\n", []row{{200, 1.5, 0.5, 100}}, ""},
 		// awk printed an empty latency (wrk said "1.2m"): three fields, latency unknown
-		{"no latency", "200 10.00  100.00\n", []DatRow{{200, 10, math.NaN(), 100}}, ""},
+		{"no latency", "200 10.00  100.00\n", []row{{200, 10, math.NaN(), 100}}, ""},
 		// zero requests: mawk divides by zero and prints -nan
-		{"nan success", "200 0.00 0 -nan\n", []DatRow{{200, 0, 0, math.NaN()}}, ""},
+		{"nan success", "200 0.00 0 -nan\n", []row{{200, 0, 0, math.NaN()}}, ""},
 		// a row with five fields is not the classic format
 		{"extra field", "200 1 2 3\n500 1 2 3 4\n", nil, "x.dat:2: want 4 fields"},
 		// a word where the qps goes
@@ -58,14 +62,25 @@ func TestReadDat(t *testing.T) {
 	}
 }
 
-func sameRow(a, b DatRow) bool {
-	eq := func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }
-	return eq(a.Concurrency, b.Concurrency) && eq(a.QPS, b.QPS) && eq(a.AvgMS, b.AvgMS) && eq(a.SuccessPct, b.SuccessPct)
+// row is a .dat line: concurrency qps avg_latency_ms success_pct (NaN: unknown).
+type row [4]float64
+
+func (r row) level() sweep.Level {
+	mean := measure.Duration(-1)
+	if !math.IsNaN(r[2]) {
+		mean = measure.Duration(r[2] * float64(time.Millisecond))
+	}
+	return sweep.Level{Label: sweep.Label(false, r[0]), Value: r[0], Reps: 1, QPS: r[1], Mean: mean, Classic: r[3], Partial: true}
+}
+
+func sameRow(a sweep.Level, b row) bool {
+	eq := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 || math.IsNaN(x) && math.IsNaN(y) }
+	return eq(a.Value, b[0]) && eq(a.QPS, b[1]) && eq(a.MeanMillis(), b[2]) && eq(a.Classic, b[3]) && a.Partial && a.Label == sweep.Label(false, b[0])
 }
 
 // TestDatRoundTrip proves WriteDat's output reads back as the same levels.
 func TestDatRoundTrip(t *testing.T) {
-	side := DatSide("x", []DatRow{{200, 1234.5, 4.25, 99.5}, {10, 99, math.NaN(), 100}})
+	side := DatSide("x", []sweep.Level{row{200, 1234.5, 4.25, 99.5}.level(), row{10, 99, math.NaN(), 100}.level()})
 	var b bytes.Buffer
 	if err := WriteDat(&b, side.Levels); err != nil {
 		t.Fatal(err)
@@ -74,7 +89,7 @@ func TestDatRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadDat of WriteDat's output %q: %v", b.String(), err)
 	}
-	want := []DatRow{{10, 99, math.NaN(), 100}, {200, 1234.5, 4.25, 99.5}}
+	want := []row{{10, 99, math.NaN(), 100}, {200, 1234.5, 4.25, 99.5}}
 	for i := range want {
 		if !sameRow(rows[i], want[i]) {
 			t.Errorf("row %d = %+v, want %+v", i, rows[i], want[i])
@@ -97,12 +112,12 @@ func FuzzReadDat(f *testing.F) {
 		}
 		seen := map[float64]bool{}
 		for _, r := range rows {
-			if !(r.Concurrency > 0) || math.IsInf(r.Concurrency, 0) || seen[r.Concurrency] || !(r.QPS >= 0) || math.IsInf(r.QPS, 0) {
+			if !(r.Value > 0) || math.IsInf(r.Value, 0) || seen[r.Value] || !(r.QPS >= 0) || math.IsInf(r.QPS, 0) {
 				t.Fatalf("ReadDat(%q) accepted a bad row %+v", in, r)
 			}
-			seen[r.Concurrency] = true
-			if r.SuccessPct < 0 || r.SuccessPct > 100 {
-				t.Fatalf("ReadDat(%q) accepted success %v", in, r.SuccessPct)
+			seen[r.Value] = true
+			if r.Classic < 0 || r.Classic > 100 {
+				t.Fatalf("ReadDat(%q) accepted success %v", in, r.Classic)
 			}
 		}
 	})

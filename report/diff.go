@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/report/chart"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // DiffHTMLFile is the name of the HTML page of a diff, "<a>_<b>.diff.html" like its charts,
@@ -26,7 +27,7 @@ func DiffBase(d *compare.Diff) string {
 func diffCharts(d *compare.Diff) ([]namedChart, error) {
 	a, b := d.A, d.B
 	title := fmt.Sprintf("%s vs %s", a.Name, b.Name)
-	qps, err := chart.Overlay(QPSChart(a, ""), QPSChart(b, ""), a.Name, b.Name)
+	qps, err := chart.Overlay(QPSChart(sideOf(a), ""), QPSChart(sideOf(b), ""), a.Name, b.Name)
 	if err != nil {
 		return nil, fmt.Errorf("drawing the QPS diff chart: %w", err)
 	}
@@ -44,8 +45,8 @@ func diffCharts(d *compare.Diff) ([]namedChart, error) {
 
 // successOf is a side's success chart with the one figure the diff compares.
 func successOf(d *compare.Diff, s compare.Side) chart.Chart {
-	c := SuccessChart(s, "", false)
-	c.Series = []chart.Series{{Name: "success", Y: column(s.Levels, func(l compare.Level) float64 { return d.Success(&l) })}}
+	c := SuccessChart(sideOf(s), "", false)
+	c.Series = []chart.Series{{Name: "success", Y: column(s.Levels, func(l sweep.Level) float64 { return d.Success(&l) })}}
 	if d.Classic {
 		c.Series[0].Name = "success (classic)"
 	}
@@ -73,15 +74,15 @@ func WriteDiff(dir string, d *compare.Diff) ([]string, error) {
 // diffCells is one table row of a diff as text: level, QPS A, QPS B, ratio, mean A, mean B,
 // p99 A, p99 B, ratio, success A, success B.
 func diffCells(d *compare.Diff, r compare.Row) []string {
-	get := func(l *compare.Level, f func(*compare.Level) float64) float64 {
+	get := func(l *sweep.Level, f func(*sweep.Level) float64) float64 {
 		if l == nil {
 			return math.NaN()
 		}
 		return f(l)
 	}
-	qps := func(l *compare.Level) float64 { return l.QPS }
-	mean := func(l *compare.Level) float64 { return l.MeanMS }
-	p99 := func(l *compare.Level) float64 { return l.P99MS }
+	qps := func(l *sweep.Level) float64 { return l.QPS }
+	mean := func(l *sweep.Level) float64 { return l.MeanMillis() }
+	p99 := func(l *sweep.Level) float64 { return l.Millis(l.P99) }
 	num := func(v float64) string {
 		if math.IsNaN(v) {
 			return "-"
@@ -110,7 +111,7 @@ func DiffText(w io.Writer, d *compare.Diff) error {
 	if d.Classic {
 		succ = "classic success"
 	}
-	level := xLabel(d.A)
+	level := xLabel(d.A.Rate)
 	fmt.Fprintf(tw, "%s\tQPS A\tQPS B\tA/B\tmean A\tmean B\tp99 A\tp99 B\tA/B\t%s A\t%s B\t\n", level, succ, succ)
 	for _, r := range d.Rows {
 		for _, c := range diffCells(d, r) {
@@ -158,7 +159,7 @@ func DiffHTML(w io.Writer, d *compare.Diff) error {
 	}
 	p := htmlDiff{
 		CSS: css(), A: d.A.Name, B: d.B.Name, SourceA: d.A.Source, SourceB: d.B.Source,
-		Headline: d.Headline(), LevelName: xLabel(d.A), Classic: d.Classic, Warnings: d.Warnings,
+		Headline: d.Headline(), LevelName: xLabel(d.A.Rate), Classic: d.Classic, Warnings: d.Warnings,
 	}
 	for _, c := range charts {
 		hc, err := embedChart(c.suffix, c.title, c.chart)

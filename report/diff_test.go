@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
-	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
 )
 
@@ -31,7 +31,7 @@ func TestDiffText(t *testing.T) {
 	if err := DiffText(&b, synthDiff(t)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "diff.txt", b.Bytes())
+	golden.Check(t, "diff.txt", b.Bytes())
 	if !strings.Contains(b.String(), "demo's peak QPS is 98.90% of old's (9000.00 at c=50 vs 9100.00 at c=100)") {
 		t.Errorf("DiffText has no headline ratio:\n%s", b.String())
 	}
@@ -52,9 +52,9 @@ func TestWriteDiff(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("WriteDiff wrote %v, want %s", got, want)
 	}
-	golden(t, "demo_old.qps.ttlb.diff.svg", mustRead(t, filepath.Join(dir, "demo_old.qps.ttlb.diff.svg")))
-	golden(t, "demo_old.successrate.diff.svg", mustRead(t, filepath.Join(dir, "demo_old.successrate.diff.svg")))
-	golden(t, "diff.html", stripData(mustRead(t, filepath.Join(dir, "demo_old.diff.html"))))
+	golden.Check(t, "demo_old.qps.ttlb.diff.svg", mustRead(t, filepath.Join(dir, "demo_old.qps.ttlb.diff.svg")))
+	golden.Check(t, "demo_old.successrate.diff.svg", mustRead(t, filepath.Join(dir, "demo_old.successrate.diff.svg")))
+	golden.Check(t, "diff.html", stripData(mustRead(t, filepath.Join(dir, "demo_old.diff.html"))))
 }
 
 // TestDiffNames proves diff file names come from the names made safe, not a regex that
@@ -78,7 +78,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := HTML(&b, synthSweep()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html", stripData(b.Bytes()))
+	golden.Check(t, "report.html", stripData(b.Bytes()))
 	s := b.String()
 	for _, bad := range []string{"<script>", "<b>"} {
 		if strings.Contains(s, bad) {
@@ -111,10 +111,10 @@ func TestHTMLUsesSweepAnalysis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Sweep = result.NewSweep(sweep.Plan{Levels: []int{10, 50, 100}}, obj, sweep.Rules{})
+	r.Sweep = sweep.NewRecord(sweep.Plan{Levels: []int{10, 50, 100}}, obj, sweep.Rules{})
 	r.Sweep.Analyze(r.Steps)
 	want := r.Sweep.Headlines()
-	got := Headline(r, compare.FromRun("demo", r))
+	got := Headline(r)
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Headline = %q, want the sweep's %q", got, want)
 	}

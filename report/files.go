@@ -9,12 +9,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // HTMLFile is the name of the HTML report in a run directory.
@@ -39,11 +40,11 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 	if r.Name == "" {
 		name = DefaultName(r)
 	}
-	side := compare.FromRun(name, r)
+	rec := r.Levels()
 	out := outputs{dir: dir}
 	err := errors.Join(
-		out.render(name+".dat", func(w io.Writer) error { return WriteDat(w, side.Levels) }),
-		out.charts(name+"_", runCharts(r, side)),
+		out.render(name+".dat", func(w io.Writer) error { return WriteDat(w, rec.Levels) }),
+		out.charts(name+"_", runCharts(r, rec.Levels)),
 		out.render(BenchFile, func(w io.Writer) error { return WriteBench(w, r) }),
 		out.render(HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
 	)
@@ -88,9 +89,10 @@ type namedChart struct {
 	chart         chart.Chart
 }
 
-// runCharts builds the three charts of a run.
-func runCharts(r *result.Run, side compare.Side) []namedChart {
+// runCharts builds the three charts of a run from its levels.
+func runCharts(r *result.Run, levels []sweep.Level) []namedChart {
 	t := Title(r)
+	side := side{Rate: r.Load.OpenLoop(), Levels: levels}
 	return []namedChart{
 		{"qps_ttlb", "QPS and mean latency (TTLB)", QPSChart(side, "QPS & TTLB / "+t)},
 		{"successrate", "Success rate", SuccessChart(side, "Success Rate / "+t, true)},
@@ -108,25 +110,34 @@ func Title(r *result.Run) string {
 	return fmt.Sprintf("%s / Threads: %d / %s", what, r.Load.Threads, r.Scenario.URL)
 }
 
+// side is what a chart draws: levels of one run, of concurrency or of rates; Classic says
+// they are partial levels of a .dat file (only the classic success rate).
+type side struct {
+	Rate, Classic bool
+	Levels        []sweep.Level
+}
+
+func sideOf(s compare.Side) side { return side{Rate: s.Rate, Classic: s.Classic, Levels: s.Levels} }
+
 // xLabel names the x axis of a side's charts.
-func xLabel(s compare.Side) string {
-	if s.Rate {
+func xLabel(rate bool) string {
+	if rate {
 		return "rate (requests/s)"
 	}
 	return "concurrency"
 }
 
-// labelsOf lists the level labels, the categories of the x axis: evenly spaced, so 200 and
+// labelsOf lists the level values, the categories of the x axis: evenly spaced, so 200 and
 // 50000 are both readable.
-func labelsOf(levels []compare.Level) []string {
+func labelsOf(levels []sweep.Level) []string {
 	out := make([]string, len(levels))
 	for i, l := range levels {
-		out[i] = l.Label
+		out[i] = sweep.FormatValue(l.Value)
 	}
 	return out
 }
 
-func column(levels []compare.Level, f func(l compare.Level) float64) []float64 {
+func column(levels []sweep.Level, f func(l sweep.Level) float64) []float64 {
 	out := make([]float64, len(levels))
 	for i, l := range levels {
 		out[i] = f(l)
@@ -135,13 +146,13 @@ func column(levels []compare.Level, f func(l compare.Level) float64) []float64 {
 }
 
 // QPSChart draws QPS (left axis) and mean latency in ms (right axis) against the levels.
-func QPSChart(s compare.Side, title string) chart.Chart {
+func QPSChart(s side, title string) chart.Chart {
 	return chart.Chart{
-		Title: title, XLabel: xLabel(s), YLabel: "Requests/sec", YRightLabel: "mean latency (ms)",
+		Title: title, XLabel: xLabel(s.Rate), YLabel: "Requests/sec", YRightLabel: "mean latency (ms)",
 		X: labelsOf(s.Levels),
 		Series: []chart.Series{
-			{Name: "QPS", Y: column(s.Levels, func(l compare.Level) float64 { return l.QPS })},
-			{Name: "mean latency (ms)", Right: true, Y: column(s.Levels, func(l compare.Level) float64 { return l.MeanMS })},
+			{Name: "QPS", Y: column(s.Levels, func(l sweep.Level) float64 { return l.QPS })},
+			{Name: "mean latency (ms)", Right: true, Y: column(s.Levels, sweep.Level.MeanMillis)},
 		},
 	}
 }
@@ -149,17 +160,17 @@ func QPSChart(s compare.Side, title string) chart.Chart {
 // SuccessChart draws the success rate (0-100%) against the levels: apiperf's, plus the
 // classic figure (socket errors only) when withClassic is set and it differs somewhere.
 // A classic side has only the classic figure.
-func SuccessChart(s compare.Side, title string, withClassic bool) chart.Chart {
+func SuccessChart(s side, title string, withClassic bool) chart.Chart {
 	c := chart.Chart{
-		Title: title, XLabel: xLabel(s), YLabel: "success rate (%)", X: labelsOf(s.Levels),
+		Title: title, XLabel: xLabel(s.Rate), YLabel: "success rate (%)", X: labelsOf(s.Levels),
 		YRange: &chart.Range{Min: 0, Max: 100},
 	}
-	classic := column(s.Levels, func(l compare.Level) float64 { return l.ClassicPct })
+	classic := column(s.Levels, func(l sweep.Level) float64 { return l.Classic })
 	if s.Classic {
 		c.Series = []chart.Series{{Name: "success (classic)", Y: classic}}
 		return c
 	}
-	ours := column(s.Levels, func(l compare.Level) float64 { return l.SuccessPct })
+	ours := column(s.Levels, sweep.Level.SuccessPct)
 	c.Series = []chart.Series{{Name: "success", Y: ours}}
 	if withClassic && !sameFloats(ours, classic) {
 		c.Series = append(c.Series, chart.Series{Name: "classic: socket errors only", Y: classic, Dashed: true})
@@ -168,20 +179,22 @@ func SuccessChart(s compare.Side, title string, withClassic bool) chart.Chart {
 }
 
 // LatencyChart draws p50, p90, p99 and p99.9 latency in ms on a log axis against the levels.
-func LatencyChart(s compare.Side, title string) chart.Chart {
-	pos := func(v float64) float64 {
-		if v <= 0 {
+func LatencyChart(s side, title string) chart.Chart {
+	pos := func(field func(l sweep.Level) measure.Duration) func(l sweep.Level) float64 {
+		return func(l sweep.Level) float64 {
+			if v := l.Millis(field(l)); v > 0 {
+				return v
+			}
 			return math.NaN()
 		}
-		return v
 	}
 	return chart.Chart{
-		Title: title, XLabel: xLabel(s), YLabel: "latency (ms, log scale)", X: labelsOf(s.Levels), LogY: true,
+		Title: title, XLabel: xLabel(s.Rate), YLabel: "latency (ms, log scale)", X: labelsOf(s.Levels), LogY: true,
 		Series: []chart.Series{
-			{Name: "p50", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P50MS) })},
-			{Name: "p90", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P90MS) })},
-			{Name: "p99", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P99MS) })},
-			{Name: "p99.9", Y: column(s.Levels, func(l compare.Level) float64 { return pos(l.P999MS) })},
+			{Name: "p50", Y: column(s.Levels, pos(func(l sweep.Level) measure.Duration { return l.P50 }))},
+			{Name: "p90", Y: column(s.Levels, pos(func(l sweep.Level) measure.Duration { return l.P90 }))},
+			{Name: "p99", Y: column(s.Levels, pos(func(l sweep.Level) measure.Duration { return l.P99 }))},
+			{Name: "p99.9", Y: column(s.Levels, pos(func(l sweep.Level) measure.Duration { return l.P999 }))},
 		},
 	}
 }
@@ -193,10 +206,6 @@ func sameFloats(a, b []float64) bool {
 		}
 	}
 	return true
-}
-
-func sortLevels(ls []compare.Level) {
-	sort.SliceStable(ls, func(i, j int) bool { return ls[i].Value < ls[j].Value })
 }
 
 // DefaultName makes a run's name from its target's host and port ("127.0.0.1_8080"), or

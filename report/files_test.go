@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/report/chart"
 )
 
@@ -43,9 +44,9 @@ func TestWriteAllFiles(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "demo.dat", mustRead(t, filepath.Join(dir, "demo.dat")))
+	golden.Check(t, "demo.dat", mustRead(t, filepath.Join(dir, "demo.dat")))
 	for _, c := range []string{"qps_ttlb", "successrate", "latency"} {
-		golden(t, "demo_"+c+".svg", mustRead(t, filepath.Join(dir, "demo_"+c+".svg")))
+		golden.Check(t, "demo_"+c+".svg", mustRead(t, filepath.Join(dir, "demo_"+c+".svg")))
 	}
 }
 

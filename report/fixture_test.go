@@ -7,6 +7,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // synthStep builds a step with fixed, synthetic numbers (a fixture for rendering, not a
@@ -48,7 +49,8 @@ func itoa(n int) string {
 // synthSweep is a three-level sweep (levels stored out of order, to prove sorting) with a
 // hostile header and URL to prove escaping.
 func synthSweep() *result.Run {
-	return &result.Run{
+	obj, _ := sweep.ParseObjective(sweep.DefaultObjective)
+	r := &result.Run{
 		Version: result.Version, Tool: "apiperf test", Kind: result.KindSweep, Name: "demo",
 		Command: []string{"apiperf", "sweep", "--levels", "10,50,100", "-H", "X-Test: <script>alert(1)</script>", "http://127.0.0.1:8080/a?q=<b>"},
 		Host:    "testhost",
@@ -63,7 +65,9 @@ func synthSweep() *result.Run {
 			synthStep(10, 4000, 2*time.Millisecond, measure.Errors{}, 0),
 			synthStep(100, 8500, 40*time.Millisecond, measure.Errors{Timeout: 120, Connect: 3}, 500),
 		},
-		Sweep:    &result.Sweep{Levels: []int{10, 50, 100}},
+		Sweep:    sweep.NewRecord(sweep.Plan{Levels: []int{10, 50, 100}}, obj, sweep.Rules{}),
 		Warnings: []string{"target said <script>alert(2)</script>"},
 	}
+	r.Sweep.Analyze(r.Steps)
+	return r
 }

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 //go:embed templates
@@ -30,12 +30,6 @@ func css() template.CSS {
 	}
 	return template.CSS(b)
 }
-
-// Default objective of the knee when the run does not carry its own.
-const (
-	DefaultKneeP99     = 500 * time.Millisecond
-	DefaultKneeSuccess = 99.9
-)
 
 // Section is a titled block of the HTML report, rendered by a later stage (profiles, flame
 // graph, target metrics, endpoints). Body must already be safe HTML.
@@ -60,24 +54,24 @@ type htmlChart struct {
 }
 
 type htmlLevel struct {
-	Label, QPS, Mean, P50, P90, P99, P999, Success, Classic, Errors, Status string
-	Reps                                                                    int
-	Attempts                                                                int64
+	Label, QPS, Mean, P50, P90, P99, P999, Success, Classic, Errors, Status, Notes string
+	Reps                                                                           int
+	Attempts                                                                       int64
 }
 
 type htmlReport struct {
-	CSS                                template.CSS
-	Kind, Name, Method, URL, LevelName string
-	Headline                           []string
-	Charts                             []htmlChart
-	Levels                             []htmlLevel
-	Open                               bool
-	Sections                           []Section
-	Warnings                           []string
-	Load, Body, Tool, Host, Time       string
-	Headers                            []string
-	Command                            string
-	Run                                *result.Run // for later template blocks
+	CSS                                           template.CSS
+	Kind, Name, Method, URL, LevelName, Objective string
+	Headline                                      []string
+	Charts                                        []htmlChart
+	Levels                                        []htmlLevel
+	Open                                          bool
+	Sections                                      []Section
+	Warnings                                      []string
+	Load, Body, Tool, Host, Time                  string
+	Headers                                       []string
+	Command                                       string
+	Run                                           *result.Run // for later template blocks
 }
 
 // HTML writes the report of run r as one self-contained page that works offline: headline
@@ -89,10 +83,10 @@ func HTML(w io.Writer, r *result.Run) error {
 		name = DefaultName(r)
 	}
 	r.Redact()
-	side := compare.FromRun(name, r)
+	rec := r.Levels()
 	d := htmlReport{
 		CSS: css(), Kind: r.Kind, Name: name, Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL,
-		LevelName: xLabel(side), Headline: Headline(r, side), Open: side.Rate,
+		LevelName: xLabel(r.Load.OpenLoop()), Headline: Headline(r), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
 		Sections: extraSections(r), Warnings: r.AllWarnings(),
 		Load: r.Load.String(), Tool: r.Tool, Host: r.Host, Command: ShellQuote(r.Command), Run: r,
 	}
@@ -112,15 +106,15 @@ func HTML(w io.Writer, r *result.Run) error {
 	for _, h := range r.Scenario.Headers {
 		d.Headers = append(d.Headers, h.Name+": "+h.Value)
 	}
-	for _, c := range runCharts(r, side) {
+	for _, c := range runCharts(r, rec.Levels) {
 		hc, err := embedChart(c.suffix, c.title, c.chart)
 		if err != nil {
 			return err
 		}
 		d.Charts = append(d.Charts, hc)
 	}
-	for _, l := range side.Levels {
-		d.Levels = append(d.Levels, htmlLevelOf(l))
+	for i, l := range rec.Levels {
+		d.Levels = append(d.Levels, htmlLevelOf(l, levelNotes(rec, i)))
 	}
 	if err := templates.ExecuteTemplate(w, "report", d); err != nil {
 		return fmt.Errorf("writing report: %w", err)
@@ -145,12 +139,27 @@ func embedChart(id, title string, c chart.Chart) (htmlChart, error) {
 	return htmlChart{ID: id, Title: title, Src: template.URL(src), Width: w, Height: h}, nil
 }
 
-func htmlLevelOf(l compare.Level) htmlLevel {
+func htmlLevelOf(l sweep.Level, notes string) htmlLevel {
 	return htmlLevel{
 		Label: l.Label, Reps: l.Reps, Attempts: l.Attempts, QPS: fmt.Sprintf("%.2f", l.QPS),
-		Mean: ms(l.MeanMS), P50: ms(l.P50MS), P90: ms(l.P90MS), P99: ms(l.P99MS), P999: ms(l.P999MS),
-		Success: pct(l.SuccessPct), Classic: pct(l.ClassicPct), Errors: errorsText(l), Status: statusText(l.Status),
+		Mean: ms(l.MeanMillis()), P50: ms(l.Millis(l.P50)), P90: ms(l.Millis(l.P90)), P99: ms(l.Millis(l.P99)), P999: ms(l.Millis(l.P999)),
+		Success: pct(l.SuccessPct()), Classic: pct(l.Classic), Errors: errorsText(l), Status: statusText(l.Status), Notes: notes,
 	}
+}
+
+// levelNotes marks level i of rec as the peak, the knee or the limit: "peak; knee".
+func levelNotes(rec *sweep.Record, i int) string {
+	var notes []string
+	if i == rec.Peak {
+		notes = append(notes, "peak")
+	}
+	if i == rec.Knee {
+		notes = append(notes, "knee")
+	}
+	if i == rec.Limit && rec.Limit != rec.Knee {
+		notes = append(notes, "largest meeting the objective")
+	}
+	return strings.Join(notes, "; ")
 }
 
 // ms prints milliseconds in wrk's units, "-" when unknown.
@@ -168,7 +177,7 @@ func pct(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-func errorsText(l compare.Level) string {
+func errorsText(l sweep.Level) string {
 	if s := l.Errors.String(); s != "" {
 		return s
 	}
@@ -177,60 +186,30 @@ func errorsText(l compare.Level) string {
 
 func statusText(m map[int]int64) string { return statusCodes(m, "%d: %d", ", ", "-") }
 
-// Headline states what a reader wants first: the peak, the knee and how the run compares
-// with plain net/http. A sweep's own analysis (r.Sweep: its objective, the median of its
-// repetitions, why it stopped) is used when present; otherwise the peak and the knee under
-// the default objective are computed from the steps. A run of one level states its QPS,
-// p99 and success rate.
-func Headline(r *result.Run, side compare.Side) []string {
-	if sw := r.Sweep; sw != nil && len(sw.Points) > 0 {
-		out := sw.Headlines()
-		if sw.Stop != nil {
-			out = append(out, "Stopped early: "+sw.Stop.String())
-		}
-		if sw.VsNative == nil && r.Native != nil && len(r.Native.Steps) > 0 {
-			out = append(out, "vs native: "+compare.New(side, compare.FromRun("plain net/http", r.Native)).Headline())
-		}
-		return out
-	}
+// Headline states what a reader wants first, from the run's levels (result.Run.Levels: a
+// sweep's own record, or the steps analyzed under the default objective): a run of one
+// level states its QPS, p99 and success rate; more levels state the peak, the knee (and
+// the largest level meeting the objective when it lies beyond the peak), why a sweep
+// stopped, and how the peak compares with plain net/http.
+func Headline(r *result.Run) []string {
+	rec := r.Levels()
 	var out []string
-	at := func(l *compare.Level) string {
-		if side.Rate {
-			return "rate=" + l.Label + "/s"
-		}
-		return "c=" + l.Label
+	if len(rec.Levels) == 1 && r.Sweep == nil {
+		l := rec.Levels[0]
+		out = append(out, fmt.Sprintf("%.2f requests/sec at %s; p99 %s; success %s%%", l.QPS, l.Label, ms(l.Millis(l.P99)), pct(l.Success)))
+	} else if len(rec.Levels) > 0 {
+		out = append(out, rec.Headlines()...)
 	}
-	if len(side.Levels) == 1 {
-		l := side.Levels[0]
-		out = append(out, fmt.Sprintf("%.2f requests/sec at %s; p99 %s; success %s%%", l.QPS, at(&l), ms(l.P99MS), pct(l.SuccessPct)))
-	} else if p := side.Peak(); p != nil {
-		out = append(out, fmt.Sprintf("Peak: %.2f requests/sec at %s (p99 %s, success %s%%)", p.QPS, at(p), ms(p.P99MS), pct(p.SuccessPct)))
-		obj := fmt.Sprintf("p99<=%s, success>=%g%%", DefaultKneeP99, DefaultKneeSuccess)
-		if k := Knee(side, DefaultKneeP99, DefaultKneeSuccess); k != nil {
-			out = append(out, fmt.Sprintf("Knee: %s, the largest level meeting %s (%.2f requests/sec, p99 %s)", at(k), obj, k.QPS, ms(k.P99MS)))
-		} else {
-			out = append(out, fmt.Sprintf("Knee: no level met %s", obj))
-		}
+	if r.Sweep != nil && r.Sweep.Stop != nil {
+		out = append(out, "Stopped early: "+r.Sweep.Stop.String())
 	}
-	if r.Native != nil && len(r.Native.Steps) > 0 {
-		d := compare.New(side, compare.FromRun("plain net/http", r.Native))
-		out = append(out, "vs native: "+d.Headline())
+	if rec.VsNative == nil && r.Native != nil && len(r.Native.Steps) > 0 {
+		nat := r.Native.Levels()
+		if c, ok := sweep.Compare(rec.Levels, rec.Peak, nat.Levels, nat.Peak); ok {
+			out = append(out, c.String())
+		}
 	}
 	return out
-}
-
-// Knee is the largest level whose p99 latency is at most p99 and whose success rate is at
-// least success percent, or nil when none is.
-func Knee(s compare.Side, p99 time.Duration, success float64) *compare.Level {
-	var k *compare.Level
-	limit := float64(p99) / float64(time.Millisecond)
-	for i := range s.Levels {
-		l := &s.Levels[i]
-		if !math.IsNaN(l.P99MS) && l.P99MS <= limit && l.SuccessPct >= success {
-			k = l
-		}
-	}
-	return k
 }
 
 // ShellQuote joins a command line so it can be pasted into a POSIX shell.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
@@ -60,7 +61,7 @@ func TestTextGolden(t *testing.T) {
 	var b bytes.Buffer
 	Header(&b, r)
 	Text(&b, r, r.Last(), TextOptions{Latency: true})
-	golden(t, "text_closed.golden", b.Bytes())
+	golden.Check(t, "text_closed.golden", b.Bytes())
 
 	open := textRun()
 	s := open.Last()
@@ -72,7 +73,7 @@ func TestTextGolden(t *testing.T) {
 	b.Reset()
 	Header(&b, open)
 	Text(&b, open, s, TextOptions{Uncorrected: true})
-	golden(t, "text_open.golden", b.Bytes())
+	golden.Check(t, "text_open.golden", b.Bytes())
 }
 
 func TestRunJSONGolden(t *testing.T) {
@@ -80,7 +81,7 @@ func TestRunJSONGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run.golden.json", b)
+	golden.Check(t, "run.golden.json", b)
 	back, err := result.Decode("run.golden.json", b)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestRunJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b, b2) {
-		t.Errorf("run.json does not round-trip:\n%s", lineDiff(string(b), string(b2)))
+		t.Errorf("run.json does not round-trip:\n%s", golden.Diff(string(b), string(b2)))
 	}
 	if bytes.Contains(b, []byte("secret")) {
 		t.Error("run.json contains a secret")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/internal/browsertest"
+	"github.com/apiperf/apiperf/internal/golden"
 )
 
 func synthTrend() Trend {
@@ -48,7 +49,7 @@ func TestTrendHTMLGolden(t *testing.T) {
 	if strings.Contains(page, "<b>") || !strings.Contains(page, "a?q=&lt;b&gt;") || strings.Contains(page, "<?xml") {
 		t.Errorf("trend page: the URL from the run must be escaped and the SVG inlined without its XML prolog")
 	}
-	benchGolden(t, "trend.golden.html", b.Bytes())
+	golden.Check(t, "trend.golden.html", b.Bytes())
 }
 
 func TestTrendInBrowser(t *testing.T) {

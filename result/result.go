@@ -16,11 +16,13 @@ import (
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
 )
 
-// Version is the run.json schema version. Readers refuse newer versions.
-const Version = 1
+// Version is the run.json schema version. Readers refuse newer versions and upgrade older
+// ones. Version 2 keeps a sweep as a sweep.Record (plan, levels, peak, knee, limit).
+const Version = 2
 
 // Kinds of run.
 const (
@@ -43,8 +45,8 @@ type Run struct {
 	Start    time.Time         `json:"start"`
 	End      time.Time         `json:"end"`
 	Steps    []*measure.Step   `json:"steps"`
-	// Sweep is the plan and analysis (peak, knee) of a sweep or capacity search.
-	Sweep *Sweep `json:"sweep,omitempty"`
+	// Sweep is the plan, levels and analysis (peak, knee) of a sweep or capacity search.
+	Sweep *sweep.Record `json:"sweep,omitempty"`
 	// Capacity is the probe history and answer of a capacity search.
 	Capacity *Capacity `json:"capacity,omitempty"`
 	// Native is the same plan run against the built-in plain net/http target (--vs-native).
@@ -76,6 +78,16 @@ func (r *Run) AllWarnings() []string {
 		}
 	}
 	return out
+}
+
+// Levels returns the run's levels and their analysis: the sweep's record when the run has
+// one, else its steps reduced and analyzed under the default objective. Every renderer
+// draws levels from here.
+func (r *Run) Levels() *sweep.Record {
+	if r.Sweep != nil {
+		return r.Sweep
+	}
+	return sweep.DefaultRecord(r.Steps)
 }
 
 // Encode writes r as indented JSON.
@@ -116,6 +128,9 @@ func (r *Run) Save(path string) error {
 func Decode(name string, data []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
+		if v1, ok := decodeV1(data); ok {
+			return finishDecode(name, data, v1)
+		}
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
@@ -126,6 +141,11 @@ func Decode(name string, data []byte) (*Run, error) {
 		}
 		return nil, fmt.Errorf("%s:1: %v", name, err)
 	}
+	return finishDecode(name, data, &r)
+}
+
+func finishDecode(name string, data []byte, rp *Run) (*Run, error) {
+	r := *rp
 	if r.Version == 0 {
 		return nil, fmt.Errorf("%s:1: not an apiperf run document (no version)", name)
 	}

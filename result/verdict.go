@@ -25,14 +25,14 @@ func (r *Run) Judge() *verdict.Verdict {
 // VerdictInput gathers what the verdict reads of r: per level its numbers, apiperf's own
 // use of the machine, the target's process (/proc or metrics) and its profiles.
 func (r *Run) VerdictInput() (verdict.Input, bool) {
-	if r.Sweep == nil || len(r.Sweep.Points) == 0 {
+	if r.Sweep == nil || len(r.Sweep.Levels) == 0 {
 		return verdict.Input{}, false
 	}
 	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine()}
-	open := len(r.Sweep.Rates) > 0
-	for _, p := range r.Sweep.Points {
-		l := verdict.Level{Label: p.Label, Load: p.Level, Open: open, QPS: p.QPS,
-			Mean: p.Mean.Duration(), P99: p.P99.Duration()}
+	for _, p := range r.Sweep.Levels {
+		l := verdict.Level{Label: p.Label, Load: p.Value, Open: p.Open, QPS: p.QPS,
+			Mean: p.Mean.Duration(), P99: p.P99.Duration(), Attempts: p.Attempts, Errors: p.Errors,
+			Status: measure.AddStatus(nil, p.Status)}
 		var gens []*measure.Generator
 		var targets []*TargetStep
 		for _, j := range p.Steps {
@@ -40,9 +40,6 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 				continue
 			}
 			s := r.Steps[j]
-			l.Attempts += s.Attempts
-			l.Errors.Add(s.Errors)
-			l.Status = measure.AddStatus(l.Status, s.Status)
 			if o := s.Open; o != nil {
 				l.LateSends += o.LateSends
 				l.Scheduled += o.Scheduled

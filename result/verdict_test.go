@@ -16,16 +16,14 @@ func fp(v float64) *float64 { return &v }
 // steps, apiperf's cores, /proc preferred over metrics for CPU, goroutines' rise within
 // the window, and wait sites with the server's idle goroutines left out.
 func TestVerdictInput(t *testing.T) {
-	step := func(label string, conc int) *measure.Step {
-		return &measure.Step{Label: label, Concurrency: conc, Attempts: 1000, Errors: measure.Errors{Timeout: 20},
+	step := func(label string, conc int, requests int64) *measure.Step {
+		return &measure.Step{Label: label, Concurrency: conc, Attempts: 1000, Requests: requests, Elapsed: measure.Duration(time.Second), Errors: measure.Errors{Timeout: 20},
 			Generator: &measure.Generator{CPU: measure.Duration(time.Second), Wall: measure.Duration(2 * time.Second), Cores: 2, MachineCPUs: 4}}
 	}
 	r := &Run{
 		Scenario: scenario.Scenario{URL: "http://127.0.0.1:8080/demo/pool"},
-		Steps:    []*measure.Step{step("c=4", 4), step("c=16", 16)},
-		Sweep: &Sweep{Levels: []int{4, 16}, Peak: 1, Points: []sweep.Point{
-			{Label: "c=4", Level: 4, QPS: 700, Steps: []int{0}}, {Label: "c=16", Level: 16, QPS: 790, Steps: []int{1}},
-		}},
+		Steps:    []*measure.Step{step("c=4", 4, 700), step("c=16", 16, 790)},
+		Sweep:    sweep.NewRecord(sweep.Plan{Levels: []int{4, 16}}, sweep.Objective{}, sweep.Rules{}),
 		Target: &TargetCapture{Steps: []TargetStep{{
 			Label:          "c=16",
 			Summary:        &profcap.Summary{From: 0, To: 3 * time.Second, Points: 3, CPUCores: &profcap.Stat{Mean: 0.9}},
@@ -39,6 +37,7 @@ func TestVerdictInput(t *testing.T) {
 			}}},
 		}}},
 	}
+	r.Sweep.Analyze(r.Steps)
 	in, ok := r.VerdictInput()
 	if !ok || len(in.Levels) != 2 || in.Peak != 1 || in.MachineCores != 4 || !in.SameMachine {
 		t.Fatalf("VerdictInput = %+v, %v; want 2 levels, peak 1, 4 machine cores, same machine", in, ok)

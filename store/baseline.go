@@ -46,13 +46,13 @@ func IdentityOf(r *result.Run) Identity {
 func shape(r *result.Run) string {
 	var levels []string
 	switch {
-	case r.Sweep != nil && len(r.Sweep.Rates) > 0:
-		for _, v := range r.Sweep.Rates {
+	case r.Sweep != nil && len(r.Sweep.Plan.Rates) > 0:
+		for _, v := range r.Sweep.Plan.Rates {
 			levels = append(levels, strconv.FormatFloat(v, 'g', -1, 64))
 		}
 		return r.Kind + " rate=" + strings.Join(levels, ",") + "/s"
-	case r.Sweep != nil && len(r.Sweep.Levels) > 0:
-		for _, v := range r.Sweep.Levels {
+	case r.Sweep != nil && len(r.Sweep.Plan.Levels) > 0:
+		for _, v := range r.Sweep.Plan.Levels {
 			levels = append(levels, strconv.Itoa(v))
 		}
 		return r.Kind + " c=" + strings.Join(levels, ",")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // Filter selects runs from the history. The zero value selects every run.
@@ -27,7 +28,7 @@ type Filter struct {
 	Limit int `json:"limit,omitempty"`
 }
 
-// Entry is one recorded run as listed: its identity, labels and per-step summaries.
+// Entry is one recorded run as listed: its identity, labels and levels.
 type Entry struct {
 	ID     int64             `json:"id"`
 	Kind   string            `json:"kind"`
@@ -39,22 +40,8 @@ type Entry struct {
 	End    time.Time         `json:"end"`
 	Source string            `json:"source,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
-	Steps  []StepSummary     `json:"steps"`
-}
-
-// StepSummary is one step's headline numbers as stored.
-type StepSummary struct {
-	Label       string  `json:"label"`
-	Rep         int     `json:"rep"`
-	Concurrency int     `json:"concurrency,omitempty"`
-	QPS         float64 `json:"qps"`
-	MeanMS      float64 `json:"mean_ms"`
-	P50MS       float64 `json:"p50_ms"`
-	P90MS       float64 `json:"p90_ms"`
-	P99MS       float64 `json:"p99_ms"`
-	SuccessPct  float64 `json:"success_pct"`
-	Attempts    int64   `json:"attempts"`
-	Requests    int64   `json:"requests"`
+	// Levels are the run's levels as every report of it shows them (result.Run.Levels).
+	Levels []sweep.Level `json:"levels"`
 }
 
 // ParseQuery reads a history query: a run id as `apiperf history` lists it (`10`, `#10` or
@@ -191,7 +178,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 	return out, nil
 }
 
-// fill reads an entry's labels and step summaries.
+// fill reads an entry's labels and levels.
 func (d *DB) fill(ctx context.Context, e *Entry) error {
 	rows, err := d.db.QueryContext(ctx, "SELECT key, value FROM labels WHERE run_id = ?", e.ID)
 	if err != nil {
@@ -209,19 +196,21 @@ func (d *DB) fill(ctx context.Context, e *Entry) error {
 		e.Labels[k] = v
 	}
 	rows.Close()
-	rows, err = d.db.QueryContext(ctx, `SELECT label, rep, concurrency, qps, mean_ms, p50_ms, p90_ms, p99_ms, success_pct,
-		attempts, requests FROM steps WHERE run_id = ? ORDER BY idx`, e.ID)
+	rows, err = d.db.QueryContext(ctx, "SELECT level FROM levels WHERE run_id = ? ORDER BY idx", e.ID)
 	if err != nil {
-		return d.wrap("reading steps from", err)
+		return d.wrap("reading levels from", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var s StepSummary
-		if err := rows.Scan(&s.Label, &s.Rep, &s.Concurrency, &s.QPS, &s.MeanMS, &s.P50MS, &s.P90MS, &s.P99MS,
-			&s.SuccessPct, &s.Attempts, &s.Requests); err != nil {
-			return d.wrap("reading steps from", err)
+		var js string
+		if err := rows.Scan(&js); err != nil {
+			return d.wrap("reading levels from", err)
 		}
-		e.Steps = append(e.Steps, s)
+		var l sweep.Level
+		if err := json.Unmarshal([]byte(js), &l); err != nil {
+			return fmt.Errorf("run #%d in %s: level: %w", e.ID, d.path, err)
+		}
+		e.Levels = append(e.Levels, l)
 	}
 	return rows.Err()
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +30,9 @@ import (
 // directories, relative to the working directory.
 const DefaultPath = ".apiperf/history.db"
 
-// schemaVersion is the database's user_version; a newer file is refused.
-const schemaVersion = 1
+// schemaVersion is the database's user_version; a newer file is refused, an older one
+// upgraded (version 2 added the levels table, filled from the stored run documents).
+const schemaVersion = 2
 
 // ErrDamaged marks a database file SQLite cannot read: run.json files are not affected and
 // `apiperf history import DIR` rebuilds the history into a new file.
@@ -89,6 +91,16 @@ CREATE TABLE IF NOT EXISTS steps (
 	latency     TEXT NOT NULL, -- HdrHistogram interchange encoding
 	PRIMARY KEY (run_id, idx)
 );
+CREATE TABLE IF NOT EXISTS levels (
+	run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	idx         INTEGER NOT NULL,
+	label       TEXT NOT NULL,
+	qps         REAL NOT NULL, -- as every report shows it (sweep.Reduce)
+	p99_ms      REAL NOT NULL,
+	success_pct REAL NOT NULL,
+	level       TEXT NOT NULL, -- the whole sweep.Level as JSON
+	PRIMARY KEY (run_id, idx)
+);
 `
 
 // Open opens (creating it and its directory if needed) the history database at path.
@@ -134,10 +146,78 @@ func (d *DB) init() error {
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
 	}
+	if version == 1 {
+		if err := fillLevels(ctx, tx); err != nil {
+			return fmt.Errorf("upgrading to schema version %d: %w", schemaVersion, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// fillLevels adds the levels of every stored run that has none (a version 1 database).
+func fillLevels(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id, doc FROM runs WHERE id NOT IN (SELECT run_id FROM levels)")
+	if err != nil {
+		return err
+	}
+	type stored struct {
+		id  int64
+		doc []byte
+	}
+	var runs []stored
+	for rows.Next() {
+		var s stored
+		if err := rows.Scan(&s.id, &s.doc); err != nil {
+			rows.Close()
+			return err
+		}
+		runs = append(runs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, s := range runs {
+		r, err := decodeDoc(fmt.Sprintf("run #%d", s.id), s.doc)
+		if err != nil {
+			continue // unreadable documents keep no levels; Run reports them when asked
+		}
+		if err := insertLevels(ctx, tx, s.id, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertLevels stores the levels of r as every report of it shows them.
+func insertLevels(ctx context.Context, tx *sql.Tx, id int64, r *result.Run) error {
+	for i, l := range r.Levels().Levels {
+		b, err := json.Marshal(l)
+		if err != nil {
+			return fmt.Errorf("encoding level %s: %w", l.Label, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO levels (run_id, idx, label, qps, p99_ms, success_pct, level) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, i, l.Label, l.QPS, float64(l.P99)/1e6, l.Success, string(b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeDoc reads a gzipped run document.
+func decodeDoc(name string, blob []byte) (*result.Run, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(blob))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	doc, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return result.Decode(name, doc)
 }
 
 // wrap adds context to err and marks a damaged file with ErrDamaged.
@@ -216,6 +296,9 @@ func (d *DB) Record(ctx context.Context, r *result.Run, source string) (id int64
 			return 0, false, d.wrap("recording steps in", err)
 		}
 	}
+	if err := insertLevels(ctx, tx, id, r); err != nil {
+		return 0, false, d.wrap("recording levels in", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, false, d.wrap("recording run in", err)
 	}
@@ -249,13 +332,5 @@ func (d *DB) Run(ctx context.Context, id int64) (*result.Run, error) {
 	if err != nil {
 		return nil, d.wrap("reading run from", err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(blob))
-	if err != nil {
-		return nil, fmt.Errorf("run #%d in %s: %w", id, d.path, err)
-	}
-	doc, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("run #%d in %s: %w", id, d.path, err)
-	}
-	return result.Decode(fmt.Sprintf("%s#%d", d.path, id), doc)
+	return decodeDoc(fmt.Sprintf("%s#%d", d.path, id), blob)
 }

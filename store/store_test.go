@@ -17,6 +17,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // testRun is a run of url with labels, started at start, with reps repetitions of c=10.
@@ -35,6 +36,8 @@ func testRun(url string, start time.Time, labels map[string]string, reps int) *r
 	}
 	return r
 }
+
+func p99(l sweep.Level) float64 { return l.Millis(l.P99) }
 
 func openTemp(t *testing.T) (*DB, string) {
 	t.Helper()
@@ -98,9 +101,9 @@ func TestRecordAndList(t *testing.T) {
 	}
 	all, _ := db.List(ctx, Filter{})
 	e := all[0]
-	if !e.Start.Equal(t0) || e.Labels["commit"] != "aaa" || len(e.Steps) != 2 || e.Steps[1].Rep != 1 ||
-		e.Steps[1].QPS != 1000 || e.Steps[1].SuccessPct != 99 || e.Steps[1].P99MS < 1.99 || e.Steps[1].P99MS > 2.01 {
-		t.Errorf("List()[0] = %+v; want start %v, commit aaa, 2 steps, rep 1 at 1000 req/s, 99%% success, p99 2 ms", e, t0)
+	if !e.Start.Equal(t0) || e.Labels["commit"] != "aaa" || len(e.Levels) != 1 || e.Levels[0].Reps != 2 || e.Levels[0].Label != "c=10" ||
+		e.Levels[0].QPS != 1000 || e.Levels[0].Success != 99 || p99(e.Levels[0]) < 1.99 || p99(e.Levels[0]) > 2.01 {
+		t.Errorf("List()[0] = %+v; want start %v, commit aaa, one level c=10 of 2 reps at 1000 req/s, 99%% success, pooled p99 2 ms", e, t0)
 	}
 	back, err := db.Run(ctx, 3)
 	if err != nil || back.Scenario.URL != runs[2].Scenario.URL || len(back.Steps) != 3 || !back.Steps[2].Latency.Equal(runs[2].Steps[2].Latency) {
@@ -266,8 +269,8 @@ func TestTwoProcesses(t *testing.T) {
 		t.Errorf("after two processes wrote %d runs each: %d listed, %v", each, len(got), err)
 	}
 	for _, e := range got {
-		if len(e.Steps) != 2 {
-			t.Errorf("run #%d has %d steps; want 2", e.ID, len(e.Steps))
+		if len(e.Levels) != 1 || e.Levels[0].Reps != 2 {
+			t.Errorf("run #%d has levels %+v; want one of 2 repetitions", e.ID, e.Levels)
 		}
 	}
 }

@@ -3,197 +3,99 @@ package sweep
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
-	"time"
-
-	"github.com/apiperf/apiperf/measure"
 )
 
-// Point is one level of a sweep as the analysis sees it: the median of its repetitions.
-type Point struct {
-	Label     string           `json:"label"`                   // "c=200" or "rate=1000/s", as the steps
-	Level     float64          `json:"level"`                   // the concurrency or target rate
-	Steps     []int            `json:"steps"`                   // indexes of the level's steps in the run
-	QPS       float64          `json:"qps"`                     // completed requests per second
-	Achieved  float64          `json:"achieved_rate,omitempty"` // open loop: requests attempted per second
-	Success   float64          `json:"success_pct"`             // successful responses / attempts
-	ErrorRate float64          `json:"errors_pct"`              // failed attempts / attempts, status errors included
-	Errors    int64            `json:"errors"`                  // failed attempts, all repetitions together
-	Mean      measure.Duration `json:"mean"`
-	P50       measure.Duration `json:"p50"`
-	P75       measure.Duration `json:"p75"`
-	P90       measure.Duration `json:"p90"`
-	P99       measure.Duration `json:"p99"`
-	P999      measure.Duration `json:"p99_9"`
-	P9999     measure.Duration `json:"p99_99"`
-}
-
-// Percentile returns the latency percentile named like an objective's metric ("p99.9").
-func (p Point) Percentile(metric string) time.Duration {
-	switch metric {
-	case "p50":
-		return p.P50.Duration()
-	case "p75":
-		return p.P75.Duration()
-	case "p90":
-		return p.P90.Duration()
-	case "p99":
-		return p.P99.Duration()
-	case "p99.9":
-		return p.P999.Duration()
-	case "p99.99":
-		return p.P9999.Duration()
-	}
-	return 0
-}
-
-// Points groups steps by the plan's levels (matching their labels) and returns one Point per
-// level that has steps, in plan order, each the median of its repetitions.
-func Points(plan Plan, steps []*measure.Step) []Point {
-	var out []Point
-	for i := range plan.Len() {
-		label := plan.Label(i)
-		var idx []int
-		for j, s := range steps {
-			if s != nil && s.Label == label {
-				idx = append(idx, j)
-			}
-		}
-		if len(idx) == 0 {
-			continue
-		}
-		out = append(out, pointOf(label, plan.Level(i), plan.Open(), steps, idx))
-	}
-	return out
-}
-
-// pointOf computes the per-metric medians of the steps at idx.
-func pointOf(label string, level float64, open bool, steps []*measure.Step, idx []int) Point {
-	p := Point{Label: label, Level: level, Steps: idx}
-	med := func(f func(s *measure.Step) float64) float64 {
-		vs := make([]float64, len(idx))
-		for k, j := range idx {
-			vs[k] = f(steps[j])
-		}
-		return median(vs)
-	}
-	lat := func(q float64) measure.Duration {
-		return measure.Duration(med(func(s *measure.Step) float64 {
-			if s.Latency == nil || s.Latency.Count() == 0 {
-				return 0
-			}
-			return float64(s.Latency.Percentile(q))
-		}))
-	}
-	p.QPS = med((*measure.Step).QPS)
-	p.Success = med((*measure.Step).SuccessRate)
-	p.ErrorRate = med(func(s *measure.Step) float64 {
-		if s.Attempts == 0 {
-			return 0
-		}
-		return 100 * float64(s.Errors.Total()) / float64(s.Attempts)
-	})
-	if open {
-		p.Achieved = med(func(s *measure.Step) float64 {
-			if s.Elapsed <= 0 {
-				return 0
-			}
-			return float64(s.Attempts) / s.Elapsed.Duration().Seconds()
-		})
-	}
-	for _, j := range idx {
-		p.Errors += steps[j].Errors.Total()
-	}
-	p.Mean = measure.Duration(med(func(s *measure.Step) float64 {
-		if s.Latency == nil || s.Latency.Count() == 0 {
-			return 0
-		}
-		return float64(s.Latency.Mean())
-	}))
-	p.P50, p.P75, p.P90, p.P99, p.P999, p.P9999 = lat(50), lat(75), lat(90), lat(99), lat(99.9), lat(99.99)
-	return p
-}
-
-// median returns the middle value (the mean of the middle two for an even count).
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// Analysis is what a sweep found: indexes into its Points, -1 when there is none.
+// Analysis is what a sweep found: indexes into its levels, -1 when there is none.
 type Analysis struct {
-	Peak     int      // the level with the highest QPS
-	Knee     int      // the largest level meeting the objective
-	Warnings []string // caveats about these two
+	Peak int // the level with the highest QPS
+	// Knee is where added load stops buying throughput within the objective: the largest
+	// level at or below the peak that meets the objective. It is never after the peak.
+	Knee int
+	// Limit is the largest level meeting the objective, wherever it is; it differs from
+	// Knee only when a level beyond the peak (serving less) still meets the objective.
+	Limit    int
+	Warnings []string // caveats about these
 }
 
-// Analyze finds the peak and the knee of points (in ascending level order) under o.
-func Analyze(points []Point, o Objective) Analysis {
-	a := Analysis{Peak: -1, Knee: -1}
-	for i, p := range points {
-		if p.QPS > 0 && (a.Peak < 0 || p.QPS > points[a.Peak].QPS) {
+// Analyze finds the peak, the knee and the limit of levels (in ascending order) under o.
+func Analyze(levels []Level, o Objective) Analysis {
+	a := Analysis{Peak: -1, Knee: -1, Limit: -1}
+	for i, l := range levels {
+		if l.QPS > 0 && (a.Peak < 0 || l.QPS > levels[a.Peak].QPS) {
 			a.Peak = i
 		}
-		if p.QPS > 0 && o.Met(p) {
-			a.Knee = i
+	}
+	for i, l := range levels {
+		if l.QPS > 0 && o.Met(l) {
+			a.Limit = i
+			if i <= a.Peak {
+				a.Knee = i
+			}
 		}
 	}
 	if a.Knee > 0 {
 		for i := range a.Knee {
-			if m := o.Misses(points[i]); len(m) > 0 || points[i].QPS == 0 {
+			if m := o.Misses(levels[i]); len(m) > 0 || levels[i].QPS == 0 {
 				why := "nothing completed"
 				if len(m) > 0 {
 					why = m[0]
 				}
 				a.Warnings = append(a.Warnings, fmt.Sprintf("%s misses the objective (%s) but the larger %s meets it: the knee is uncertain; repeat each level (--count 3) or run longer",
-					points[i].Label, why, points[a.Knee].Label))
+					levels[i].Label, why, levels[a.Knee].Label))
 				break
 			}
 		}
 	}
-	if a.Peak >= 0 && a.Peak == len(points)-1 && len(points) > 1 {
-		a.Warnings = append(a.Warnings, fmt.Sprintf("the peak is at the largest level run (%s): the target may go higher", points[a.Peak].Label))
+	if a.Peak >= 0 && a.Peak == len(levels)-1 && len(levels) > 1 {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the peak is at the largest level run (%s): the target may go higher", levels[a.Peak].Label))
 	}
 	return a
 }
 
 // PeakSummary is the peak's headline, e.g. "peak: c=200, 12345 req/s (p99 3.2ms, success 100%)".
-func PeakSummary(points []Point, peak int) string {
-	if peak < 0 || peak >= len(points) {
+func PeakSummary(levels []Level, peak int) string {
+	if peak < 0 || peak >= len(levels) {
 		return "peak: none (no level completed a request)"
 	}
-	p := points[peak]
-	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, qps(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
+	p := levels[peak]
+	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, FormatRate(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
 }
 
-// KneeSummary is the knee's headline, e.g. "knee: c=100, the largest level meeting
-// p99<=500ms,success>=99.9% (9876 req/s, p99 4.1ms)", or why there is none.
-func KneeSummary(points []Point, knee int, o Objective) string {
-	if knee < 0 || knee >= len(points) {
-		if len(points) == 0 {
+// KneeSummary is the knee's headline, e.g. "knee: c=100, the largest level up to the peak
+// meeting p99<=500ms,success>=99.9% (9876 req/s, p99 4.1ms)", or why there is none.
+func KneeSummary(levels []Level, a Analysis, o Objective) string {
+	knee := a.Knee
+	if knee < 0 || knee >= len(levels) {
+		if len(levels) == 0 {
 			return "knee: none (no level was measured)"
 		}
+		if a.Limit >= 0 {
+			return fmt.Sprintf("knee: none: no level up to the peak met %s", o)
+		}
 		why := "nothing completed"
-		if m := o.Misses(points[0]); len(m) > 0 {
+		if m := o.Misses(levels[0]); len(m) > 0 {
 			why = m[0]
 		}
-		return fmt.Sprintf("knee: none: no level met %s (%s: %s)", o, points[0].Label, why)
+		return fmt.Sprintf("knee: none: no level met %s (%s: %s)", o, levels[0].Label, why)
 	}
-	p := points[knee]
-	return fmt.Sprintf("knee: %s, the largest level meeting %s (%s req/s, p99 %s)", p.Label, o, qps(p.QPS), formatLatency(round3(p.P99.Duration())))
+	p := levels[knee]
+	return fmt.Sprintf("knee: %s, the largest level up to the peak meeting %s (%s req/s, p99 %s)", p.Label, o, FormatRate(p.QPS), formatLatency(round3(p.P99.Duration())))
 }
 
-// qps formats requests per second: whole numbers, with one decimal below 100.
-func qps(v float64) string {
+// LimitSummary is the headline of the largest level meeting the objective when it lies
+// beyond the peak (and so differs from the knee); "" otherwise.
+func LimitSummary(levels []Level, a Analysis, o Objective) string {
+	if a.Limit < 0 || a.Limit >= len(levels) || a.Limit == a.Knee || a.Limit <= a.Peak {
+		return ""
+	}
+	l := levels[a.Limit]
+	return fmt.Sprintf("largest level meeting %s: %s, beyond the peak (%s req/s, p99 %s): more load, less throughput",
+		o, l.Label, FormatRate(l.QPS), formatLatency(round3(l.P99.Duration())))
+}
+
+// FormatRate formats requests per second for headlines: whole numbers, one decimal below 100.
+func FormatRate(v float64) string {
 	if v < 100 {
 		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 	}
@@ -211,11 +113,11 @@ type Comparison struct {
 }
 
 // Compare compares the peaks of a sweep and of its native run; false when either has none.
-func Compare(points []Point, peak int, native []Point, nativePeak int) (Comparison, bool) {
-	if peak < 0 || peak >= len(points) || nativePeak < 0 || nativePeak >= len(native) || native[nativePeak].QPS <= 0 {
+func Compare(levels []Level, peak int, native []Level, nativePeak int) (Comparison, bool) {
+	if peak < 0 || peak >= len(levels) || nativePeak < 0 || nativePeak >= len(native) || native[nativePeak].QPS <= 0 {
 		return Comparison{}, false
 	}
-	p, n := points[peak], native[nativePeak]
+	p, n := levels[peak], native[nativePeak]
 	return Comparison{Ratio: p.QPS / n.QPS, Label: p.Label, QPS: p.QPS, NativeLabel: n.Label, NativeQPS: n.QPS}, true
 }
 
@@ -223,8 +125,8 @@ func Compare(points []Point, peak int, native []Point, nativePeak int) (Comparis
 func (c Comparison) String() string {
 	share := strconv.FormatFloat(math.Round(c.Ratio*1000)/10, 'f', -1, 64)
 	if c.Label == c.NativeLabel {
-		return fmt.Sprintf("peak QPS is %s%% of plain net/http at %s (%s vs %s req/s)", share, c.Label, qps(c.QPS), qps(c.NativeQPS))
+		return fmt.Sprintf("peak QPS is %s%% of plain net/http at %s (%s vs %s req/s)", share, c.Label, FormatRate(c.QPS), FormatRate(c.NativeQPS))
 	}
 	return fmt.Sprintf("peak QPS is %s%% of plain net/http (%s req/s at %s; plain net/http %s req/s at %s)",
-		share, qps(c.QPS), c.Label, qps(c.NativeQPS), c.NativeLabel)
+		share, FormatRate(c.QPS), c.Label, FormatRate(c.NativeQPS), c.NativeLabel)
 }

@@ -12,7 +12,7 @@ import (
 // DefaultObjective is the objective a level must meet to count toward the knee.
 const DefaultObjective = "p99<=500ms,success>=99.9%"
 
-// Metrics an objective can bound. Latency metrics are the percentiles a Point keeps.
+// Metrics an objective can bound. Latency metrics are the percentiles a Level keeps.
 const (
 	MetricSuccess = "success" // success rate in percent, a lower bound
 	MetricErrors  = "errors"  // failed attempts in percent, an upper bound
@@ -214,7 +214,7 @@ func (o *Objective) UnmarshalText(b []byte) error {
 
 // Misses lists the terms p fails, each saying what was measured, e.g. "p99 812ms > 500ms";
 // it is empty when p meets the objective.
-func (o Objective) Misses(p Point) []string {
+func (o Objective) Misses(p Level) []string {
 	var out []string
 	for _, t := range o.Terms {
 		switch {
@@ -240,7 +240,7 @@ func (o Objective) Misses(p Point) []string {
 }
 
 // Met reports whether p meets every term.
-func (o Objective) Met(p Point) bool { return len(o.Misses(p)) == 0 }
+func (o Objective) Met(p Level) bool { return len(o.Misses(p)) == 0 }
 
 // pct formats a percentage with up to three decimals and no trailing zeros.
 func pct(v float64) string {

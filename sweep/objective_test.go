@@ -100,26 +100,26 @@ func TestObjectiveJSON(t *testing.T) {
 
 func TestObjectiveMisses(t *testing.T) {
 	ms := func(n int) measure.Duration { return measure.Duration(time.Duration(n) * time.Millisecond) }
-	good := Point{Label: "c=10", QPS: 1000, Success: 100, P50: ms(1), P90: ms(2), P99: ms(5), P999: ms(9)}
+	good := Level{Label: "c=10", QPS: 1000, Success: 100, P50: ms(1), P90: ms(2), P99: ms(5), P999: ms(9)}
 	tests := []struct {
 		obj  string
-		p    Point
+		p    Level
 		want string // the misses joined with "; "
 	}{
 		// A healthy level meets the default objective.
 		{DefaultObjective, good, ""},
 		// p99 over the bound is named with the measured value.
-		{DefaultObjective, Point{QPS: 10, Success: 100, P99: ms(812)}, "p99 812ms > 500ms"},
+		{DefaultObjective, Level{QPS: 10, Success: 100, P99: ms(812)}, "p99 812ms > 500ms"},
 		// Exactly on the bound meets it.
-		{DefaultObjective, Point{QPS: 10, Success: 99.9, P99: ms(500)}, ""},
+		{DefaultObjective, Level{QPS: 10, Success: 99.9, P99: ms(500)}, ""},
 		// A success rate just under the floor shows enough digits to see the difference.
-		{DefaultObjective, Point{QPS: 10, Success: 99.8999, P99: ms(1)}, "success 99.8999% < 99.9%"},
+		{DefaultObjective, Level{QPS: 10, Success: 99.8999, P99: ms(1)}, "success 99.8999% < 99.9%"},
 		// Both misses are listed, latency first, as the objective orders them.
-		{DefaultObjective, Point{QPS: 10, Success: 50, P99: ms(600)}, "p99 600ms > 500ms; success 50% < 99.9%"},
+		{DefaultObjective, Level{QPS: 10, Success: 50, P99: ms(600)}, "p99 600ms > 500ms; success 50% < 99.9%"},
 		// Error rate and qps bounds.
-		{"errors<=0.1%,qps>=2k", Point{QPS: 1500, ErrorRate: 0.5}, "errors 0.5% > 0.1%; qps 1500 < 2000"},
+		{"errors<=0.1%,qps>=2k", Level{QPS: 1500, ErrorRate: 0.5}, "errors 0.5% > 0.1%; qps 1500 < 2000"},
 		// The zero objective is always met.
-		{"", Point{}, ""},
+		{"", Level{}, ""},
 	}
 	for _, tt := range tests {
 		o, err := ParseObjective(tt.obj)

@@ -68,14 +68,6 @@ func (p Plan) Level(i int) float64 {
 // Label names level i as steps are labelled: "c=200" or "rate=1000/s".
 func (p Plan) Label(i int) string { return Label(p.Open(), p.Level(i)) }
 
-// Label names a level: "c=200" for a concurrency, "rate=1000/s" for a rate.
-func Label(open bool, level float64) string {
-	if open {
-		return "rate=" + strconv.FormatFloat(level, 'g', -1, 64) + "/s"
-	}
-	return "c=" + strconv.FormatFloat(level, 'f', -1, 64)
-}
-
 // Config returns the load of level i: base with the level's connections or rate set.
 func (p Plan) Config(base load.Config, i int) load.Config {
 	cfg := base

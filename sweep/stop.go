@@ -73,7 +73,7 @@ func (s Stop) String() string { return "stopped: " + s.Reason }
 
 // After checks the rules once a level has been measured; points are the levels so far, in
 // order. It returns nil when the sweep goes on.
-func (r Rules) After(points []Point) *Stop {
+func (r Rules) After(points []Level) *Stop {
 	if len(points) == 0 {
 		return nil
 	}
@@ -97,7 +97,7 @@ func (r Rules) After(points []Point) *Stop {
 		if declines >= r.MaxDeclines {
 			return &Stop{Rule: RuleDecline, After: last.Label,
 				Reason: fmt.Sprintf("QPS stayed below the best (%s req/s at %s) for %d levels in a row (turn off with --max-declines 0)",
-					qps(points[best].QPS), points[best].Label, declines)}
+					FormatRate(points[best].QPS), points[best].Label, declines)}
 		}
 	}
 	return nil
@@ -105,7 +105,7 @@ func (r Rules) After(points []Point) *Stop {
 
 // FileLimitStop is the stop before level next, which needs more connections than the process
 // may open (why says so, with the limit); points are the levels measured so far.
-func FileLimitStop(points []Point, next string, why error) *Stop {
+func FileLimitStop(points []Level, next string, why error) *Stop {
 	s := &Stop{Rule: RuleFileLimit,
 		Reason: fmt.Sprintf("before %s: %v (or turn this rule off with --no-file-limit-stop)", next, why)}
 	if len(points) > 0 {
@@ -115,7 +115,7 @@ func FileLimitStop(points []Point, next string, why error) *Stop {
 }
 
 // Interrupted is the stop when the user cancels the sweep during or before level current.
-func Interrupted(points []Point, current string) *Stop {
+func Interrupted(points []Level, current string) *Stop {
 	s := &Stop{Rule: RuleInterrupted, Reason: fmt.Sprintf("interrupted during %s", current)}
 	if len(points) > 0 {
 		s.After = points[len(points)-1].Label

@@ -150,7 +150,7 @@ func (s *sweeper) probe(ctx context.Context, doc *result.Run, search sweep.Searc
 		}
 		step.Label = label
 		doc.Steps = append(doc.Steps, step)
-		pt := sweep.Points(sweep.Plan{Rates: []float64{rate}}, []*measure.Step{step})[0]
+		pt := sweep.Levels([]*measure.Step{step})[0]
 		pr := result.CapacityProbe{Rate: rate, Achieved: pt.Achieved, Step: len(doc.Steps) - 1, Misses: obj.Misses(pt)}
 		if pt.Achieved < minAchieved*rate {
 			pr.Misses = append(pr.Misses, fmt.Sprintf("achieved %.1f req/s < %.0f%% of the target", pt.Achieved, minAchieved*100))
@@ -192,5 +192,5 @@ func finishCapacity(doc *result.Run, obj sweep.Objective) {
 	if len(rates) == 0 {
 		return
 	}
-	doc.Sweep = result.NewSweep(sweep.Plan{Rates: rates}, obj, sweep.Rules{})
+	doc.Sweep = sweep.NewRecord(sweep.Plan{Rates: rates}, obj, sweep.Rules{})
 }

@@ -15,10 +15,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // dbEnv overrides the default history database path (handy in CI and tests).
@@ -219,9 +219,10 @@ func cmdHistoryList(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LAST LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
 	for _, r := range runs {
 		level, qps, p99, ok := "-", math.NaN(), math.NaN(), math.NaN()
-		if lv := lastLevel(r.Steps); len(lv) > 0 {
-			level = fmt.Sprintf("%s x%d", lv[0].Label, len(lv))
-			qps, p99, ok = medianOf(lv, "qps"), medianOf(lv, "p99"), medianOf(lv, "success")
+		if n := len(r.Levels); n > 0 {
+			lv := r.Levels[n-1]
+			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
+			qps, p99, ok = lv.QPS, lv.Millis(lv.P99), lv.Success
 		}
 		fmt.Fprintf(e.stdout, "%-5d %-19s %-8s %-40s %-14s %12.2f %10s %8.2f%%  %s\n", r.ID, r.Start.Format(time.DateTime), r.Kind,
 			r.Method+" "+r.URL, level, qps, report.FormatTimeUS(p99*1000), ok, formatLabels(r.Labels))
@@ -229,34 +230,11 @@ func cmdHistoryList(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// lastLevel returns the repetitions of the last level of a run's steps.
-func lastLevel(steps []store.StepSummary) []store.StepSummary {
-	if len(steps) == 0 {
-		return nil
-	}
-	last := steps[len(steps)-1].Label
-	var out []store.StepSummary
-	for _, s := range steps {
-		if s.Label == last {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// trendMetrics are the metrics `history trend` charts.
-var trendMetrics = map[string]func(store.StepSummary) float64{
-	"qps":     func(s store.StepSummary) float64 { return s.QPS },
-	"p99":     func(s store.StepSummary) float64 { return s.P99MS },
-	"success": func(s store.StepSummary) float64 { return s.SuccessPct },
-}
-
-func medianOf(steps []store.StepSummary, metric string) float64 {
-	v := make([]float64, len(steps))
-	for i, s := range steps {
-		v[i] = trendMetrics[metric](s)
-	}
-	return compare.Median(v)
+// trendMetrics are the metrics `history trend` charts, read from a level as every report shows it.
+var trendMetrics = map[string]func(sweep.Level) float64{
+	"qps":     func(l sweep.Level) float64 { return l.QPS },
+	"p99":     func(l sweep.Level) float64 { return l.Millis(l.P99) },
+	"success": func(l sweep.Level) float64 { return l.Success },
 }
 
 func formatLabels(m map[string]string) string {
@@ -321,7 +299,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	out := fs.StringP("out", "o", "", "file name stem: OUT.html, and OUT.svg/.png or OUT-<target>.svg/.png (default DIR/trend-METRIC)")
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf history trend --metric p99|qps|success [flags]\n\n"+
-			"Chart a metric across recorded runs over time (median of the repetitions, one line per level),\n"+
+			"Chart a metric across recorded runs over time (one line per level, as its reports show it),\n"+
 			"one chart per target (kind, method and URL); --url, --kind and --label pick targets.\n\n"+
 			"Examples:\n"+
 			"  apiperf history trend --metric p99                      # apiperf-out/trend-p99.html, a chart per target\n"+
@@ -346,14 +324,10 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	for _, r := range runs {
 		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Target: r.Kind + " " + r.Method + " " + r.URL,
 			Commit: r.Labels["commit"], Values: map[string]float64{}}
-		byLevel := map[string][]float64{}
-		for _, s := range r.Steps {
-			if *level == "" || s.Label == *level {
-				byLevel[s.Label] = append(byLevel[s.Label], get(s))
+		for _, l := range r.Levels {
+			if *level == "" || l.Label == *level {
+				tr.Values[l.Label] = get(l)
 			}
-		}
-		for l, v := range byLevel {
-			tr.Values[l] = compare.Median(v)
 		}
 		if len(tr.Values) > 0 {
 			trs = append(trs, tr)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/internal/browsertest"
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/target"
 )
@@ -254,7 +255,7 @@ func TestLivePageScreenshot(t *testing.T) {
 	if ink, _ := browsertest.Ink(img); ink < 0.02 {
 		t.Errorf("the screenshot is nearly blank (ink %.3f)", ink)
 	}
-	if sweepUpdating() {
+	if golden.Updating() {
 		var b bytes.Buffer
 		if err := png.Encode(&b, img); err != nil {
 			t.Fatal(err)

@@ -40,7 +40,7 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	dir := filepath.Dir(*out)
 	switch {
 	case m.Sweep != nil:
-		writeSweepTable(e.stdout, m)
+		report.SweepTable(e.stdout, m)
 	default:
 		report.Header(e.stdout, m)
 		for _, s := range m.Steps {

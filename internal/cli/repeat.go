@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/report"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // repeatFlags is --count: how many times each measurement is repeated, so that a gate or a
@@ -46,13 +46,13 @@ func (f *repeatFlags) repeat(ctx context.Context, run func() (*measure.Step, err
 	return steps, nil
 }
 
-// printMedian writes one line with the medians of repeated steps (nothing for one step).
+// printMedian writes one line with the level of repeated steps (nothing for one step): the
+// same figures every report of the run shows (sweep.Reduce).
 func printMedian(w io.Writer, steps []*measure.Step) {
 	if len(steps) < 2 {
 		return
 	}
-	fmt.Fprintf(w, "Median of %d repetitions: %.2f req/s, p99 %s, success %.2f%%\n", len(steps),
-		compare.Median(compare.GateSamples(compare.MetricQPS, steps)),
-		report.FormatTimeUS(1000*compare.Median(compare.GateSamples(compare.MetricP99, steps))),
-		100-compare.Median(compare.GateSamples(compare.MetricErrorRate, steps)))
+	l := sweep.Levels(steps)[0]
+	fmt.Fprintf(w, "Level of %d repetitions: %.2f req/s (median), p99 %s (all responses), success %.2f%%\n", len(steps),
+		l.QPS, report.FormatDuration(l.P99.Duration()), l.Success)
 }

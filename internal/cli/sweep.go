@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -218,7 +217,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 
 	doc := newRun(result.KindSweep, sc, cfg, args)
 	doc.Name = name
-	doc.Sweep = result.NewSweep(plan, obj, rules)
+	doc.Sweep = sweep.NewRecord(plan, obj, rules)
 	if err := hf.label(ctx, doc); err != nil {
 		return err
 	}
@@ -230,7 +229,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err := s.run(ctx, doc, func() error { return doc.Save(filepath.Join(dir, "run.json")) }); err != nil {
 		return err
 	}
-	if wf.vsNative && ctx.Err() == nil && len(doc.Sweep.Points) > 0 {
+	if wf.vsNative && ctx.Err() == nil && len(doc.Sweep.Levels) > 0 {
 		if err := s.native(ctx, doc); err != nil {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("--vs-native: %v", err))
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
@@ -280,20 +279,20 @@ type sweeper struct {
 // after every step. Why it stopped early, if it did, is in doc.Sweep.Stop.
 func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) error {
 	sw := doc.Sweep
-	plan := sw.Plan()
+	plan := sw.Plan
 	s.start = time.Now()
 	for i := range plan.Len() {
 		label := plan.Label(i)
 		if ctx.Err() != nil {
-			sw.Stop = sweep.Interrupted(sw.Points, label)
+			sw.Stop = sweep.Interrupted(sw.Levels, label)
 			break
 		}
 		if sw.Rules.FileLimit {
 			if err := checkFileLimit(plan.Connections(s.cfg, i)); err != nil {
-				if len(sw.Points) == 0 {
+				if len(sw.Levels) == 0 {
 					return fmt.Errorf("sweep: %w", err)
 				}
-				sw.Stop = sweep.FileLimitStop(sw.Points, label, errors.Unwrap(err))
+				sw.Stop = sweep.FileLimitStop(sw.Levels, label, errors.Unwrap(err))
 				break
 			}
 		}
@@ -304,7 +303,7 @@ func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) e
 				return fmt.Errorf("sweep: warming up %s: %w", label, err)
 			}
 			if ctx.Err() != nil {
-				sw.Stop = sweep.Interrupted(sw.Points, label)
+				sw.Stop = sweep.Interrupted(sw.Levels, label)
 				break
 			}
 		}
@@ -333,7 +332,7 @@ func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) e
 				return fmt.Errorf("sweep: %w", err)
 			}
 			if ctx.Err() != nil {
-				sw.Stop = sweep.Interrupted(sw.Points, label)
+				sw.Stop = sweep.Interrupted(sw.Levels, label)
 				break
 			}
 		}
@@ -343,7 +342,7 @@ func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) e
 		if i == plan.Len()-1 {
 			break // nothing left to spare: the rules stop only before a level
 		}
-		if st := sw.Rules.After(sw.Points); st != nil {
+		if st := sw.Rules.After(sw.Levels); st != nil {
 			sw.Stop = st
 			break
 		}
@@ -395,10 +394,10 @@ func (s *sweeper) native(ctx context.Context, doc *result.Run) error {
 	if err != nil {
 		return err
 	}
-	plan := doc.Sweep.Plan().Truncate(len(doc.Sweep.Points))
+	plan := doc.Sweep.Plan.Truncate(len(doc.Sweep.Levels))
 	nat := newRun(result.KindSweep, sc, s.cfg, nil)
 	nat.Command, nat.Name = nil, "plain net/http"
-	nat.Sweep = result.NewSweep(plan, doc.Sweep.Objective, doc.Sweep.Rules)
+	nat.Sweep = sweep.NewRecord(plan, doc.Sweep.Objective, doc.Sweep.Rules)
 	if !s.quiet {
 		fmt.Fprintf(s.e.stderr, "apiperf: --vs-native: the same plan against plain net/http at %s\n", sc.URL)
 	}
@@ -409,7 +408,7 @@ func (s *sweeper) native(ctx context.Context, doc *result.Run) error {
 	if err := ns.run(ctx, nat, func() error { return doc.Save(filepath.Join(s.dir, "run.json")) }); err != nil {
 		return err
 	}
-	if c, ok := sweep.Compare(doc.Sweep.Points, doc.Sweep.Peak, nat.Sweep.Points, nat.Sweep.Peak); ok {
+	if c, ok := sweep.Compare(doc.Sweep.Levels, doc.Sweep.Peak, nat.Sweep.Levels, nat.Sweep.Peak); ok {
 		doc.Sweep.VsNative = &c
 		if plan.Open() {
 			doc.Warnings = append(doc.Warnings, "--vs-native with --rates: both runs are capped by the same target rates, so compare their latencies rather than their QPS")
@@ -434,7 +433,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 	if err := doc.Save(runPath); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	writeSweepTable(s.e.stdout, doc)
+	report.SweepTable(s.e.stdout, doc)
 	s.tf.report(s.e, doc, true)
 	if len(doc.Steps) > 0 && !s.noReport {
 		if _, err := report.WriteAll(s.dir, doc); err != nil {
@@ -451,56 +450,4 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
 	return checkOutcome(s.e, doc.Steps)
-}
-
-// writeSweepTable prints one row per level measured, then the headlines (peak, knee, vs-native).
-func writeSweepTable(w io.Writer, doc *result.Run) {
-	sw := doc.Sweep
-	open := len(sw.Rates) > 0
-	fmt.Fprintf(w, "%-14s %10s", "level", "QPS")
-	if open {
-		fmt.Fprintf(w, " %10s", "achieved/s")
-	}
-	fmt.Fprintf(w, " %9s %9s %9s %9s %9s %9s %8s\n", "mean", "p50", "p90", "p99", "p99.9", "success", "errors")
-	for i, p := range sw.Points {
-		fmt.Fprintf(w, "%-14s %10.1f", p.Label, p.QPS)
-		if open {
-			fmt.Fprintf(w, " %10.1f", p.Achieved)
-		}
-		fmt.Fprintf(w, " %9s %9s %9s %9s %9s %8.2f%% %8d", report.FormatDuration(p.Mean.Duration()),
-			report.FormatDuration(p.P50.Duration()), report.FormatDuration(p.P90.Duration()),
-			report.FormatDuration(p.P99.Duration()), report.FormatDuration(p.P999.Duration()), p.Success, p.Errors)
-		var notes []string
-		if cls := errorClasses(doc.Steps, p.Steps); cls != "" {
-			notes = append(notes, cls)
-		}
-		if i == sw.Peak {
-			notes = append(notes, "peak")
-		}
-		if i == sw.Knee {
-			notes = append(notes, "knee")
-		}
-		if len(notes) > 0 {
-			fmt.Fprintf(w, "  %s", strings.Join(notes, "; "))
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w)
-	for _, h := range sw.Headlines() {
-		fmt.Fprintln(w, h)
-	}
-	if sw.Stop != nil {
-		fmt.Fprintln(w, sw.Stop)
-	}
-}
-
-// errorClasses sums the errors of the steps at idx by class: "timeout 3, status 12".
-func errorClasses(steps []*measure.Step, idx []int) string {
-	var e measure.Errors
-	for _, j := range idx {
-		if j < len(steps) {
-			e.Add(steps[j].Errors)
-		}
-	}
-	return e.String()
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"image/png"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/load"
-	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
@@ -33,20 +31,6 @@ func init() {
 		defer cancel()
 		os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 	}
-}
-
-// The -update flag rewrites golden files; another test file of the package may define it first.
-var _ = func() bool {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-	return true
-}()
-
-// sweepUpdating reports whether -update was given.
-func sweepUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
 }
 
 // sweepCLI runs `apiperf sweep args...` in-process under ctx and returns the exit code and output.
@@ -161,16 +145,16 @@ func TestSweepBuiltinTarget(t *testing.T) {
 		t.Errorf("run.json steps = %s; want c=10, c=50, c=100 once each", got)
 	}
 	sw := r.Sweep
-	if len(sw.Points) != 3 || sw.Peak < 0 || sw.Objective.String() != sweep.DefaultObjective || sw.Stop != nil || r.Name != name {
+	if len(sw.Levels) != 3 || sw.Peak < 0 || sw.Objective.String() != sweep.DefaultObjective || sw.Stop != nil || r.Name != name {
 		t.Fatalf("run.json sweep = %+v, name %q; want 3 points, a peak, the default objective, no stop, name %q", sw, r.Name, name)
 	}
-	for _, p := range sw.Points {
+	for _, p := range sw.Levels {
 		if p.QPS <= 0 || p.Success != 100 {
 			t.Errorf("%s: QPS %v success %v%%; want traffic and 100%% success from the built-in target", p.Label, p.QPS, p.Success)
 		}
 	}
-	if !strings.Contains(stdout, "peak: "+sw.Points[sw.Peak].Label+", ") || !strings.Contains(stdout, "knee: ") {
-		t.Errorf("stdout %q lacks the peak (%s) and knee lines", stdout, sw.Points[sw.Peak].Label)
+	if !strings.Contains(stdout, "peak: "+sw.Levels[sw.Peak].Label+", ") || !strings.Contains(stdout, "knee: ") {
+		t.Errorf("stdout %q lacks the peak (%s) and knee lines", stdout, sw.Levels[sw.Peak].Label)
 	}
 	if strings.Contains(stderr, "\r") {
 		t.Errorf("stderr has progress lines though it is not a terminal: %q", stderr)
@@ -234,11 +218,11 @@ func TestSweepRatesCount(t *testing.T) {
 		}
 	}
 	sw := r.Sweep
-	if len(sw.Points) != 2 || len(sw.Rates) != 2 || sw.Count != 2 || sw.Points[1].Level != 100 || len(sw.Points[1].Steps) != 2 {
+	if len(sw.Levels) != 2 || len(sw.Plan.Rates) != 2 || sw.Plan.Count != 2 || sw.Levels[1].Value != 100 || len(sw.Levels[1].Steps) != 2 {
 		t.Fatalf("sweep = %+v; want 2 rate points of 2 runs each", sw)
 	}
 	// Achieved rate: bounds, not exact figures (a shared machine).
-	if a := sw.Points[1].Achieved; a < 50 || a > 150 {
+	if a := sw.Levels[1].Achieved; a < 50 || a > 150 {
 		t.Errorf("achieved rate at 100/s = %v; want it near 100", a)
 	}
 	if !strings.Contains(stdout, "achieved/s") || !strings.Contains(stdout, "rate=100/s") {
@@ -332,63 +316,4 @@ func TestSweepProgress(t *testing.T) {
 	if !regexp.MustCompile(`\r\033\[K  level 1/1 c=2  1s/1.3s  sweep [0-9]+s  [0-9]+ req/s  0 errors`).MatchString(stderr.String()) {
 		t.Errorf("stderr %q: want a live progress line naming the level", stderr.String())
 	}
-}
-
-// TestSweepTable checks the table and headlines printed after a sweep against a golden file.
-func TestSweepTable(t *testing.T) {
-	mk := func(label string, n, failed int64, lat time.Duration) *measure.Step {
-		h := measure.NewHistogram()
-		h.RecordN(lat, n-failed)
-		h.RecordN(3*lat, failed)
-		return &measure.Step{Label: label, Elapsed: measure.Duration(time.Second), Attempts: n, Requests: n - failed/2,
-			Successes: n - failed, Errors: measure.Errors{Timeout: failed / 2, Status: failed - failed/2}, Latency: h}
-	}
-	obj, _ := sweep.ParseObjective(sweep.DefaultObjective)
-	r := &result.Run{Kind: result.KindSweep, Sweep: result.NewSweep(sweep.Plan{Levels: []int{200, 500, 1000}}, obj, sweep.DefaultRules)}
-	r.Steps = []*measure.Step{mk("c=200", 12000, 0, 4*time.Millisecond), mk("c=500", 20000, 4, 90*time.Millisecond), mk("c=1000", 15000, 600, 400*time.Millisecond)}
-	r.Sweep.Analyze(r.Steps)
-	r.Sweep.VsNative = &sweep.Comparison{Ratio: 0.137, Label: "c=500", QPS: 19998, NativeLabel: "c=500", NativeQPS: 145970}
-	r.Sweep.Stop = &sweep.Stop{Rule: sweep.RuleDecline, After: "c=1000", Reason: "QPS stayed below the best"}
-	var b bytes.Buffer
-	writeSweepTable(&b, r)
-	sweepGolden(t, "testdata/sweep_table.golden", b.Bytes())
-}
-
-// sweepGolden compares got with the file at path, or rewrites it with -update.
-func sweepGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if sweepUpdating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", path, sweepLineDiff(string(want), string(got)))
-	}
-}
-
-// sweepLineDiff lists the lines that differ between want and got.
-func sweepLineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
 }

@@ -10,16 +10,16 @@ import (
 	"image/png"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/apiperf/apiperf/internal/golden"
 )
 
 var (
-	update = flag.Bool("update", false, "rewrite the golden files in testdata")
 	pngDir = flag.String("pngdir", "", "also write each golden chart as PNG into this directory, to look at")
 )
 
@@ -127,53 +127,17 @@ func TestGoldenSVG(t *testing.T) {
 			if err := g.chart.SVG(&buf); err != nil {
 				t.Fatalf("SVG() = %v, want nil", err)
 			}
-			path := filepath.Join("testdata", g.name+".svg")
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
 			if *pngDir != "" {
 				if err := g.chart.WriteFiles(filepath.Join(*pngDir, g.name)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("reading golden file (run with -update to create it): %v", err)
-			}
-			if d := diff(string(want), buf.String()); d != "" {
-				t.Errorf("SVG() differs from %s (run with -update if intended):\n%s", path, d)
-			}
+			golden.Check(t, g.name+".svg", buf.Bytes())
 			if err := wellFormed(buf.Bytes()); err != nil {
 				t.Errorf("SVG() is not well-formed XML: %v", err)
 			}
 		})
 	}
-}
-
-// diff returns a short line diff of want and got around the first difference, or "".
-func diff(want, got string) string {
-	if want == got {
-		return ""
-	}
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "first difference at line %d (want %d lines, got %d)\n", i+1, len(w), len(g))
-	for j := max(0, i-2); j < i; j++ {
-		fmt.Fprintf(&b, "  %s\n", w[j])
-	}
-	for j := i; j < min(i+5, len(w)); j++ {
-		fmt.Fprintf(&b, "- %s\n", w[j])
-	}
-	for j := i; j < min(i+5, len(g)); j++ {
-		fmt.Fprintf(&b, "+ %s\n", g[j])
-	}
-	return b.String()
 }
 
 // wellFormed parses the whole document with encoding/xml.
@@ -269,7 +233,7 @@ func TestSVGDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Errorf("SVG() gave different bytes for the same chart:\n%s", diff(a.String(), b.String()))
+		t.Errorf("SVG() gave different bytes for the same chart:\n%s", golden.Diff(a.String(), b.String()))
 	}
 }
 

@@ -1,0 +1,61 @@
+package result
+
+import (
+	"encoding/json"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// v1Sweep is the sweep of a version 1 run.json: the plan's fields inline and one median
+// point per level; the levels are recomputed from the steps on upgrade.
+type v1Sweep struct {
+	Levels    []int             `json:"levels"`
+	Rates     []float64         `json:"rates"`
+	Warmup    measure.Duration  `json:"warmup"`
+	Count     int               `json:"count"`
+	Objective sweep.Objective   `json:"objective"`
+	Rules     sweep.Rules       `json:"rules"`
+	Stop      *sweep.Stop       `json:"stop"`
+	VsNative  *sweep.Comparison `json:"vs_native"`
+}
+
+// decodeV1 reads a version 1 document whose sweep the current layout cannot hold and
+// upgrades it; false when data is not such a document.
+func decodeV1(data []byte) (*Run, bool) {
+	var probe struct {
+		Version int `json:"version"`
+	}
+	if json.Unmarshal(data, &probe) != nil || probe.Version != 1 {
+		return nil, false
+	}
+	type plain Run // without methods, so the fields below shadow Run's
+	var doc struct {
+		plain
+		Sweep  *v1Sweep        `json:"sweep"`
+		Native json.RawMessage `json:"native"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return nil, false
+	}
+	r := Run(doc.plain)
+	r.Sweep, r.Native = nil, nil
+	if s := doc.Sweep; s != nil {
+		plan := sweep.Plan{Levels: s.Levels, Rates: s.Rates, Warmup: s.Warmup, Count: s.Count}
+		r.Sweep = sweep.NewRecord(plan, s.Objective, s.Rules)
+		r.Sweep.Stop, r.Sweep.VsNative = s.Stop, s.VsNative
+		r.Sweep.Analyze(r.Steps)
+	}
+	if len(doc.Native) > 0 && string(doc.Native) != "null" {
+		n, ok := decodeV1(doc.Native)
+		if !ok {
+			var plainNative Run
+			if json.Unmarshal(doc.Native, &plainNative) != nil {
+				return nil, false
+			}
+			n = &plainNative
+		}
+		r.Native = n
+	}
+	return &r, true
+}

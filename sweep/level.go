@@ -1,0 +1,243 @@
+package sweep
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// Level is the numbers of one level of a run: a sweep level, the rate of a capacity probe,
+// or the one level of a plain run. It is the one model every output renders (terminal
+// table, .dat, charts, run.json, report.html, peak, knee, capacity, diff, history), so they
+// cannot disagree.
+//
+// Repetitions (--count N) are reduced by one rule (see Reduce): rates are the median of the
+// repetitions' rates; counts are summed; latency comes from the pooled histogram of every
+// response of the level, and percentages from the pooled counts.
+type Level struct {
+	Label string  `json:"label"`          // "c=200" or "rate=1000/s", as Label builds it
+	Value float64 `json:"value"`          // the concurrency or the target rate
+	Open  bool    `json:"open,omitempty"` // Value is a rate (open loop)
+	Reps  int     `json:"reps"`           // repetitions reduced into this level
+	Steps []int   `json:"steps,omitempty"`
+
+	QPS       float64        `json:"qps"`                     // median of the repetitions' responses per second
+	Achieved  float64        `json:"achieved_rate,omitempty"` // open loop: median of attempts per second
+	Attempts  int64          `json:"attempts"`                // summed over repetitions
+	Responses int64          `json:"responses"`               // complete responses, any status
+	Successes int64          `json:"successes"`
+	Errors    measure.Errors `json:"errors"`
+	Status    map[int]int64  `json:"status,omitempty"`
+	Success   float64        `json:"success_pct"`         // successes / attempts, pooled
+	ErrorRate float64        `json:"errors_pct"`          // failed attempts / attempts, pooled
+	Classic   float64        `json:"classic_success_pct"` // the classic script's figure: socket errors only
+
+	// Latency of every complete response of the level (pooled histogram); zero when none.
+	Mean  measure.Duration `json:"mean"`
+	P50   measure.Duration `json:"p50"`
+	P75   measure.Duration `json:"p75"`
+	P90   measure.Duration `json:"p90"`
+	P99   measure.Duration `json:"p99"`
+	P999  measure.Duration `json:"p99_9"`
+	P9999 measure.Duration `json:"p99_99"`
+
+	// Partial says only QPS, Mean and Classic are known: a level read from a classic .dat
+	// file (no percentiles, no honest success rate). A negative Mean is unknown too.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// Label names a level: "c=200" for a concurrency, "rate=1000/s" for a rate. ParseLabel reads it.
+func Label(open bool, level float64) string {
+	if open {
+		return "rate=" + FormatValue(level) + "/s"
+	}
+	return "c=" + FormatValue(level)
+}
+
+// ParseLabel reads a label written by Label; ok is false for anything else.
+func ParseLabel(s string) (level float64, open, ok bool) {
+	var num string
+	switch {
+	case strings.HasPrefix(s, "c="):
+		num = s[2:]
+	case strings.HasPrefix(s, "rate=") && strings.HasSuffix(s, "/s"):
+		num, open = s[5:len(s)-2], true
+	default:
+		return 0, false, false
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, false, false
+	}
+	return v, open, true
+}
+
+// FormatValue prints a level's number as labels, tables and .dat files show it: 200, 2500, 0.5.
+func FormatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// ValueOf returns the level of a step: its label's number, else its target rate in open
+// loop, else its concurrency.
+func ValueOf(s *measure.Step) (level float64, open bool) {
+	if v, open, ok := ParseLabel(s.Label); ok {
+		return v, open
+	}
+	if s.Open != nil {
+		return s.Open.TargetRate, true
+	}
+	return float64(s.Concurrency), false
+}
+
+// Levels groups steps by level (repetitions share a label) and reduces each group with
+// Reduce; levels are in ascending order of their value, whatever order they ran in.
+func Levels(steps []*measure.Step) []Level {
+	type group struct {
+		label string
+		value float64
+		open  bool
+		idx   []int
+	}
+	var groups []*group
+	byLabel := map[string]*group{}
+	for j, s := range steps {
+		if s == nil {
+			continue
+		}
+		v, open := ValueOf(s)
+		label := Label(open, v)
+		g := byLabel[label]
+		if g == nil {
+			g = &group{label: label, value: v, open: open}
+			byLabel[label] = g
+			groups = append(groups, g)
+		}
+		g.idx = append(g.idx, j)
+	}
+	slices.SortStableFunc(groups, func(a, b *group) int {
+		switch {
+		case a.value < b.value:
+			return -1
+		case a.value > b.value:
+			return 1
+		}
+		return 0
+	})
+	out := make([]Level, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, Reduce(g.label, g.value, g.open, steps, g.idx))
+	}
+	return out
+}
+
+// Reduce makes one Level of the repetitions steps[idx] of a level. The rule, and why:
+//   - QPS and the achieved rate are the median of the repetitions' rates: a rate is a
+//     figure of one repetition, and one disturbed repetition does not move a median;
+//   - latency (mean and percentiles) comes from the histogram of every response of every
+//     repetition: a percentile of all responses, so no slow response is hidden;
+//   - attempts, responses, errors and statuses are summed, and the success and error rates
+//     are pooled counts over pooled attempts.
+func Reduce(label string, value float64, open bool, steps []*measure.Step, idx []int) Level {
+	l := Level{Label: label, Value: value, Open: open, Reps: len(idx), Steps: idx}
+	qps := make([]float64, 0, len(idx))
+	achieved := make([]float64, 0, len(idx))
+	lat := measure.NewHistogram()
+	for _, j := range idx {
+		s := steps[j]
+		qps = append(qps, s.QPS())
+		rate := 0.0
+		if s.Elapsed > 0 {
+			rate = float64(s.Attempts) / s.Elapsed.Duration().Seconds()
+		}
+		achieved = append(achieved, rate)
+		if s.Latency != nil {
+			lat.Merge(s.Latency)
+		}
+		l.Attempts += s.Attempts
+		l.Responses += s.Requests
+		l.Successes += s.Successes
+		l.Errors.Add(s.Errors)
+		l.Status = measure.AddStatus(l.Status, s.Status)
+	}
+	l.QPS = median(qps)
+	if open {
+		l.Achieved = median(achieved)
+	}
+	if l.Attempts > 0 {
+		l.Success = 100 * float64(l.Successes) / float64(l.Attempts)
+		l.ErrorRate = 100 * float64(l.Errors.Total()) / float64(l.Attempts)
+	}
+	if l.Responses > 0 {
+		l.Classic = 100 * float64(l.Responses-l.Errors.Socket()) / float64(l.Responses)
+	}
+	if lat.Count() > 0 {
+		l.Mean = measure.Duration(lat.Mean())
+		p := func(q float64) measure.Duration { return measure.Duration(lat.Percentile(q)) }
+		l.P50, l.P75, l.P90, l.P99, l.P999, l.P9999 = p(50), p(75), p(90), p(99), p(99.9), p(99.99)
+	}
+	return l
+}
+
+// median returns the middle value (the mean of the middle two for an even count).
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Median is the middle value of vs (the mean of the middle two for an even count), the
+// reduction of repetitions' rates.
+func Median(vs []float64) float64 { return median(vs) }
+
+// Percentile returns the latency percentile named like an objective's metric ("p99.9").
+func (l Level) Percentile(metric string) time.Duration {
+	switch metric {
+	case "p50":
+		return l.P50.Duration()
+	case "p75":
+		return l.P75.Duration()
+	case "p90":
+		return l.P90.Duration()
+	case "p99":
+		return l.P99.Duration()
+	case "p99.9":
+		return l.P999.Duration()
+	case "p99.99":
+		return l.P9999.Duration()
+	}
+	return 0
+}
+
+// Millis returns latency d of l in milliseconds for charts and tables: NaN when unknown
+// (a partial level, or a level without responses).
+func (l Level) Millis(d measure.Duration) float64 {
+	if l.Partial || l.Responses == 0 || d < 0 {
+		return math.NaN()
+	}
+	return float64(d) / float64(time.Millisecond)
+}
+
+// MeanMillis is the mean latency in milliseconds, NaN when unknown; a partial level knows it.
+func (l Level) MeanMillis() float64 {
+	if l.Mean < 0 || (!l.Partial && l.Responses == 0) {
+		return math.NaN()
+	}
+	return float64(l.Mean) / float64(time.Millisecond)
+}
+
+// SuccessPct is the success rate, NaN for a partial level (it has only the classic figure).
+func (l Level) SuccessPct() float64 {
+	if l.Partial {
+		return math.NaN()
+	}
+	return l.Success
+}
