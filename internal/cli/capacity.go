@@ -31,6 +31,10 @@ const (
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("capacity", e)
 	lf, sf, hf := loadCommandFlags(fs, e)
+	lf.duration = DefaultProbeDuration // what -d says in --help too
+	if d := fs.Lookup("duration"); d != nil {
+		d.DefValue, d.Usage = DefaultProbeDuration.String(), "duration of each probe, e.g. 5s, 30s (a bare number is seconds)"
+	}
 	search := sweep.Search{}.WithDefaults()
 	slo := fs.String("slo", "p99<=100ms,success>=99.9%", "objective the answer must meet (p50/p90/p99/p99.9<=D, success>=P%, errors<=P%)")
 	fs.Var(rateValue{&search.Start}, "start", "rate of the first probe, req/s")
@@ -44,7 +48,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	name := fs.String("name", "", "run directory and file name (default: the target's host-port-capacity)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on stderr but warnings and errors")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a probe fails,\nthen bisect. Each probe is an open-loop run of -d (default %v).\n\n%s", DefaultProbeDuration, fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a probe fails,\nthen bisect. Each probe is an open-loop run of -d.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -132,6 +132,7 @@ func newFlagSet(name string, e *env) *pflag.FlagSet {
 func parseFlags(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			printExamples(fs.Output(), fs.Name())
 			return err
 		}
 		return usageError{err}

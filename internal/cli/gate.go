@@ -32,7 +32,7 @@ func (v percentValue) Set(s string) error {
 func cmdGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("gate", e)
 	cfg := compare.DefaultGateConfig
-	baseRef := fs.String("baseline", "", "the baseline: a run directory, a run.json, a run id from `apiperf history`, or a history query (label=branch:main: the newest run of the same target and load shape on main)")
+	baseRef := fs.String("baseline", "", "the baseline: a run directory, a run.json, a run id (as apiperf history lists them), or a history query (label=branch:main: the newest run of the same target and load shape on main)")
 	allowMismatch := fs.Bool("allow-mismatch", false, "compare with a baseline of another URL, method, scenario or load shape (warns)")
 	curRef := fs.String("current", "latest", "the current run: a run directory, a run.json or a history query")
 	db := fs.String("db", defaultDB(), "history database for queries (env "+dbEnv+")")
@@ -47,12 +47,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
 			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n\n"+
 			"A baseline is a run id, a label you set (--label), or \"the newest run of the same URL, method, scenario\n"+
-			"and load shape\" that a query selects: the git labels apiperf adds (branch, commit) only narrow it.\n\n"+
-			"Examples:\n"+
-			"  apiperf run --count 5 --label side=base http://127.0.0.1:8080/api && apiperf run --count 5 http://127.0.0.1:8080/api\n"+
-			"  apiperf gate --baseline label=side:base            # the run you labelled, against the newest run\n"+
-			"  apiperf gate --baseline label=branch:main          # the newest run of this target and shape on main\n"+
-			"  apiperf gate --baseline 10 --current 12 --markdown gate.md   # ids as apiperf history lists them\n\n%s", fs.FlagUsages())
+			"and load shape\" that a query selects: the git labels apiperf adds (branch, commit) only narrow it.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -300,11 +300,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf history trend --metric p99|qps|success [flags]\n\n"+
 			"Chart a metric across recorded runs over time (one line per level, as its reports show it),\n"+
-			"one chart per target (kind, method and URL); --url, --kind and --label pick targets.\n\n"+
-			"Examples:\n"+
-			"  apiperf history trend --metric p99                      # apiperf-out/trend-p99.html, a chart per target\n"+
-			"  apiperf history trend --metric qps --url http://127.0.0.1:8080/api --level c=50\n"+
-			"  apiperf history trend --metric success --label branch=main --since 2026-01-01 -o ci/trend\n\n%s", fs.FlagUsages())
+			"one chart per target (kind, method and URL); --url, --kind and --label pick targets.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

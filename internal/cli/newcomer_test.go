@@ -183,3 +183,54 @@ func TestHistoryTrendPerTarget(t *testing.T) {
 		t.Errorf("history trend --url: exit %d, stdout %q, %v; want one target, 2 runs, trend-qps.svg", code, stdout, err)
 	}
 }
+
+// TestHelpExamplesParse: every command's --help ends with examples, and every example's
+// flags parse (the example with --help appended stops after parsing every flag before it).
+func TestHelpExamplesParse(t *testing.T) {
+	for _, c := range commands() {
+		if len(examples[c.name]) < 2 {
+			t.Errorf("apiperf %s --help has %d examples; want 2 or 3", c.name, len(examples[c.name]))
+		}
+	}
+	for name, ex := range examples {
+		for _, l := range ex {
+			cmd, _, _ := strings.Cut(l, "  # ")
+			words := shellWords(cmd)
+			if len(words) < 2 || words[0] != "apiperf" || !strings.HasPrefix(strings.Join(words[1:], " "), name) {
+				t.Errorf("example %q of %s: want apiperf %s ...", l, name, name)
+				continue
+			}
+			code, _, stderr := newcomerCLI(t, append(words[1:], "--help")...)
+			if code != ExitOK || !strings.Contains(stderr, "Examples:\n  # ") || strings.Contains(stderr, "apiperf: ") {
+				t.Errorf("apiperf %s --help: exit %d, stderr ends %q; want the usage with examples and no error",
+					strings.Join(words[1:], " "), code, stderr[max(0, len(stderr)-300):])
+			}
+		}
+	}
+}
+
+// shellWords splits a command line as a shell would, for the quoting examples use ('...').
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	in, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, in = !quoted, true
+		case r == ' ' && !quoted:
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			in = false
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}
