@@ -106,19 +106,19 @@ func (c Config) MaxConns() int {
 func (c Config) String() string {
 	var b strings.Builder
 	if c.OpenLoop() {
-		fmt.Fprintf(&b, "open loop: %s req/s over %d connections (up to %d)", fmtRate(c.Rate), c.Connections, c.MaxConns())
+		fmt.Fprintf(&b, "open loop: %s req/s over %s (up to %d)", fmtRate(c.Rate), plural(int64(c.Connections), "connection"), c.MaxConns())
 	} else {
-		fmt.Fprintf(&b, "closed loop: %d connections", c.Connections)
+		fmt.Fprintf(&b, "closed loop: %s", plural(int64(c.Connections), "connection"))
 	}
 	if c.HTTP2 {
 		fmt.Fprintf(&b, " over HTTP/2 with %d streams each", c.StreamsPerConn())
 	}
-	fmt.Fprintf(&b, " on %d threads", c.Threads)
+	fmt.Fprintf(&b, " on %s", plural(int64(c.Threads), "thread"))
 	switch {
 	case c.Requests > 0 && c.Duration > 0:
-		fmt.Fprintf(&b, ", %d requests or %v, whichever comes first", c.Requests, c.Duration)
+		fmt.Fprintf(&b, ", %s or %v, whichever comes first", plural(c.Requests, "request"), c.Duration)
 	case c.Requests > 0:
-		fmt.Fprintf(&b, ", %d requests", c.Requests)
+		fmt.Fprintf(&b, ", %s", plural(c.Requests, "request"))
 	default:
 		fmt.Fprintf(&b, " for %v", c.Duration)
 	}
@@ -127,6 +127,14 @@ func (c Config) String() string {
 		b.WriteString(", a new connection per request")
 	}
 	return b.String()
+}
+
+// plural is "1 thread", "2 threads": n and the noun, with an s unless n is 1.
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func fmtRate(r float64) string {

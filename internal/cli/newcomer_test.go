@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -233,4 +234,16 @@ func shellWords(s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// TestWrkHeaderInOnePiece: on a terminal stdout and stderr interleave; apiperf's own line
+// comes before wrk's header, not between its lines.
+func TestWrkHeaderInOnePiece(t *testing.T) {
+	url := sweepServer(t, 200)
+	var both bytes.Buffer
+	code := Run(context.Background(), []string{"run", "--no-history", "-c2", "-t1", "-d", "200ms", url}, &both, &both)
+	out := both.String()
+	if code != ExitOK || !regexp.MustCompile(`^apiperf: [^\n]*\nRunning [^\n]+ test @ [^\n]+\n  1 threads and 2 connections\n`).MatchString(out) {
+		t.Errorf("apiperf run (stdout and stderr together): exit %d, output starts %q; want apiperf's line, then wrk's header in one piece", code, out[:min(len(out), 300)])
+	}
 }

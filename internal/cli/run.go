@@ -232,11 +232,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc)); err != nil {
 		return asUsage(err)
 	}
+	if !*quiet { // before wrk's header, so that on a terminal it does not split it
+		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", sc.Redact(), cfg)
+	}
 	if !*asJSON {
 		report.Header(e.stdout, doc)
-	}
-	if !*quiet {
-		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", sc.Redact(), cfg)
 	}
 	watch, err := lv.start(e, doc, *quiet, "")
 	if err != nil {
