@@ -91,3 +91,7 @@ func TestSessionHlogPerLevel(t *testing.T) {
 		}
 	}
 }
+
+func loadConfigOpen() load.Config {
+	return load.Config{Rate: 10, Connections: 1, Threads: 1, Duration: measure.Duration(time.Second)}
+}
