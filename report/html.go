@@ -42,7 +42,8 @@ type Section struct {
 // added: profile top tables and the flame graph and target metrics charts (r.Target), and
 // per-endpoint tables (Step.Endpoints). They appear after the level table.
 func extraSections(r *result.Run) []Section {
-	out := verdictSections(r) // report/verdict.go
+	out := verdictSections(r)                 // report/verdict.go
+	out = append(out, timelineSections(r)...) // report/timeline.go
 	out = append(out, endpointSections(r)...)
 	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
 }

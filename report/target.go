@@ -166,9 +166,15 @@ func metricsSection(r *result.Run) template.HTML {
 	}
 	x, cpuT, gorT, rssT, heapT, pauseT := metricsTimeline(r)
 	if len(x) > 1 {
-		add("target_cpu_time", "Target CPU and goroutines over time", chart.Chart{
-			Title: "Target CPU and goroutines", XLabel: "seconds", YLabel: "CPU (cores)", YRightLabel: "goroutines", XNum: x,
-			Series: []chart.Series{{Name: "CPU (cores)", Y: cpuT}, {Name: "goroutines", Y: gorT, Right: true}},
+		// apiperf's requests/sec from its intervals, on the same time axis as the target's.
+		qpsT := qpsAt(r, metricsStart(r), x)
+		add("target_cpu_time", "Target CPU and apiperf's requests/sec over time", chart.Chart{
+			Title: "Target CPU and requests/sec", XLabel: "seconds", YLabel: "CPU (cores)", YRightLabel: "Requests/sec", XNum: x,
+			Series: []chart.Series{{Name: "CPU (cores)", Y: cpuT}, {Name: "Requests/sec", Y: qpsT, Right: true}},
+		})
+		add("target_goroutines_time", "Target goroutines and apiperf's requests/sec over time", chart.Chart{
+			Title: "Target goroutines and requests/sec", XLabel: "seconds", YLabel: "goroutines", YRightLabel: "Requests/sec", XNum: x,
+			Series: []chart.Series{{Name: "goroutines", Y: gorT}, {Name: "Requests/sec", Y: qpsT, Right: true}},
 		})
 		add("target_memory_time", "Target memory and GC pauses over time", chart.Chart{
 			Title: "Target memory and GC", XLabel: "seconds", YLabel: "MiB", YRightLabel: "GC pause (ms per interval)", XNum: x,
@@ -191,6 +197,16 @@ func metricsSection(r *result.Run) template.HTML {
 		return template.HTML(template.HTMLEscapeString(err.Error()))
 	}
 	return template.HTML(b.String())
+}
+
+// metricsStart is the origin of metricsTimeline's axis: the first scraped step's start.
+func metricsStart(r *result.Run) time.Time {
+	for _, ts := range r.Target.Steps {
+		if ts.Series != nil && len(ts.Series.Points) > 0 {
+			return ts.Start
+		}
+	}
+	return time.Time{}
 }
 
 // metricsTimeline joins the steps' series on one time axis (seconds since the first
