@@ -204,3 +204,14 @@ func isPlumbing(fn string) bool {
 	}
 	return false
 }
+
+// PeakUsage is the target's CPU (cores, mean) and RSS (bytes, max) at the run's peak, from
+// /proc (--target-pid) or its metrics; 0 when not measured.
+func (r *Run) PeakUsage() (cpu, rss float64) {
+	in, ok := r.VerdictInput()
+	if !ok || in.Peak < 0 || in.Peak >= len(in.Levels) || in.Levels[in.Peak].Target == nil {
+		return 0, 0
+	}
+	t := in.Levels[in.Peak].Target
+	return t.CPUCores, t.RSSBytes
+}

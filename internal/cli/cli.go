@@ -38,6 +38,7 @@ func commands() []command {
 		{"sweep", "run the load at a list of concurrency levels or rates; write charts and an HTML report", cmdSweep},
 		{"capacity", "find the highest rate that meets a latency/success objective", cmdCapacity},
 		{"diff", "compare two runs (run directories, run.json or classic .dat files)", cmdDiff},
+		{"compare", "compare two or more runs side by side (peak, knee, p99, errors, target CPU and RSS)", cmdCompare},
 		{"report", "re-render every report of a run from its run.json", cmdReport},
 		{"gate", "fail when the current run is measurably slower than a baseline", cmdGate},
 		{"history", "list recorded runs, import run directories, chart trends", cmdHistory},

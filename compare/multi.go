@@ -1,0 +1,159 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// Variant is one run of an N-way comparison: its levels, its knee, and what the target and
+// the connections cost at its peak.
+type Variant struct {
+	Side
+	// Knee is the level value of the knee; 0 when the run has none.
+	Knee float64 `json:"knee,omitempty"`
+	// TargetCPU (cores, mean) and TargetRSS (bytes, max) are the target's at the peak; 0 unknown.
+	TargetCPU float64 `json:"target_cpu_cores,omitempty"`
+	TargetRSS float64 `json:"target_rss_bytes,omitempty"`
+	// NativeQPS is the peak QPS of the same plan against plain net/http (--vs-native); 0 when not run.
+	NativeQPS float64 `json:"native_qps,omitempty"`
+	// RequestsPerConn is the attempts per connection opened at the peak (1 without
+	// keep-alive); 0 when the run did not count connections.
+	RequestsPerConn float64 `json:"requests_per_conn,omitempty"`
+}
+
+// VariantOf reduces a run to a variant named name.
+func VariantOf(name string, r *result.Run) Variant {
+	v := Variant{Side: FromRun(name, r)}
+	rec := r.Levels()
+	if k := rec.KneeLevel(); k != nil {
+		v.Knee = k.Value
+	}
+	v.TargetCPU, v.TargetRSS = r.PeakUsage()
+	if r.Native != nil {
+		if p := r.Native.Levels().PeakLevel(); p != nil {
+			v.NativeQPS = p.QPS
+		}
+	}
+	if p := rec.PeakLevel(); p != nil {
+		var conns int64
+		for _, j := range p.Steps {
+			if j >= 0 && j < len(r.Steps) {
+				conns += r.Steps[j].Connects
+			}
+		}
+		if conns > 0 {
+			v.RequestsPerConn = float64(p.Attempts) / float64(conns)
+		}
+	}
+	return v
+}
+
+// Multi compares N runs (variants of one API, frameworks, settings); the first is the
+// reference every other is measured against.
+type Multi struct {
+	Variants []Variant `json:"variants"`
+	// Common lists the level values every variant measured, ascending.
+	Common []float64 `json:"common"`
+	// Rate says the levels are request rates (open loop).
+	Rate     bool     `json:"rate,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// NewMulti compares the variants, the first as the reference. It warns when they mix
+// concurrency and rate levels or share no level.
+func NewMulti(vs []Variant) *Multi {
+	m := &Multi{Variants: vs}
+	if len(vs) == 0 {
+		return m
+	}
+	m.Rate = vs[0].Rate
+	counts := map[float64]int{}
+	for _, v := range vs {
+		if v.Rate != m.Rate {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s is %s but %s is %s: levels are not comparable",
+				v.Name, kind(v.Rate), vs[0].Name, kind(m.Rate)))
+		}
+		seen := map[float64]bool{}
+		for _, l := range v.Levels {
+			if !seen[l.Value] {
+				seen[l.Value] = true
+				counts[l.Value]++
+			}
+		}
+	}
+	for val, n := range counts {
+		if n == len(vs) {
+			m.Common = append(m.Common, val)
+		}
+	}
+	slices.Sort(m.Common)
+	if len(m.Common) == 0 && len(vs) > 1 {
+		m.Warnings = append(m.Warnings, "the runs share no level: latencies cannot be compared level by level")
+	}
+	return m
+}
+
+// At returns variant i's level of value val, or nil.
+func (m *Multi) At(i int, val float64) *sweep.Level {
+	for k := range m.Variants[i].Levels {
+		if l := &m.Variants[i].Levels[k]; l.Value == val {
+			return l
+		}
+	}
+	return nil
+}
+
+// PeakQPS is variant i's highest QPS (NaN without levels).
+func (m *Multi) PeakQPS(i int) float64 {
+	if p := m.Variants[i].Peak(); p != nil {
+		return p.QPS
+	}
+	return math.NaN()
+}
+
+// PctOfFirst is variant i's peak QPS in percent of the first variant's.
+func (m *Multi) PctOfFirst(i int) float64 { return 100 * ratio(m.PeakQPS(i), m.PeakQPS(0)) }
+
+// PctOfNative is variant i's peak QPS in percent of plain net/http's on the same plan, NaN
+// when the run has no --vs-native measurement.
+func (m *Multi) PctOfNative(i int) float64 {
+	if m.Variants[i].NativeQPS <= 0 {
+		return math.NaN()
+	}
+	return 100 * ratio(m.PeakQPS(i), m.Variants[i].NativeQPS)
+}
+
+// ErrorPct is variant i's share of failed attempts over all its levels, in percent.
+func (m *Multi) ErrorPct(i int) float64 {
+	var att, errs int64
+	for _, l := range m.Variants[i].Levels {
+		att += l.Attempts
+		errs += l.Errors.Total()
+	}
+	if att == 0 {
+		return math.NaN()
+	}
+	return 100 * float64(errs) / float64(att)
+}
+
+// Headline names the fastest variant and how it compares with the first.
+func (m *Multi) Headline() string {
+	if len(m.Variants) == 0 {
+		return "compare: no runs"
+	}
+	best := 0
+	for i := range m.Variants {
+		if m.PeakQPS(i) > m.PeakQPS(best) {
+			best = i
+		}
+	}
+	if best == 0 {
+		return fmt.Sprintf("%s has the highest peak: %.0f req/s", m.Variants[0].Name, m.PeakQPS(0))
+	}
+	return fmt.Sprintf("%s has the highest peak: %.0f req/s, %.1f%% of %s's %.0f req/s",
+		m.Variants[best].Name, m.PeakQPS(best), m.PctOfFirst(best), m.Variants[0].Name, m.PeakQPS(0))
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/internal/browsertest"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// variantRun is a sweep at the given levels whose QPS is scale times synthSweep's shape.
+func variantRun(name string, scale float64, levels ...int) *result.Run {
+	r := synthSweep()
+	r.Name = name
+	r.Steps = nil
+	for _, c := range levels {
+		r.Steps = append(r.Steps, synthStep(c, scale*float64(c)*100, time.Duration(float64(2*time.Millisecond)/scale), measure.Errors{}, 0))
+	}
+	obj, _ := sweep.ParseObjective(sweep.DefaultObjective)
+	r.Sweep = sweep.NewRecord(sweep.Plan{Levels: levels}, obj, sweep.Rules{})
+	r.Sweep.Analyze(r.Steps)
+	return r
+}
+
+func synthMulti() *compare.Multi {
+	var vs []compare.Variant
+	for _, v := range []struct {
+		name   string
+		scale  float64
+		levels []int
+	}{{"net/http", 1, []int{10, 50, 100}}, {"<b>gin</b>", 1.2, []int{10, 50, 100}}, {"echo", 0.5, []int{10, 50}}} {
+		vv := compare.VariantOf(v.name, variantRun(v.name, v.scale, v.levels...))
+		vv.Source = v.name + "/run.json"
+		vs = append(vs, vv)
+	}
+	return compare.NewMulti(vs)
+}
+
+func TestCompareText(t *testing.T) {
+	var b bytes.Buffer
+	if err := CompareText(&b, synthMulti()); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(b.String()), " ") // columns are aligned with spaces
+	for _, want := range []string{
+		"% of net/http", "p99 @10", "p99 @50", // common levels only: echo did not run c=100
+		"<b>gin</b> 12000 c=100 120.0%",
+		"echo 2500 c=50 25.0%",
+		"<b>gin</b> has the highest peak: 12000 req/s, 120.0% of net/http's 10000 req/s",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CompareText =\n%s\nwant it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "p99 @100") {
+		t.Errorf("CompareText shows p99 at c=100, which echo did not measure:\n%s", got)
+	}
+}
+
+func TestCompareInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := WriteCompare(dir, synthMulti())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 7 {
+		t.Errorf("WriteCompare wrote %v, want 3 charts as .png and .svg and compare.html", paths)
+	}
+	p := browsertest.Open(t, filepath.Join(dir, CompareHTMLFile))
+	checkPage(t, p, []string{"qps", "p99", "successrate"})
+	if got := p.Text(t, "#headline"); !strings.Contains(got, "<b>gin</b> has the highest peak") {
+		t.Errorf("compare headline = %q, want the run name shown as text", got)
+	}
+	var rows int
+	p.Eval(t, `document.querySelectorAll("#runs tbody tr").length`, &rows)
+	if rows != 3 {
+		t.Errorf("compare.html table has %d rows, want 3 runs", rows)
+	}
+}
