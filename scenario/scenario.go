@@ -129,6 +129,9 @@ func (s Scenario) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := checkLength(s.Headers, s.Body); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

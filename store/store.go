@@ -107,7 +107,8 @@ CREATE TABLE IF NOT EXISTS levels (
 // A file that is not a readable SQLite database gives an error wrapping ErrDamaged.
 func Open(path string) (*DB, error) {
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Only the database's own directory is made (.apiperf by default), never its parents.
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("creating history directory: %w", err)
 		}
 	}

@@ -69,6 +69,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		errs = append(errs, err)
 	}
 	obj, err := sweep.ParseObjective(*slo)
+	if err == nil {
+		err = requireObjective(*slo)
+	}
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--slo: %w", err))
 	}
@@ -93,6 +96,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		*name = report.SafeName(tgt.Host + "-" + tgt.Port + "-capacity")
 	}
 	runDir := filepath.Join(*dir, *name)
+	if err := errors.Join(checkRunDir(*dir, *name), hf.check()); err != nil {
+		return err
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Threads))
 
 	doc := newRun(result.KindCapacity, sc, cfg, args)

@@ -61,6 +61,9 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("gate: %w", err)
 	}
+	if err := checkFiles(*mdOut, *jsonOut); err != nil {
+		return err
+	}
 	var h *store.DB
 	openDB := func() (*store.DB, error) {
 		if h == nil {

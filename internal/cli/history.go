@@ -187,7 +187,8 @@ func openHistory(path string) (*store.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, usagef("no history database at %s (runs are recorded there by apiperf run and sweep; --db to point elsewhere)", path)
 	}
-	return store.Open(path)
+	db, err := store.Open(path)
+	return db, asUsage(err) // a database that is not one is bad input, for every command
 }
 
 func cmdHistoryList(ctx context.Context, e *env, args []string) error {
@@ -273,7 +274,7 @@ func cmdHistoryImport(ctx context.Context, e *env, args []string) error {
 	}
 	h, err := store.Open(*db)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	defer h.Close()
 	for _, dir := range fs.Args() {

@@ -22,6 +22,9 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() < 2 {
 		return usagef("merge: want at least two runs to merge, got %d", fs.NArg())
 	}
+	if err := checkRunDir(filepath.Dir(filepath.Dir(*out)), filepath.Base(filepath.Dir(*out))); err != nil {
+		return err
+	}
 	var runs []*result.Run
 	for _, p := range fs.Args() {
 		r, err := result.Load(p)

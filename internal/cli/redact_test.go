@@ -115,6 +115,8 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		}
 	}
 	runA, runB := filepath.Join(dir, "a", "run.json"), filepath.Join(dir, "b", "run.json")
+	os.Mkdir(filepath.Dir(runA), 0o755)
+	os.Mkdir(filepath.Dir(runB), 0o755)
 	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--latency", "-o", runA, "--bench", filepath.Join(dir, "bench.txt"), u}, secret...)...)
 	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--json", "-o", runB, u}, secret...)...)
 	cli(0, append([]string{"sweep", "--levels", "1,2", "-d", "200ms", "--warmup", "0", "--dir", filepath.Join(dir, "sweeps"), u}, secret...)...)

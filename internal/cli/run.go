@@ -130,6 +130,9 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkCounts(fs); err != nil {
+		errs = append(errs, err)
+	}
 	expected, err := parseExpect(f.expect)
 	if err != nil {
 		errs = append(errs, err)
@@ -229,7 +232,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	runtime.GOMAXPROCS(cfg.Threads)
 
 	doc := newRun(result.KindRun, sc, cfg, args)
-	if err := errors.Join(rf.validate(), hf.label(ctx, doc)); err != nil {
+	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile)); err != nil {
 		return asUsage(err)
 	}
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it

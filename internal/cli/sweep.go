@@ -97,6 +97,9 @@ func (f *sweepFlags) build(fs *pflag.FlagSet, quick bool) (sweep.Plan, sweep.Obj
 		errs = append(errs, err)
 	}
 	obj, err := sweep.ParseObjective(f.slo)
+	if err == nil {
+		err = requireObjective(f.slo)
+	}
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--slo: %w", err))
 	}
@@ -213,6 +216,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		name = report.SafeName(tgt.Host + "-" + tgt.Port)
 	}
 	dir := filepath.Join(wf.dir, name)
+	if err := errors.Join(checkRunDir(wf.dir, name), hf.check()); err != nil {
+		return err
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Threads))
 
 	doc := newRun(result.KindSweep, sc, cfg, args)

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiperf/apiperf/store"
+)
+
+// Checks run before the first request: a command refuses (exit 2, one line) what it could
+// only find out after loading the target.
+
+// checkFiles refuses output files that cannot be written ("" and "-" are skipped). A file's
+// own directory may be made (-o dir/run.json puts profiles beside it), never its parents.
+func checkFiles(paths ...string) error {
+	var errs []error
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if err := store.CheckFile(p, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return asUsage(errors.Join(errs...))
+}
+
+// checkRunDir refuses a run directory parent/name that cannot be written. parent may be
+// created (the user named it, or it is apiperf's default), and name inside it.
+func checkRunDir(parent, name string) error {
+	if err := store.CheckDir(parent); err != nil {
+		return asUsage(err)
+	}
+	if _, err := os.Stat(parent); err == nil {
+		return asUsage(store.CheckDir(filepath.Join(parent, name)))
+	}
+	return nil
+}
+
+// check refuses a history database that cannot be written or is not one. Its own directory
+// may be made (.apiperf by default), never its parents.
+func (f *historyFlags) check() error {
+	if f.noHistory {
+		return nil
+	}
+	if err := store.CheckFile(f.db, true); err != nil {
+		return usagef("--db: %v", err)
+	}
+	if _, err := os.Stat(f.db); err != nil {
+		return nil // made at the end of the run
+	}
+	db, err := store.Open(f.db)
+	if err != nil {
+		return usagef("--db: %v", err)
+	}
+	return db.Close()
+}
+
+// checkCounts refuses counts given as 0, which cannot mean anything (leaving the flag out
+// does).
+func checkCounts(fs *pflag.FlagSet) error {
+	var errs []error
+	for _, c := range []struct{ flag, want string }{
+		{"requests", "-n 0: want at least 1 request (leave -n out to run for -d)"},
+		{"rate", "-R 0: want a rate above 0 (leave -R out for a closed loop)"},
+		{"max-connections", "--max-connections 0: want at least 1 connection"},
+	} {
+		if f := fs.Lookup(c.flag); f != nil && f.Changed && isZero(f.Value.String()) {
+			errs = append(errs, errors.New(c.want))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isZero(s string) bool {
+	var v float64
+	_, err := fmt.Sscanf(s, "%g", &v)
+	return err == nil && v == 0
+}
+
+// requireObjective refuses an empty --slo: every level or probe would meet it.
+func requireObjective(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty objective: give one, e.g. p99<=100ms,success>=99.9%")
+	}
+	return nil
+}

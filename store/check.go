@@ -1,0 +1,77 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// CheckFile reports, before any load is sent, whether a command will be able to write the
+// file at path: its directory must exist (or, with mkdir, be creatable in an existing parent)
+// and accept new files, and the file, when it is there, must be a writable regular file. It
+// creates nothing that is not there already.
+func CheckFile(path string, mkdir bool) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory, want a file", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
+		}
+		return f.Close()
+	}
+	dir := filepath.Dir(path)
+	if mkdir {
+		return CheckDir(dir)
+	}
+	return checkExistingDir(dir, path)
+}
+
+// CheckDir reports whether dir can receive files: it is a writable directory, or it does not
+// exist yet and its parent is one (dir itself may be created: the user named it). It
+// creates nothing.
+func CheckDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	case err == nil:
+		return probe(dir, dir)
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("cannot use %s: %w", dir, unwrapPath(err))
+	}
+	return checkExistingDir(filepath.Dir(dir), dir)
+}
+
+// checkExistingDir: dir must exist and be writable for the sake of target.
+func checkExistingDir(dir, target string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: directory %s does not exist (apiperf makes no parent directories)", target, dir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("cannot write %s: %s is not a directory", target, dir)
+	}
+	return probe(dir, target)
+}
+
+// probe creates and removes a file in dir to prove it is writable.
+func probe(dir, target string) error {
+	f, err := os.CreateTemp(dir, ".apiperf-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", target, unwrapPath(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
