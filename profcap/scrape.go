@@ -24,6 +24,8 @@ const (
 	metricHeapInuse = "go_memstats_heap_inuse_bytes"
 	metricGCSum     = "go_gc_duration_seconds_sum"
 	metricGCCount   = "go_gc_duration_seconds_count"
+	// metricGOMAXPROCS is read when exposed (client_golang 1.20 and later), never warned about.
+	metricGOMAXPROCS = "go_sched_gomaxprocs_threads"
 )
 
 var scrapedMetrics = []string{metricCPU, metricRSS, metricGoroutine, metricHeapInuse, metricGCSum, metricGCCount}
@@ -57,6 +59,8 @@ type Point struct {
 	GCs *float64 `json:"gcs,omitempty"`
 	// GCPauseSeconds is their total stop-the-world pause (go_gc_duration_seconds_sum delta).
 	GCPauseSeconds *float64 `json:"gc_pause_seconds,omitempty"`
+	// GOMAXPROCS is go_sched_gomaxprocs_threads: the cores a Go target may use.
+	GOMAXPROCS *float64 `json:"gomaxprocs,omitempty"`
 }
 
 // Series is a Scraper's timeline.
@@ -179,6 +183,7 @@ func point(prev, cur *observation) Point {
 	p.RSSBytes = gauge(metricRSS)
 	p.Goroutines = gauge(metricGoroutine)
 	p.HeapInuseBytes = gauge(metricHeapInuse)
+	p.GOMAXPROCS = gauge(metricGOMAXPROCS)
 	if prev == nil {
 		return p
 	}

@@ -121,6 +121,13 @@ func targetUsage(caps []*TargetStep) (*verdict.Usage, *verdict.Profile) {
 		if ts.Process != nil && ts.Process.Cores > 0 {
 			u.Cores = float64(ts.Process.Cores)
 		}
+		if ts.Series != nil {
+			for _, p := range ts.Series.Points {
+				if p.GOMAXPROCS != nil && *p.GOMAXPROCS > 0 && (u.Cores == 0 || *p.GOMAXPROCS < u.Cores) {
+					u.Cores = *p.GOMAXPROCS // a Go target runs on at most GOMAXPROCS cores
+				}
+			}
+		}
 		if ts.Series != nil && ts.Summary != nil {
 			u.Goroutines, u.GoroutineRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.Goroutines })
 			u.HeapBytes, u.HeapRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.HeapInuseBytes })

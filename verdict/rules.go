@@ -16,8 +16,9 @@ const (
 	cpuIdle = 0.6
 	// machineSaturated: generator and target together on one machine at this share of it.
 	machineSaturated = 0.9
-	// schedSlowPct: over this share of goroutine wake-ups waiting > 1 ms, the generator is starved.
-	schedSlowPct = 5.0
+	// schedSlowPct: over this share of goroutine wake-ups waiting > 1 ms, the generator is
+	// starved (high, because a busy shared machine delays some wake-ups anyway).
+	schedSlowPct = 25.0
 	// lateSharePct: open loop with more than this share of sends late is behind its schedule.
 	lateSharePct = 1.0
 	// plateauQPS: levels within this fraction of the peak QPS are on the plateau.
