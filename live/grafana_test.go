@@ -160,7 +160,7 @@ func checkServed(t *testing.T, exprs []string) {
 	}
 	defer s.Close(context.Background())
 	st := Step{Label: "rate=10/s", Load: loadConfigOpen()}
-	s.Options(st)
+	s.Begin(st)
 	s.interval(st, testInterval(0, 10, true), true)
 	resp, err := http.Get("http://" + s.Addr() + "/metrics")
 	if err != nil {

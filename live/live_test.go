@@ -69,7 +69,7 @@ func TestSessionHlogPerLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	feed := func(st Step, n int) {
-		s.Options(st)
+		s.Begin(st)
 		for i := int64(0); i < 2; i++ {
 			s.interval(st, testInterval(i, n, false), i == 0)
 		}

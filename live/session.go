@@ -109,10 +109,11 @@ func (s *Session) Warnings() []string {
 	return nil
 }
 
-// Options returns the load options that feed one step's intervals to the session.
-func (s *Session) Options(st Step) []load.Option {
-	if s == nil || (s.view == nil && s.metrics == nil && s.hlog == nil && s.cfg.HlogDir == "") {
-		return nil
+// Begin says which step runs next: its intervals are shown, counted and logged as that
+// step's until the next Begin.
+func (s *Session) Begin(st Step) {
+	if s == nil {
+		return
 	}
 	s.mu.Lock()
 	s.cur = st
@@ -123,7 +124,20 @@ func (s *Session) Options(st Step) []load.Option {
 	if s.view != nil {
 		s.view.step(st)
 	}
-	return []load.Option{load.WithIntervals(func(iv *measure.Interval) { s.interval(st, iv, iv.Index == 0) })}
+}
+
+// Options returns the load options that feed a step's intervals to the session, as the
+// step last named by Begin.
+func (s *Session) Options() []load.Option {
+	if s == nil || (s.view == nil && s.metrics == nil && s.hlog == nil && s.cfg.HlogDir == "") {
+		return nil
+	}
+	return []load.Option{load.WithIntervals(func(iv *measure.Interval) {
+		s.mu.Lock()
+		st := s.cur
+		s.mu.Unlock()
+		s.interval(st, iv, iv.Index == 0)
+	})}
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._=-]+`)

@@ -245,8 +245,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := append([]load.Option{load.WithExpected(expected)},
-		watch.Options(live.Step{Label: stepLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})...)
+	watch.Begin(live.Step{Label: stepLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
+	opts := append([]load.Option{load.WithExpected(expected)}, watch.Options()...)
 	stopProfile, err := startCPUProfile(*cpuprofile)
 	if err != nil {
 		watch.Close(ctx)
