@@ -235,15 +235,15 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile)); err != nil {
 		return asUsage(err)
 	}
+	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
+	if err != nil {
+		return err
+	}
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", sc.Redact(), cfg)
 	}
 	if !*asJSON {
 		report.Header(e.stdout, doc)
-	}
-	watch, err := lv.start(e, doc, *quiet, "")
-	if err != nil {
-		return err
 	}
 	watch.Begin(live.Step{Label: stepLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
 	opts := append([]load.Option{load.WithExpected(expected)}, watch.Options()...)
