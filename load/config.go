@@ -31,10 +31,13 @@ const (
 type Config struct {
 	Connections int              `json:"connections"`        // closed loop: connections each with one request in flight; open loop: initial pool
 	Threads     int              `json:"threads"`            // engine threads (GOMAXPROCS); per-thread recorders
-	Duration    measure.Duration `json:"duration,omitempty"` // 0 with Requests: no time limit
-	Requests    int64            `json:"requests,omitempty"` // exact total of requests; 0: until Duration
-	Timeout     measure.Duration `json:"timeout"`            // a request is abandoned after this
-	Rate        float64          `json:"rate,omitempty"`     // open loop: requests started per second; 0: closed loop
+	Duration    measure.Duration `json:"duration,omitempty"` // the measured window; 0 with Requests: no time limit
+	// Warmup is load before the measured window, in the same run (connections and requests
+	// carry over), so the window starts in steady state; what ends in it is not recorded.
+	Warmup   measure.Duration `json:"warmup,omitempty"`
+	Requests int64            `json:"requests,omitempty"` // exact total of requests; 0: until Duration
+	Timeout  measure.Duration `json:"timeout"`            // a request is abandoned after this
+	Rate     float64          `json:"rate,omitempty"`     // open loop: requests started per second; 0: closed loop
 	// MaxConnections caps pool growth in open loop (0: DefaultMaxConnections).
 	MaxConnections int  `json:"max_connections,omitempty"`
 	Insecure       bool `json:"insecure,omitempty"` // skip TLS certificate verification
@@ -57,6 +60,12 @@ func (c Config) Validate() error {
 	}
 	if c.Duration < 0 {
 		errs = append(errs, fmt.Errorf("duration must not be negative, got %v", c.Duration))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup must not be negative, got %v", c.Warmup))
+	}
+	if c.Warmup > 0 && (c.Duration == 0 || c.Requests > 0) {
+		errs = append(errs, errors.New("a warmup needs a duration and no request count"))
 	}
 	if c.Requests < 0 {
 		errs = append(errs, fmt.Errorf("requests must not be negative, got %d", c.Requests))
@@ -121,6 +130,9 @@ func (c Config) String() string {
 		fmt.Fprintf(&b, ", %s", plural(c.Requests, "request"))
 	default:
 		fmt.Fprintf(&b, " for %v", c.Duration)
+	}
+	if c.Warmup > 0 {
+		fmt.Fprintf(&b, " after a %v warmup", c.Warmup)
 	}
 	fmt.Fprintf(&b, ", timeout %v", c.Timeout)
 	if c.NoKeepAlive {

@@ -55,6 +55,7 @@ type engine struct {
 	base     time.Time // the step's start; sample times are offsets from it
 	timeout  time.Duration
 	slack    time.Duration // how late a timeout may be noticed (deadlines are refreshed lazily)
+	from, to time.Duration // the measured window (offsets from base); to 0: until the last request
 	stop     atomic.Bool   // no new requests
 	cancel   atomic.Bool   // abandon what is in flight (Ctrl-C)
 	stopDial func()        // cancel dials still pending when sending stops
@@ -69,6 +70,12 @@ type engine struct {
 	connTime atomic.Int64 // their total dial time, ns
 	usage0   usage        // the generator's resource use when the run began
 	reach    *reachWatch  // stops the run when the target cannot be reached
+
+	// The measured window and what ends sending (honest windows, per-thread script stops).
+	cut atomic.Int64 // when sending stopped (the window's end or an interruption); 0: not yet
+	// threadStop[t]: a script stopped engine thread t (wrk.thread:stop()); its connections end.
+	threadStop []atomic.Bool
+	stopped    atomic.Int32 // threads stopped by a script
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)
@@ -97,9 +104,16 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	}
 	e.slack = min(e.timeout/8, 100*time.Millisecond)
 	e.usage0 = readUsage()
+	e.from = cfg.Warmup.Duration()
+	if d := cfg.Duration.Duration(); d > 0 {
+		e.to = e.from + d
+	}
+	e.threadStop = make([]atomic.Bool, cfg.Threads)
 	names := src.Endpoints()
 	for i := 0; i < cfg.Threads; i++ {
-		e.recs = append(e.recs, measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names)))
+		r := measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names))
+		r.Window(e.from, e.to)
+		e.recs = append(e.recs, r)
 	}
 	e.stream, e.onInterval = measure.NewIntervalStream(e.recs, o.every), o.intervals
 	dialCtx, stopDial := context.WithCancel(runCtx)
@@ -150,8 +164,8 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 				l.run()
 			}()
 		}
-		end := e.supervise(&wg, o)
-		return e.finish(end, names), nil
+		e.supervise(&wg, o)
+		return e.finish(names), nil
 	}
 	e.dial.start(dialCtx, cfg.Connections)
 	defer e.dial.stop()
@@ -171,8 +185,8 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 			w.closedLoop()
 		}()
 	}
-	end := e.supervise(&wg, o)
-	return e.finish(end, names), nil
+	e.supervise(&wg, o)
+	return e.finish(names), nil
 }
 
 // evloopFits says whether the closed loop can run on event loops: plain TCP on Linux, and
@@ -193,16 +207,17 @@ func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
 }
 
 // supervise stops the run at its deadline or on cancellation, reports progress, and waits
-// for the workers; it returns when the last worker ended.
-func (e *engine) supervise(wg *sync.WaitGroup, o options) time.Duration {
+// for the workers; it returns when the last worker ended. Workers that all ended because a
+// script stopped their threads leave the run going until its duration is over, as in wrk.
+func (e *engine) supervise(wg *sync.WaitGroup, o options) {
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
 		close(done)
 	}()
 	var deadline <-chan time.Time
-	if d := e.cfg.Duration.Duration(); d > 0 {
-		t := time.NewTimer(d)
+	if e.to > 0 {
+		t := time.NewTimer(time.Until(e.base.Add(e.to)))
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -211,6 +226,7 @@ func (e *engine) supervise(wg *sync.WaitGroup, o options) time.Duration {
 	sealer := time.NewTimer(e.nextSeal())
 	defer sealer.Stop()
 	ctxDone := e.ctx.Done()
+	idle := false // every worker ended, waiting out the duration
 	for {
 		select {
 		case <-sealer.C:
@@ -218,16 +234,32 @@ func (e *engine) supervise(wg *sync.WaitGroup, o options) time.Duration {
 			e.seal(now)
 			sealer.Reset(e.nextSeal() - now)
 		case <-done:
-			return time.Since(e.base)
+			if deadline == nil || e.stopped.Load() == 0 || e.stop.Load() {
+				return
+			}
+			idle, done = true, nil
 		case <-deadline:
+			e.cut.CompareAndSwap(0, int64(e.to))
 			e.stop.Store(true)
 			e.stopDial() // a connection not open by now would only send after the window
 			deadline = nil
+			if idle {
+				return
+			}
 		case <-ctxDone:
+			now := time.Since(e.base)
+			if e.cut.CompareAndSwap(0, int64(max(now, e.from))) {
+				for _, r := range e.recs {
+					r.Window(e.from, max(now, e.from))
+				}
+			}
 			e.stop.Store(true)
 			e.cancel.Store(true)
 			e.interruptAll()
 			ctxDone = nil
+			if idle {
+				return
+			}
 		case <-tick.C:
 			if o.progress != nil {
 				p := Progress{Elapsed: time.Since(e.base)}
@@ -260,8 +292,20 @@ func (e *engine) addWorker(w *worker) {
 	}
 }
 
-func (e *engine) finish(end time.Duration, names []string) *measure.Step {
-	// The measured window ends with the last attempt, not when the last socket was closed.
+// closed reports whether the measured window is over at now: a closed loop sends nothing
+// after it, even before the supervisor has noticed the deadline.
+func (e *engine) closed(now int64) bool { return e.to > 0 && now >= int64(e.to) }
+
+// stopThread ends engine thread t's connections (a script's wrk.thread:stop()).
+func (e *engine) stopThread(t int) {
+	if !e.threadStop[t].Swap(true) {
+		e.stopped.Add(1)
+	}
+}
+
+// finish combines what was recorded. The window ends when sending stopped (the duration, or
+// an interruption); when every request was done before that, with the last attempt.
+func (e *engine) finish(names []string) *measure.Step {
 	var last int64
 	e.mu.Lock()
 	for _, w := range e.workers {
@@ -271,11 +315,12 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 		last = max(last, l.samples.lastDone)
 	}
 	e.mu.Unlock()
-	if last > 0 && time.Duration(last) < end {
+	end := time.Duration(e.cut.Load())
+	if end == 0 {
 		end = time.Duration(last)
 	}
 	e.stream.Close(e.emit)
-	s := e.stream.Step(e.base, end, names)
+	s := e.stream.Step(e.base.Add(e.from), max(end-e.from, 0), names)
 	s.Concurrency = e.cfg.Connections
 	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
 	s.Generator = generator(e.usage0, readUsage())
@@ -292,6 +337,9 @@ func (e *engine) finish(end time.Duration, names []string) *measure.Step {
 	}
 	if e.cancel.Load() {
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
+	}
+	if n := e.stopped.Load(); n > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the script stopped %d of %d threads (wrk.thread:stop()); they sent nothing more", n, e.cfg.Threads))
 	}
 	return s
 }

@@ -23,7 +23,7 @@ var errTranslate = errors.New("HTTP/2")
 func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	var sched *openSchedule
 	if e.cfg.OpenLoop() {
-		sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.cfg.Duration.Duration(), total: e.cfg.Requests}
+		sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
 		e.sched = sched
 	}
 	var (
@@ -119,11 +119,11 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 			wg.Wait()
 		}()
 	}
-	end := e.supervise(&all, o)
+	e.supervise(&all, o)
 	if transErr != nil {
 		return nil, transErr
 	}
-	s := e.finish(end, names)
+	s := e.finish(names)
 	h := &measure.HTTP2{Protocol: "h2c", Streams: e.cfg.StreamsPerConn()}
 	if e.target.Scheme == "https" {
 		h.Protocol = "h2"
@@ -259,11 +259,11 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		c.queue = c.queue[:copy(c.queue, c.queue[1:])]
 		return p, true, nil
 	}
-	if c.e.stop.Load() {
+	now := c.e.now()
+	if !c.w.sending() || (c.sched == nil && c.e.closed(now)) {
 		c.gated = false
 		return h2pending{}, false, nil
 	}
-	now := c.e.now()
 	if !c.gated {
 		switch {
 		case c.sched != nil:
@@ -299,7 +299,7 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		}
 	}
 	raw, _, ep, _ := c.w.req.Request()
-	if c.e.stop.Load() {
+	if !c.w.sending() {
 		return h2pending{}, false, nil // the run ended while the request was made (a script's request())
 	}
 	reqs, err := c.tr.translate(raw)

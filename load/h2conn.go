@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // HTTP/2 settings the generator announces: a large receive window, per stream and for the
@@ -446,8 +447,13 @@ func (c *h2conn) complete(i int) {
 		return
 	}
 	c.record(s, measure.Response, now)
-	if c.w.watch != nil && c.w.watch.Response(s.status, append(s.capHeader, "\r\n"...), s.capBody) {
-		c.e.stop.Store(true)
+	if c.w.watch != nil {
+		switch c.w.watch.Response(s.status, append(s.capHeader, "\r\n"...), s.capBody) {
+		case scenario.StopThread:
+			c.e.stopThread(c.w.th)
+		case scenario.StopRun:
+			c.e.stop.Store(true)
+		}
 	}
 	c.remove(i)
 }

@@ -22,14 +22,16 @@ func WithIntervals(f func(*measure.Interval)) Option {
 func withInterval(d time.Duration) Option { return func(o *options) { o.every = d } }
 
 // nextSeal is when (since the step's start) the interval after the last sealed one is due
-// to be sealed.
+// to be sealed. Intervals count from the start of the measured window (after the warmup).
 func (e *engine) nextSeal() time.Duration {
-	return time.Duration(e.sealed+1)*e.stream.Every() + sealLag
+	return e.from + time.Duration(e.sealed+1)*e.stream.Every() + sealLag
 }
 
 // seal emits the intervals that are over.
 func (e *engine) seal(now time.Duration) {
-	e.stream.Seal(now-sealLag, e.emit)
+	if t := now - e.from - sealLag; t > 0 {
+		e.stream.Seal(t, e.emit)
+	}
 }
 
 // emit completes an interval with the engine's gauges and hands it on.
@@ -46,13 +48,14 @@ func (e *engine) emit(iv *measure.Interval) {
 		iv.TargetRate = e.cfg.Rate
 		iv.Lag = time.Duration(e.ivLag.Swap(0))
 		if e.sched != nil {
-			p, end := e.sched.pacer, iv.Start+iv.Length
+			p, start := e.sched.pacer, e.from+iv.Start
+			end := start + iv.Length
 			if e.sched.limit > 0 {
 				end = min(end, e.sched.limit)
 			}
-			due := p.Count(end-1) - p.Count(iv.Start-1)
+			due := p.Count(end-1) - p.Count(start-1)
 			if e.sched.total > 0 {
-				due = max(0, min(p.Count(end-1), e.sched.total)-min(p.Count(iv.Start-1), e.sched.total))
+				due = max(0, min(p.Count(end-1), e.sched.total)-min(p.Count(start-1), e.sched.total))
 			}
 			iv.Scheduled = max(due, 0)
 		}

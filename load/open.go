@@ -42,7 +42,7 @@ func (s *openSchedule) claim() (int64, time.Duration, bool) {
 // connection is busy, new connections are opened, up to MaxConns, unless the generator itself
 // is short of CPU (then more connections would only add load to it).
 func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
-	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.cfg.Duration.Duration(), total: e.cfg.Requests}
+	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
 	e.sched = sched
 	var wg sync.WaitGroup
 	spawn := func(connect bool) error {
@@ -98,8 +98,8 @@ func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
 		<-grown
 		wg.Wait()
 	}()
-	end := e.supervise(&all, o)
-	s := e.finish(end, names)
+	e.supervise(&all, o)
+	s := e.finish(names)
 	s.Open.Scheduled = sched.scheduled.Load()
 	if w := lateWarning(s.Open, starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
 		s.Warnings = append(s.Warnings, w)
@@ -173,7 +173,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 	defer w.end()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	for !w.e.stop.Load() {
+	for w.sending() {
 		_, dueD, ok := sched.claim()
 		if !ok {
 			return
@@ -187,7 +187,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 				return
 			}
 		}
-		if w.e.stop.Load() {
+		if !w.sending() {
 			return
 		}
 		sched.scheduled.Add(1)

@@ -27,6 +27,7 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); retur
 type worker struct {
 	e      *engine
 	id     int
+	th     int // engine thread
 	req    scenario.Requester
 	dialed chan dialResult // replies from the dialer pool
 	watch  scenario.ResponseWatcher
@@ -49,7 +50,7 @@ type worker struct {
 }
 
 func newWorker(e *engine, id int, req scenario.Requester) *worker {
-	w := &worker{e: e, id: id, req: req, dialed: make(chan dialResult, 1),
+	w := &worker{e: e, id: id, th: id % len(e.recs), req: req, dialed: make(chan dialResult, 1),
 		samples: newSampleBatch(e.recs[id%len(e.recs)], workerBatch)}
 	w.watch, _ = req.(scenario.ResponseWatcher)
 	w.delay, _ = req.(scenario.Delayer)
@@ -60,18 +61,18 @@ func newWorker(e *engine, id int, req scenario.Requester) *worker {
 // closedLoop sends a request, waits for its response, and repeats until stopped or out of budget.
 func (w *worker) closedLoop() {
 	defer w.end()
-	for w.budget != 0 && !w.e.stop.Load() {
+	for w.budget != 0 && w.sending() {
 		if w.delay != nil {
 			if !w.sleep(w.delay.Delay()) {
 				return
 			}
 		}
 		raw, n, ep, head := w.req.Request()
-		if w.e.stop.Load() {
+		if !w.sending() {
 			return // the run ended while the request was made (a script's request())
 		}
 		start := w.e.now() // without keep-alive the connect is part of every request
-		if w.nc == nil && (!w.connect(n, ep) || w.e.stop.Load()) {
+		if w.nc == nil && (!w.connect(n, ep) || !w.sending()) {
 			continue // the loop condition ends it if sending stopped during the dial
 		}
 		if !w.e.cfg.NoKeepAlive {
@@ -84,14 +85,18 @@ func (w *worker) closedLoop() {
 	}
 }
 
+// sending reports whether the worker may send: the run goes on and its thread was not
+// stopped by a script.
+func (w *worker) sending() bool { return !w.e.stop.Load() && !w.e.threadStop[w.th].Load() }
+
 // sleep waits d unless the run stops first.
 func (w *worker) sleep(d time.Duration) bool {
-	for d > 0 && !w.e.stop.Load() {
+	for d > 0 && w.sending() {
 		step := min(d, 50*time.Millisecond)
 		time.Sleep(step)
 		d -= step
 	}
-	return !w.e.stop.Load()
+	return w.sending()
 }
 
 // connect opens the connection; a failure is recorded as n connect errors.
@@ -140,13 +145,21 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 			w.fail(n-k, ep, classify(err), due, start)
 			return
 		}
+		if w.watch != nil && w.e.threadStop[w.th].Load() {
+			w.closeConn() // another connection stopped the thread: this response is not seen
+			return
+		}
 		s := measure.Sample{Done: end, Latency: end - due, Bytes: int32(min(w.rbytes, 1<<31-1)), Status: int16(w.p.status), Class: measure.Response, Endpoint: uint8(ep)}
 		if w.e.cfg.OpenLoop() {
 			s.Uncorrected = end - start
 		}
 		w.record(s)
 		if w.watch != nil {
-			if header, body := splitCapture(w.capture); w.watch.Response(w.p.status, header, body) {
+			header, body := splitCapture(w.capture)
+			switch w.watch.Response(w.p.status, header, body) {
+			case scenario.StopThread:
+				w.e.stopThread(w.th)
+			case scenario.StopRun:
 				w.e.stop.Store(true)
 			}
 		}

@@ -273,7 +273,7 @@ func (s *IntervalStream) Step(start time.Time, elapsed time.Duration, names []st
 	if len(rates) == 0 && elapsed > 0 {
 		// Shorter than an interval: one sample per thread, scaled to a second.
 		for _, r := range s.recs {
-			rates = append(rates, float64(r.requests)/elapsed.Seconds())
+			rates = append(rates, float64(r.requests-r.drained.Requests)/elapsed.Seconds())
 		}
 	}
 	st.ThreadRPS = rateStats(rates)

@@ -57,10 +57,12 @@ type Recorder struct {
 	status      [1000]int64
 	endpoints   []*endpointRec
 
-	every   int64          // interval length (ns)
-	sealed  int64          // intervals before this one were handed to the stream
-	pending []*recInterval // open intervals, by index
-	free    []*recInterval // sealed intervals kept for reuse
+	every    int64          // interval length (ns)
+	sealed   int64          // intervals before this one were handed to the stream
+	pending  []*recInterval // open intervals, by index
+	free     []*recInterval // sealed intervals kept for reuse
+	from, to int64          // the measured window (see Window)
+	drained  Drained
 }
 
 type endpointRec struct {
@@ -73,7 +75,7 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval)}
+	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
 	if open {
 		r.uncorrected = NewHistogram()
 	}
@@ -86,6 +88,19 @@ func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
 	return r
 }
 
+// Window sets the measured window, as offsets from the step's start: an attempt that ends
+// before from is warmup and is not recorded; one that ends after to was in flight when the
+// window closed (drained): it is recorded but not counted in the rate. to <= 0 means no end.
+// Call it before the first sample, or to close the window early (an interruption).
+func (r *Recorder) Window(from, to time.Duration) {
+	r.mu.Lock()
+	r.from, r.to = int64(from), int64(to)
+	if to <= 0 {
+		r.to = math.MaxInt64
+	}
+	r.mu.Unlock()
+}
+
 // Add records a batch of samples.
 func (r *Recorder) Add(batch []Sample) {
 	r.mu.Lock()
@@ -96,9 +111,19 @@ func (r *Recorder) Add(batch []Sample) {
 }
 
 func (r *Recorder) add(s *Sample) {
+	if s.Done < r.from {
+		return // warmup
+	}
 	r.attempts++
 	r.bytes += int64(s.Bytes)
-	iv := r.interval(s.Done)
+	if s.Done > r.to {
+		r.drained.Attempts++
+		r.drained.Bytes += int64(s.Bytes)
+		if s.Class == Response {
+			r.drained.Requests++
+		}
+	}
+	iv := r.interval(s.Done - r.from)
 	iv.attempts++
 	iv.bytes += int64(s.Bytes)
 	var ep *endpointRec
@@ -170,8 +195,8 @@ func (r *Recorder) Progress() (requests, errors int64) {
 }
 
 // Combine turns the recorders of one step (one per engine thread) into a Step, for
-// recorders whose intervals no IntervalStream took. names labels the scenario endpoints
-// (nil for a single request).
+// recorders whose intervals no IntervalStream took: start and elapsed are the measured
+// window. names labels the scenario endpoints (nil for a single request).
 func Combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []string) *Step {
 	return NewIntervalStream(recs, 0).Step(start, elapsed, names)
 }
@@ -187,6 +212,7 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 		s.Successes += r.successes
 		s.Bytes += r.bytes
 		s.Errors.Add(r.errors)
+		s.Drained.add(r.drained)
 		for code, n := range r.status {
 			if n > 0 {
 				s.Status[code] += n

@@ -157,7 +157,14 @@ type Step struct {
 	Rep         int       `json:"rep,omitempty"` // repetition of the same level (--count), from 0
 	Concurrency int       `json:"concurrency,omitempty"`
 	Start       time.Time `json:"start"`
-	Elapsed     Duration  `json:"elapsed"` // the measured window, from first send to last completion
+	// Elapsed is the measured window: from the first send (after any warmup) to when sending
+	// stopped (the duration, or an interruption), or to the last completion when every request
+	// was done before that (-n, or every script thread stopped without a duration).
+	Elapsed Duration `json:"elapsed"`
+	// Drained is what completed after the window: requests in flight when it closed, waited
+	// for up to the timeout so their latency is recorded. They are in every count and
+	// histogram but not in the rate (QPS, InWindow).
+	Drained Drained `json:"drained,omitzero"`
 
 	Attempts  int64           `json:"attempts"`  // requests attempted, including failed ones
 	Requests  int64           `json:"requests"`  // complete responses, any status (wrk's "requests")
@@ -203,12 +210,38 @@ type EndpointStats struct {
 	LatencySummary Summary       `json:"latency_summary"`
 }
 
-// QPS is completed responses per second of the measured window.
-func (s *Step) QPS() float64 {
+// Drained counts the attempts that ended after a step's measured window.
+type Drained struct {
+	Attempts int64 `json:"attempts"` // every attempt that ended after the window, failed ones included
+	Requests int64 `json:"requests"` // of them, complete responses
+	Bytes    int64 `json:"bytes"`
+}
+
+func (d *Drained) add(o Drained) {
+	d.Attempts += o.Attempts
+	d.Requests += o.Requests
+	d.Bytes += o.Bytes
+}
+
+// InWindow is the number of complete responses that ended inside the measured window (wrk's
+// "N requests in Xs").
+func (s *Step) InWindow() int64 { return s.Requests - s.Drained.Requests }
+
+// QPS is responses completed inside the measured window per second of it.
+func (s *Step) QPS() float64 { return s.perSecond(s.InWindow()) }
+
+// AttemptRate is attempts that ended inside the measured window per second of it (open loop:
+// the rate the generator achieved, failed attempts included).
+func (s *Step) AttemptRate() float64 { return s.perSecond(s.Attempts - s.Drained.Attempts) }
+
+// ByteRate is bytes read inside the measured window per second of it.
+func (s *Step) ByteRate() float64 { return s.perSecond(s.Bytes - s.Drained.Bytes) }
+
+func (s *Step) perSecond(n int64) float64 {
 	if s.Elapsed <= 0 {
 		return 0
 	}
-	return float64(s.Requests) / time.Duration(s.Elapsed).Seconds()
+	return float64(n) / time.Duration(s.Elapsed).Seconds()
 }
 
 // ConnectMean is the mean time to open a connection, 0 when none was opened.
@@ -263,6 +296,7 @@ func (s *Step) Merge(o *Step) {
 	s.Connects += o.Connects
 	s.ConnectTime += o.ConnectTime
 	s.Errors.Add(o.Errors)
+	s.Drained.add(o.Drained)
 	s.Status = AddStatus(s.Status, o.Status)
 	s.Latency = mergeHist(s.Latency, o.Latency)
 	s.Uncorrected = mergeHist(s.Uncorrected, o.Uncorrected)

@@ -64,7 +64,7 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 		}
 	}
 	elapsed := s.Elapsed.Duration()
-	fmt.Fprintf(w, "  %d requests in %s, %sB read\n", s.Requests, FormatTimeUS(us(elapsed)), FormatBinary(float64(s.Bytes)))
+	fmt.Fprintf(w, "  %d requests in %s, %sB read\n", s.InWindow(), FormatTimeUS(us(elapsed)), FormatBinary(float64(s.Bytes-s.Drained.Bytes)))
 	e := s.Errors
 	if e.Socket() > 0 {
 		fmt.Fprintf(w, "  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
@@ -73,11 +73,7 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 		fmt.Fprintf(w, "  Non-2xx or 3xx responses: %d\n", non)
 	}
 	fmt.Fprintf(w, "Requests/sec: %9.2f\n", s.QPS())
-	bps := 0.0
-	if elapsed > 0 {
-		bps = float64(s.Bytes) / elapsed.Seconds()
-	}
-	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(bps))
+	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(s.ByteRate()))
 	extras(w, s)
 	Endpoints(w, r, s)
 }
@@ -135,13 +131,13 @@ func extras(w io.Writer, s *measure.Step) {
 	if s.HTTP2 != nil {
 		fmt.Fprintf(w, "  Protocol: %s\n", s.HTTP2)
 	}
+	if d := s.Drained; d.Attempts > 0 {
+		fmt.Fprintf(w, "  Drained: %d requests in flight when the %s window closed ended after it (%d responses); their latency is recorded, but not in Requests/sec\n",
+			d.Attempts, FormatTimeUS(float64(s.Elapsed.Duration())/float64(time.Microsecond)), d.Requests)
+	}
 	if o := s.Open; o != nil {
-		achieved := 0.0
-		if el := s.Elapsed.Duration(); el > 0 {
-			achieved = float64(s.Attempts) / el.Seconds()
-		}
 		fmt.Fprintf(w, "  Rate: target %.2f req/s, achieved %.2f req/s; %d late sends, max schedule lag %s, %d connections used\n",
-			o.TargetRate, achieved, o.LateSends, FormatDuration(o.MaxLag.Duration()), o.Connections)
+			o.TargetRate, s.AttemptRate(), o.LateSends, FormatDuration(o.MaxLag.Duration()), o.Connections)
 	}
 	for _, ws := range s.Warnings {
 		fmt.Fprintf(w, "  Warning: %s\n", ws)

@@ -12,10 +12,19 @@ type Requester interface {
 }
 
 // ResponseWatcher is implemented by a Requester that wants each response (wrk's response()).
-// Returning stop ends the whole run.
+// What it returns says whether the engine goes on.
 type ResponseWatcher interface {
-	Response(status int, header, body []byte) (stop bool)
+	Response(status int, header, body []byte) Stop
 }
+
+// Stop is what a watched response asks of the engine.
+type Stop uint8
+
+const (
+	Continue   Stop = iota // go on
+	StopThread             // end this engine thread's connections (wrk.thread:stop()); the run goes on
+	StopRun                // end the whole run (a script error)
+)
 
 // Delayer is implemented by a Requester that waits before each request (wrk's delay()).
 type Delayer interface {

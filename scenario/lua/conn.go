@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	glua "github.com/yuin/gopher-lua"
+
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // conn_ is one connection's requester. It owns its request buffer, so the bytes it returns
@@ -80,17 +82,18 @@ type scriptError struct{ msg string }
 
 func (e *scriptError) Error() string { return e.msg }
 
-// response calls the script's response(status, headers, body) and reports whether the run
-// must stop (thread:stop() or an error).
-func (c *conn_) response(status int, header, body []byte) bool {
+// response calls the script's response(status, headers, body) and says whether the
+// thread (thread:stop()) or the run (an error) must stop. A stopped thread's script is not
+// called again, as wrk's stopped event loop calls nothing.
+func (c *conn_) response(status int, header, body []byte) scenario.Stop {
 	t, s := c.t, c.t.src
-	if s.stopped.Load() {
-		return true
+	if st := c.stop(); st != scenario.Continue {
+		return st
 	}
 	t.mu.Lock()
 	if t.L == nil {
 		t.mu.Unlock()
-		return true
+		return scenario.StopRun
 	}
 	L := t.L
 	hs := headerTable(L, header)
@@ -99,12 +102,23 @@ func (c *conn_) response(status int, header, body []byte) bool {
 	ended := t.ended()
 	t.mu.Unlock()
 	if err != nil && ended {
-		return true
+		return scenario.StopRun
 	}
 	if err != nil {
 		s.fail(&scriptError{"script response: " + luaMessage(s.name, err)})
 	}
-	return s.stopped.Load()
+	return c.stop()
+}
+
+// stop is what the script asked for so far: an error stops the run, thread:stop() the thread.
+func (c *conn_) stop() scenario.Stop {
+	switch {
+	case c.t.src.failed.Load():
+		return scenario.StopRun
+	case c.t.stopped.Load():
+		return scenario.StopThread
+	}
+	return scenario.Continue
 }
 
 // delay calls the script's delay() (milliseconds before the next request).
@@ -149,7 +163,7 @@ type (
 )
 
 // Response passes the response to the script's response().
-func (c connResponse) Response(status int, header, body []byte) bool {
+func (c connResponse) Response(status int, header, body []byte) scenario.Stop {
 	return c.response(status, header, body)
 }
 
@@ -157,7 +171,7 @@ func (c connResponse) Response(status int, header, body []byte) bool {
 func (c connDelay) Delay() time.Duration { return c.delay() }
 
 // Response passes the response to the script's response().
-func (c connBoth) Response(status int, header, body []byte) bool {
+func (c connBoth) Response(status int, header, body []byte) scenario.Stop {
 	return c.response(status, header, body)
 }
 

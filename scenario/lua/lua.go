@@ -55,9 +55,9 @@ type Source struct {
 	budget time.Duration   // of each load-time phase
 	run    context.Context // the run's bound (Bound), guarded by mainMu
 
-	stopped atomic.Bool // thread:stop() was called: stop the run
-	errMu   sync.Mutex
-	err     error // the first error a callback raised while the load ran
+	failed atomic.Bool // a callback raised an error: stop the run
+	errMu  sync.Mutex
+	err    error // the first error a callback raised while the load ran
 }
 
 // thread is one engine thread: its Lua state and what was learned about the script in it.
@@ -74,6 +74,7 @@ type thread struct {
 	hasRequest  bool
 	hasResponse bool
 	hasDelay    bool
+	stopped     atomic.Bool // thread:stop() was called: this thread's connections end
 }
 
 // New loads the wrk script at path for the request sc (URL, method, headers and body from
@@ -290,8 +291,18 @@ func (s *Source) Static() bool {
 	return !s.threads[0].hasRequest
 }
 
-// Stopped reports whether the script called thread:stop().
-func (s *Source) Stopped() bool { return s.stopped.Load() }
+// Stopped reports how many threads the script stopped with thread:stop().
+func (s *Source) Stopped() int {
+	s.mainMu.Lock()
+	defer s.mainMu.Unlock()
+	n := 0
+	for _, t := range s.threads {
+		if t != nil && t.stopped.Load() {
+			n++
+		}
+	}
+	return n
+}
 
 // Err is the first error a callback raised while the load ran (nil if none).
 func (s *Source) Err() error {
@@ -307,7 +318,7 @@ func (s *Source) fail(err error) {
 		s.err = err
 	}
 	s.errMu.Unlock()
-	s.stopped.Store(true)
+	s.failed.Store(true)
 }
 
 // Close releases the Lua states. It is idempotent.

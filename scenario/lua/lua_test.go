@@ -180,9 +180,9 @@ end
 		t.Fatal(err)
 	}
 	defer src.Close()
-	// One connection per thread: each thread stops after its 5th response, and the run ends
-	// at the first stop.
-	step := run(t, src, srv.URL+"/", load.Config{Connections: 1, Threads: 1})
+	// One connection, one thread: it stops after its 5th response; the run goes on to its
+	// duration, as wrk's does.
+	step := run(t, src, srv.URL+"/", load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(300 * time.Millisecond)})
 	if step.Requests != 5 {
 		t.Errorf("requests = %d, want 5 (stop after 5 responses)", step.Requests)
 	}

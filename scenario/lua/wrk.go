@@ -262,10 +262,10 @@ func threadSet(L *glua.LState) int {
 	return 0
 }
 
-// threadStop is thread:stop(): apiperf ends the whole run at the next response (wrk stops
-// that thread's event loop; see the package doc).
+// threadStop is thread:stop(): the thread's connections end at their next response (wrk
+// stops that thread's event loop); the other threads go on.
 func threadStop(L *glua.LState) int {
-	checkThread(L).src.stopped.Store(true)
+	checkThread(L).stopped.Store(true)
 	return 0
 }
 
