@@ -293,6 +293,11 @@ func (l *evloop) connectFailed(c *econn) {
 }
 
 func (l *evloop) send(c *econn) {
+	now := l.e.now()
+	if l.e.closed(now) {
+		l.finish(c)
+		return
+	}
 	raw, n, ep, head := c.req.Request()
 	if l.e.stop.Load() {
 		l.finish(c) // the run ended while the request was made (a script's request())
@@ -301,7 +306,7 @@ func (l *evloop) send(c *econn) {
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	c.p.reset(head)
 	c.rbytes = 0
-	c.start = l.e.now()
+	c.start = now
 	c.deadline = c.start + int64(l.e.timeout)
 	c.pending = raw
 	c.state = cWriting

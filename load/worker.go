@@ -75,8 +75,12 @@ func (w *worker) closedLoop() {
 		if w.nc == nil && (!w.connect(n, ep) || !w.sending()) {
 			continue // the loop condition ends it if sending stopped during the dial
 		}
+		now := w.e.now()
+		if w.e.closed(now) {
+			return
+		}
 		if !w.e.cfg.NoKeepAlive {
-			start = w.e.now()
+			start = now
 		}
 		w.exchange(raw, n, ep, head, start, start)
 		if w.e.cfg.NoKeepAlive {
