@@ -147,11 +147,7 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 	for _, j := range idx {
 		s := steps[j]
 		qps = append(qps, s.QPS())
-		rate := 0.0
-		if s.Elapsed > 0 {
-			rate = float64(s.Attempts) / s.Elapsed.Duration().Seconds()
-		}
-		achieved = append(achieved, rate)
+		achieved = append(achieved, s.AttemptRate())
 		if s.Latency != nil {
 			lat.Merge(s.Latency)
 		}
