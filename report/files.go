@@ -44,7 +44,7 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 	out := outputs{dir: dir}
 	err := errors.Join(
 		out.render(name+".dat", func(w io.Writer) error { return WriteDat(w, rec.Levels) }),
-		out.charts(name+"_", runCharts(r, rec.Levels)),
+		out.charts(name+"_", runCharts(r, rec)),
 		out.render(BenchFile, func(w io.Writer) error { return WriteBench(w, r) }),
 		out.render(HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
 	)
@@ -89,15 +89,19 @@ type namedChart struct {
 	chart         chart.Chart
 }
 
-// runCharts builds the three charts of a run from its levels.
-func runCharts(r *result.Run, levels []sweep.Level) []namedChart {
+// runCharts builds the three charts of a run from its levels, the peak and knee marked.
+func runCharts(r *result.Run, rec *sweep.Record) []namedChart {
 	t := Title(r)
-	side := side{Rate: r.Load.OpenLoop(), Levels: levels}
-	return []namedChart{
+	side := side{Rate: r.Load.OpenLoop(), Levels: rec.Levels}
+	charts := []namedChart{
 		{"qps_ttlb", "QPS and mean latency (TTLB)", QPSChart(side, "QPS & TTLB / "+t)},
 		{"successrate", "Success rate", SuccessChart(side, "Success Rate / "+t, true)},
 		{"latency", "Latency percentiles", LatencyChart(side, "Latency percentiles / "+t)},
 	}
+	for i := range charts {
+		charts[i].chart.Marks = levelMarks(rec)
+	}
+	return charts
 }
 
 // Title says how the run was made, as the classic charts do: "Running: 10s / Threads: 2 /
@@ -157,23 +161,26 @@ func QPSChart(s side, title string) chart.Chart {
 	}
 }
 
-// SuccessChart draws the success rate (0-100%) against the levels: apiperf's, plus the
-// classic figure (socket errors only) when withClassic is set and it differs somewhere.
-// A classic side has only the classic figure.
+// SuccessChart draws the success rate against the levels: apiperf's, plus the classic
+// figure (socket errors only) when withClassic is set and it differs somewhere. A classic
+// side has only the classic figure. The axis zooms to the data; 100% is a reference line.
 func SuccessChart(s side, title string, withClassic bool) chart.Chart {
 	c := chart.Chart{
 		Title: title, XLabel: xLabel(s.Rate), YLabel: "success rate (%)", X: labelsOf(s.Levels),
-		YRange: &chart.Range{Min: 0, Max: 100},
+		RefLines: []chart.RefLine{{Y: 100, Label: "100%"}},
 	}
 	classic := column(s.Levels, func(l sweep.Level) float64 { return l.Classic })
 	if s.Classic {
 		c.Series = []chart.Series{{Name: "success (classic)", Y: classic}}
+		c.YRange = successRange(classic)
 		return c
 	}
 	ours := column(s.Levels, sweep.Level.SuccessPct)
 	c.Series = []chart.Series{{Name: "success", Y: ours}}
+	c.YRange = successRange(ours)
 	if withClassic && !sameFloats(ours, classic) {
 		c.Series = append(c.Series, chart.Series{Name: "classic: socket errors only", Y: classic, Dashed: true})
+		c.YRange = successRange(ours, classic)
 	}
 	return c
 }

@@ -89,7 +89,7 @@ func HTML(w io.Writer, r *result.Run) error {
 		CSS: css(), Kind: r.Kind, Name: name, Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL,
 		LevelName: xLabel(r.Load.OpenLoop()), Headline: Headline(r), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
 		Sections: extraSections(r), Warnings: r.AllWarnings(),
-		Load: r.Load.String(), Tool: r.Tool, Host: r.Host, Command: ShellQuote(r.Command), Run: r,
+		Load: specLoad(r, rec), Tool: r.Tool, Host: r.Host, Command: ShellQuote(r.Command), Run: r,
 	}
 	if r.Kind == "" {
 		d.Kind = result.KindRun
@@ -107,7 +107,7 @@ func HTML(w io.Writer, r *result.Run) error {
 	for _, h := range r.Scenario.Headers {
 		d.Headers = append(d.Headers, h.Name+": "+h.Value)
 	}
-	for _, c := range runCharts(r, rec.Levels) {
+	for _, c := range runCharts(r, rec) {
 		hc, err := embedChart(c.suffix, c.title, c.chart)
 		if err != nil {
 			return err

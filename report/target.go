@@ -164,21 +164,25 @@ func metricsSection(r *result.Run) template.HTML {
 			charts = append(charts, hc)
 		}
 	}
-	x, cpuT, gorT, rssT, heapT, pauseT := metricsTimeline(r)
+	x, cpuT, gorT, rssT, heapT, pauseT, marks := metricsTimeline(r)
+	if len(marks) < 2 {
+		marks = nil // one step: nothing to tell apart
+	}
 	if len(x) > 1 {
 		// apiperf's requests/sec from its intervals, on the same time axis as the target's.
 		qpsT := qpsAt(r, metricsStart(r), x)
 		add("target_cpu_time", "Target CPU and apiperf's requests/sec over time", chart.Chart{
 			Title: "Target CPU and requests/sec", XLabel: "seconds", YLabel: "CPU (cores)", YRightLabel: "Requests/sec", XNum: x,
-			Series: []chart.Series{{Name: "CPU (cores)", Y: cpuT}, {Name: "Requests/sec", Y: qpsT, Right: true}},
+			Series: []chart.Series{{Name: "CPU (cores)", Y: cpuT}, {Name: "Requests/sec", Y: qpsT, Right: true}}, Marks: marks,
 		})
 		add("target_goroutines_time", "Target goroutines and apiperf's requests/sec over time", chart.Chart{
 			Title: "Target goroutines and requests/sec", XLabel: "seconds", YLabel: "goroutines", YRightLabel: "Requests/sec", XNum: x,
-			Series: []chart.Series{{Name: "goroutines", Y: gorT}, {Name: "Requests/sec", Y: qpsT, Right: true}},
+			Series: []chart.Series{{Name: "goroutines", Y: gorT}, {Name: "Requests/sec", Y: qpsT, Right: true}}, Marks: marks,
 		})
 		add("target_memory_time", "Target memory and GC pauses over time", chart.Chart{
 			Title: "Target memory and GC", XLabel: "seconds", YLabel: "MiB", YRightLabel: "GC pause (ms per interval)", XNum: x,
 			Series: []chart.Series{{Name: "RSS (MiB)", Y: rssT}, {Name: "heap in use (MiB)", Y: heapT}, {Name: "GC pause (ms)", Y: pauseT, Right: true}},
+			Marks:  marks,
 		})
 	}
 	if len(labels) > 1 {
@@ -210,8 +214,8 @@ func metricsStart(r *result.Run) time.Time {
 }
 
 // metricsTimeline joins the steps' series on one time axis (seconds since the first
-// step), with a gap (NaN) between steps.
-func metricsTimeline(r *result.Run) (x, cpu, gor, rss, heap, pause []float64) {
+// step), with a gap (NaN) between steps, and marks where each step starts.
+func metricsTimeline(r *result.Run) (x, cpu, gor, rss, heap, pause []float64, marks []chart.Mark) {
 	var t0 time.Time
 	for _, ts := range r.Target.Steps {
 		if ts.Series == nil || len(ts.Series.Points) == 0 {
@@ -225,6 +229,11 @@ func metricsTimeline(r *result.Run) (x, cpu, gor, rss, heap, pause []float64) {
 				append(rss, math.NaN()), append(heap, math.NaN()), append(pause, math.NaN())
 		}
 		base := ts.Start.Sub(t0).Seconds()
+		label := ts.Label
+		if ts.Rep > 0 {
+			label = fmt.Sprintf("%s #%d", ts.Label, ts.Rep+1)
+		}
+		marks = append(marks, chart.Mark{At: base, Label: label})
 		for _, p := range ts.Series.Points {
 			x = append(x, base+p.Offset.Seconds())
 			cpu = append(cpu, orNaN(p.CPUCores, 1))

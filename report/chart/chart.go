@@ -72,6 +72,11 @@ type Chart struct {
 	YRightRange *Range `json:"y_right_range,omitempty"`
 	// Series are drawn in order, each in the palette colour and marker of its index.
 	Series []Series `json:"series"`
+	// Marks are labelled vertical lines (the peak, the knee, where a level starts).
+	Marks []Mark `json:"marks,omitempty"`
+	// RefLines are labelled horizontal lines on the left axis (100% success); autoscaled
+	// axes include them.
+	RefLines []RefLine `json:"ref_lines,omitempty"`
 	// Width and Height are the canvas size in pixels; 0 means DefaultWidth/DefaultHeight.
 	Width  int `json:"width,omitempty"`
 	Height int `json:"height,omitempty"`
@@ -136,6 +141,7 @@ func (c Chart) Validate() error {
 	if r := c.YRightRange; r != nil {
 		validateRange(&errs, "YRightRange", *r, false)
 	}
+	c.validateMarks(bad)
 	n := c.points()
 	for i, s := range c.Series {
 		name := fmt.Sprintf("series %d (%q)", i, s.Name)

@@ -97,6 +97,9 @@ func (c Chart) axes(w, h vg.Length) axes {
 	}
 
 	lo, hi, ok := c.dataRange(false)
+	for _, r := range c.RefLines {
+		lo, hi, ok = math.Min(lo, r.Y), math.Max(hi, r.Y), true
+	}
 	switch {
 	case c.YRange != nil:
 		a.left = *c.YRange
@@ -201,6 +204,9 @@ func (c Chart) newPlot(a axes) *plot.Plot {
 	grid := plotter.NewGrid()
 	grid.Vertical, grid.Horizontal = gridStyle, gridStyle
 	p.Add(grid)
+	if len(c.Marks) > 0 || len(c.RefLines) > 0 {
+		p.Add(marksPlot{marks: c.Marks, refs: c.RefLines})
+	}
 
 	rightNorm := func(_ *plot.Plot, y float64) float64 { return (y - a.right.Min) / (a.right.Max - a.right.Min) }
 	leftNorm := func(p *plot.Plot, y float64) float64 { return p.Y.Norm(y) }
