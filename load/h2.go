@@ -170,8 +170,8 @@ func (c *h2conn) run(fatal func(error)) {
 	defer c.w.end()
 	for !c.e.cancel.Load() {
 		err := c.fill()
-		if err == nil && c.bw != nil {
-			err = c.flush()
+		if err == nil && c.bw != nil && !c.frameReady() {
+			err = c.flush() // only before a read that may block: one write for many requests
 		}
 		if err != nil {
 			if errors.Is(err, errTranslate) {
@@ -209,6 +209,16 @@ func (c *h2conn) run(fatal func(error)) {
 			c.failAll(err)
 		}
 	}
+}
+
+// frameReady reports whether a whole frame is already buffered (reading it will not block).
+func (c *h2conn) frameReady() bool {
+	n := c.br.Buffered()
+	if n < 9 {
+		return false
+	}
+	h, _ := c.br.Peek(3)
+	return n >= 9+(int(h[0])<<16|int(h[1])<<8|int(h[2]))
 }
 
 // sleep waits for the gate without a connection to read from, in short steps so the end of
