@@ -46,7 +46,7 @@ func goH2Server(t *testing.T, tls bool, h http.HandlerFunc) (*httptest.Server, *
 }
 
 // runH2 loads url over HTTP/2 with cfg defaults filled in.
-func runH2(t *testing.T, url string, cfg Config, sc ...scenario.Scenario) (*measure.Step, error) {
+func runH2(t testing.TB, url string, cfg Config, sc ...scenario.Scenario) (*measure.Step, error) {
 	t.Helper()
 	s := scenario.Scenario{URL: url}
 	if len(sc) > 0 {

@@ -19,7 +19,7 @@ import (
 // -v, so every request it receives is a "recv HEADERS frame" line of its log. With tls it
 // serves h2 with a fresh self-signed certificate, else h2c (--no-tls). stop ends it and
 // returns its log. .ci/run installs nghttp2-server.
-func nghttpd(t *testing.T, tls bool, args ...string) (url string, stop func() string) {
+func nghttpd(t testing.TB, tls, verbose bool, args ...string) (url string, stop func() string) {
 	t.Helper()
 	bin, err := exec.LookPath("nghttpd")
 	if err != nil {
@@ -35,7 +35,10 @@ func nghttpd(t *testing.T, tls bool, args ...string) (url string, stop func() st
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	argv := append([]string{"-v", "-a", "127.0.0.1", "-d", dir}, args...)
+	argv := append([]string{"-a", "127.0.0.1", "-d", dir}, args...)
+	if verbose {
+		argv = append(argv, "-v")
+	}
 	scheme := "http"
 	if tls {
 		certPEM, keyPEM, err := target.SelfSigned()
@@ -87,7 +90,7 @@ func nghttpd(t *testing.T, tls bool, args ...string) (url string, stop func() st
 
 func TestH2ExactCountNghttpd(t *testing.T) {
 	for _, tls := range []bool{false, true} {
-		url, stop := nghttpd(t, tls)
+		url, stop := nghttpd(t, tls, true)
 		s := mustRunH2(t, url, Config{Requests: 10000, Connections: 4, Streams: 10})
 		got := strings.Count(stop(), "recv HEADERS frame")
 		if s.Requests != 10000 || s.Successes != 10000 || got != 10000 {
@@ -98,7 +101,7 @@ func TestH2ExactCountNghttpd(t *testing.T) {
 }
 
 func TestH2NghttpdMaxConcurrentStreams(t *testing.T) {
-	url, stop := nghttpd(t, false, "-m", "2")
+	url, stop := nghttpd(t, false, true, "-m", "2")
 	s := mustRunH2(t, url, Config{Requests: 1000, Connections: 2, Streams: 10})
 	got := strings.Count(stop(), "recv HEADERS frame")
 	if s.Requests != 1000 || got != 1000 || s.Errors.Total() != 0 {
@@ -106,5 +109,16 @@ func TestH2NghttpdMaxConcurrentStreams(t *testing.T) {
 	}
 	if s.HTTP2.MaxConcurrent != 2 {
 		t.Errorf("nghttpd -m 2: step.HTTP2.MaxConcurrent = %d, want 2", s.HTTP2.MaxConcurrent)
+	}
+}
+
+// BenchmarkH2Nghttpd runs b.N requests over 10 connections x 10 streams at nghttpd (h2c).
+func BenchmarkH2Nghttpd(b *testing.B) {
+	url, _ := nghttpd(b, false, false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	s, err := runH2(b, url, Config{Requests: int64(b.N), Connections: 10, Streams: 10, Threads: 1})
+	if err != nil || s.Requests != int64(b.N) {
+		b.Fatalf("%v %v", err, s.Errors)
 	}
 }
