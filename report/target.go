@@ -34,7 +34,7 @@ var targetTmpl = template.Must(template.New("target").Parse(`<div class="target-
 {{end}}</tbody></table>{{end}}
 {{if .Flame}}<h3>CPU flame graph (icicle: callers above callees; hover for names)</h3>
 <div class="flame" id="flame-{{.ID}}" style="overflow-x:auto">{{.Flame}}</div>{{end}}
-{{if .Files}}<p class="note">Profiles: {{range .Files}}<code>{{.}}</code> {{end}}(open with <code>go tool pprof</code>)</p>{{end}}
+{{if .Files}}<p class="note">Profiles, beside this report: {{range .Files}}<code>{{.}}</code> {{end}}(open with <code>go tool pprof</code> from this directory)</p>{{end}}
 </div>`))
 
 type topRow struct{ Flat, FlatPct, Cum, CumPct, Function string }

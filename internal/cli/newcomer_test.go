@@ -247,3 +247,19 @@ func TestWrkHeaderInOnePiece(t *testing.T) {
 		t.Errorf("apiperf run (stdout and stderr together): exit %d, output starts %q; want apiperf's line, then wrk's header in one piece", code, out[:min(len(out), 300)])
 	}
 }
+
+// TestProfilePathsFromWorkingDirectory: the profile paths printed after a sweep or run are
+// where the files are from the working directory, ready for go tool pprof.
+func TestProfilePathsFromWorkingDirectory(t *testing.T) {
+	tc := &result.TargetCapture{Steps: []result.TargetStep{{Label: "c=20", Files: []string{"profiles/c=20/cpu.pb.gz", "profiles/c=20/heap.pb.gz"}}}}
+	for _, tt := range []struct{ dir, want string }{
+		{"apiperf-out/127.0.0.1-8080", "Profiles: apiperf-out/127.0.0.1-8080/profiles/c=20/cpu.pb.gz apiperf-out/127.0.0.1-8080/profiles/c=20/heap.pb.gz (open with go tool pprof)\n"},
+		{".", "Profiles: profiles/c=20/cpu.pb.gz profiles/c=20/heap.pb.gz (open with go tool pprof)\n"}, // run without -o
+	} {
+		var b bytes.Buffer
+		printTarget(&b, tc, 10, tt.dir)
+		if b.String() != tt.want {
+			t.Errorf("printTarget(dir %q) = %q; want %q", tt.dir, b.String(), tt.want)
+		}
+	}
+}

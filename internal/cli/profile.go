@@ -19,6 +19,7 @@ import (
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 )
 
@@ -45,6 +46,9 @@ type targetFlags struct {
 	metrics string
 	levels  []string
 	topN    int
+	// dir is where finish saved the profiles: their paths are printed joined to it, so that
+	// they can be copied into go tool pprof from the working directory.
+	dir string
 }
 
 func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
@@ -191,6 +195,7 @@ func (f *targetFlags) finish(doc *result.Run, dir string, caps []*stepCapture) {
 	if !f.enabled() || len(caps) == 0 {
 		return
 	}
+	f.dir = dir
 	tc := &result.TargetCapture{Pprof: f.pprof, Metrics: f.metrics}
 	keep := func(*measure.Step) bool { return true }
 	if len(f.levels) > 0 && len(doc.Steps) > 1 {
@@ -227,7 +232,7 @@ func (f *targetFlags) finish(doc *result.Run, dir string, caps []*stepCapture) {
 		tc.Steps = append(tc.Steps, ts)
 	}
 	if dropped > 0 {
-		tc.Warnings = append(tc.Warnings, fmt.Sprintf("profiles captured at %d other levels were not kept (--profile-levels %s)", dropped, strings.Join(f.levels, ",")))
+		tc.Warnings = append(tc.Warnings, fmt.Sprintf("profiles captured at %s were not kept (--profile-levels %s)", report.Plural(dropped, "other level"), strings.Join(f.levels, ",")))
 	}
 	for _, w := range tc.AllWarnings() {
 		doc.Warnings = append(doc.Warnings, "target: "+w)
@@ -332,13 +337,13 @@ func (f *targetFlags) report(e *env, doc *result.Run, text bool) {
 		fmt.Fprintf(e.stderr, "apiperf: warning: target: %s\n", w)
 	}
 	if text {
-		printTarget(e.stdout, doc.Target, f.topN)
+		printTarget(e.stdout, doc.Target, f.topN, f.dir)
 	}
 }
 
 // printTarget writes the top of each kept CPU profile (`top -cum`) and the metrics
-// summary to w, after the load summary.
-func printTarget(w io.Writer, tc *result.TargetCapture, rows int) {
+// summary to w, after the load summary; profile paths are joined to dir, where they are.
+func printTarget(w io.Writer, tc *result.TargetCapture, rows int, dir string) {
 	if tc == nil {
 		return
 	}
@@ -357,7 +362,11 @@ func printTarget(w io.Writer, tc *result.TargetCapture, rows int) {
 	}
 	for _, s := range tc.Steps {
 		if len(s.Files) > 0 {
-			fmt.Fprintf(w, "Profiles: %s (open with go tool pprof)\n", strings.Join(s.Files, " "))
+			paths := make([]string, len(s.Files))
+			for i, f := range s.Files {
+				paths[i] = filepath.Join(dir, f)
+			}
+			fmt.Fprintf(w, "Profiles: %s (open with go tool pprof)\n", strings.Join(paths, " "))
 		}
 	}
 }
