@@ -30,7 +30,7 @@ func TestSpark(t *testing.T) {
 }
 
 func testInterval(idx int64, n int, open bool) *measure.Interval {
-	iv := &measure.Interval{Index: idx, Start: time.Duration(idx) * time.Second, Length: time.Second,
+	iv := &measure.Interval{Index: idx, Start: measure.Duration(time.Duration(idx) * time.Second), Length: measure.Duration(time.Second),
 		Status: map[int]int64{200: int64(n)}, Latency: measure.NewHistogram(), Requests: int64(n), Attempts: int64(n),
 		StepStart: time.Unix(1700000000, 0), Connections: 10}
 	for i := 0; i < n; i++ {
@@ -38,7 +38,7 @@ func testInterval(idx int64, n int, open bool) *measure.Interval {
 	}
 	if open {
 		iv.Uncorrected = iv.Latency.Clone()
-		iv.TargetRate, iv.Lag = float64(n), 3*time.Millisecond
+		iv.TargetRate, iv.Lag = float64(n), measure.Duration(3*time.Millisecond)
 	}
 	return iv
 }

@@ -135,7 +135,7 @@ func (m *metrics) interval(iv *measure.Interval) {
 	}
 	m.conns.Set(float64(iv.Connections))
 	m.achieved.Set(iv.QPS())
-	m.lag.Set(iv.Lag.Seconds())
+	m.lag.Set(iv.Lag.Duration().Seconds())
 }
 
 // observe adds every sample of h to p, each at its HDR bucket's value.

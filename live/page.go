@@ -35,7 +35,7 @@ type point struct {
 func newPoint(st Step, iv *measure.Interval, start time.Time) point {
 	sec := iv.Second()
 	p := point{
-		T:     iv.StepStart.Add(iv.Start + iv.Length).Sub(start).Seconds(),
+		T:     iv.StepStart.Add((iv.Start + iv.Length).Duration()).Sub(start).Seconds(),
 		Level: st.Label, LevelN: st.Level, Levels: st.Levels,
 		QPS: iv.QPS(), P50: sec.P50, P99: sec.P99, Max: sec.Max,
 		Errors: iv.Errors.Total(), ByClass: iv.Errors, Status: map[string]int64{},

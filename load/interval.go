@@ -46,10 +46,10 @@ func (e *engine) emit(iv *measure.Interval) {
 	}
 	if e.cfg.OpenLoop() {
 		iv.TargetRate = e.cfg.Rate
-		iv.Lag = time.Duration(e.ivLag.Swap(0))
+		iv.Lag = measure.Duration(e.ivLag.Swap(0))
 		if e.sched != nil {
-			p, start := e.sched.pacer, e.from+iv.Start
-			end := start + iv.Length
+			p, start := e.sched.pacer, e.from+iv.Start.Duration()
+			end := start + iv.Length.Duration()
 			if e.sched.limit > 0 {
 				end = min(end, e.sched.limit)
 			}

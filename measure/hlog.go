@@ -70,12 +70,12 @@ func (l *HlogWriter) line(tag string, iv *Interval, h *Histogram) {
 	if tag != "" {
 		l.printf("Tag=%s,", tag)
 	}
-	start := (l.offset + iv.Start).Seconds()
+	start := (l.offset + iv.Start.Duration()).Seconds()
 	maxMs := 0.0
 	if h.Count() > 0 {
 		maxMs = float64(h.h.Max()) / 1000
 	}
-	l.printf("%.3f,%.3f,%.3f,%s\n", start, iv.Length.Seconds(), maxMs, payload)
+	l.printf("%.3f,%.3f,%.3f,%s\n", start, iv.Length.Duration().Seconds(), maxMs, payload)
 }
 
 func (l *HlogWriter) printf(format string, args ...any) {

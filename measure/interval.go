@@ -13,26 +13,26 @@ const DefaultInterval = time.Second
 // its latency histogram. The intervals of a step sum exactly to its totals. A sample that
 // reaches its recorder after its interval was sealed counts in the oldest interval still open.
 type Interval struct {
-	Index     int64         // from 0 at the step's start
-	Start     time.Duration // since the step's start
-	Length    time.Duration
-	Attempts  int64
-	Requests  int64 // complete responses, any status
-	Successes int64
-	Bytes     int64
-	Errors    Errors
-	Status    map[int]int64   // complete responses by status
-	ByEnd     []map[int]int64 // status counts by endpoint index, when the scenario has several
-	Latency   *Histogram      // corrected latency of complete responses
+	Index     int64           `json:"index"`  // from 0 at the step's start
+	Start     Duration        `json:"start"`  // since the step's start
+	Length    Duration        `json:"length"` // the interval's length
+	Attempts  int64           `json:"attempts"`
+	Requests  int64           `json:"requests"` // complete responses, any status
+	Successes int64           `json:"successes"`
+	Bytes     int64           `json:"bytes"`
+	Errors    Errors          `json:"errors"`
+	Status    map[int]int64   `json:"status"`           // complete responses by status
+	ByEnd     []map[int]int64 `json:"by_end,omitempty"` // status counts by endpoint index, when the scenario has several
+	Latency   *Histogram      `json:"latency"`          // corrected latency of complete responses
 	// Uncorrected is the open loop's latency from the actual send (nil in closed loop).
-	Uncorrected *Histogram
+	Uncorrected *Histogram `json:"uncorrected,omitempty"`
 
 	// Set by the engine when the interval is sealed.
-	StepStart   time.Time     // when the step started (wall clock)
-	Connections int           // connections open (closed loop: each has a request in flight)
-	TargetRate  float64       // open loop: the schedule's requests per second
-	Scheduled   int64         // open loop: requests that came due in the interval
-	Lag         time.Duration // open loop: the largest delay between due and actual send in it
+	StepStart   time.Time `json:"step_start"`            // when the step started (wall clock)
+	Connections int       `json:"connections"`           // connections open (closed loop: each has a request in flight)
+	TargetRate  float64   `json:"target_rate,omitempty"` // open loop: the schedule's requests per second
+	Scheduled   int64     `json:"scheduled,omitempty"`   // open loop: requests that came due in the interval
+	Lag         Duration  `json:"lag,omitempty"`         // open loop: the largest delay between due and actual send in it
 }
 
 // QPS is complete responses per second of the interval.
@@ -40,7 +40,7 @@ func (iv *Interval) QPS() float64 {
 	if iv.Length <= 0 {
 		return 0
 	}
-	return float64(iv.Requests) / iv.Length.Seconds()
+	return float64(iv.Requests) / iv.Length.Duration().Seconds()
 }
 
 // Second summarizes the interval for the step's timeline.
@@ -190,7 +190,7 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 	at := func(idx int64) *Interval {
 		for int64(len(merged)) <= idx-s.next {
 			i := s.next + int64(len(merged))
-			merged = append(merged, &Interval{Index: i, Start: time.Duration(i) * s.every, Length: s.every,
+			merged = append(merged, &Interval{Index: i, Start: Duration(time.Duration(i) * s.every), Length: Duration(s.every),
 				Status: map[int]int64{}, Latency: NewHistogram()})
 		}
 		return merged[idx-s.next]

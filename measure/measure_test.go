@@ -272,3 +272,25 @@ func TestHlogRoundTrip(t *testing.T) {
 		t.Errorf("log has %d histograms, %d corrected and %d uncorrected samples; want 4, %d, %d\n%s", lines, corrected, uncorrected, s.Requests, s.Requests, buf.String())
 	}
 }
+
+// TestIntervalJSONRoundTrip: an interval (what scale-out workers stream) survives JSON.
+func TestIntervalJSONRoundTrip(t *testing.T) {
+	r := NewRecorder(DefaultExpected(), true, 2)
+	st := NewIntervalStream([]*Recorder{r}, time.Second)
+	r.Add([]Sample{{Done: 1, Latency: int64(time.Millisecond), Uncorrected: int64(time.Microsecond * 500), Status: 200, Endpoint: 1},
+		{Done: 2, Class: TimeoutError, Latency: int64(time.Second)}})
+	var iv *Interval
+	st.Close(func(i *Interval) { iv = i })
+	b, err := json.Marshal(iv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Interval
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(&back)
+	if string(b) != string(b2) || back.ByEnd[1][200] != 1 || back.Errors.Timeout != 1 || !back.Uncorrected.Equal(iv.Uncorrected) {
+		t.Errorf("interval JSON round trip differs:\n%s\n%s", b, b2)
+	}
+}
