@@ -37,7 +37,7 @@ func (e *engine) seal(now time.Duration) {
 // emit completes an interval with the engine's gauges and hands it on.
 func (e *engine) emit(iv *measure.Interval) {
 	e.sealed = iv.Index + 1
-	iv.StepStart = e.base
+	iv.StepStart = e.base.Add(e.from) // the measured window starts after the warmup
 	e.mu.Lock()
 	iv.Connections = len(e.workers)
 	e.mu.Unlock()

@@ -28,7 +28,7 @@ type Interval struct {
 	Uncorrected *Histogram `json:"uncorrected,omitempty"`
 
 	// Set by the engine when the interval is sealed.
-	StepStart   time.Time `json:"step_start"`            // when the step started (wall clock)
+	StepStart   time.Time `json:"step_start"`            // when the step's measured window started (wall clock)
 	Connections int       `json:"connections"`           // connections open (closed loop: each has a request in flight)
 	TargetRate  float64   `json:"target_rate,omitempty"` // open loop: the schedule's requests per second
 	Scheduled   int64     `json:"scheduled,omitempty"`   // open loop: requests that came due in the interval
