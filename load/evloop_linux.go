@@ -389,9 +389,15 @@ func (l *evloop) consume(c *econn, b []byte) {
 }
 
 // complete records the response just parsed. After a batch's last response it sends the next
-// request (or reconnects when the server closes the connection), carrying rest, bytes read
-// past that response, over to it, and reports true.
+// request (or reconnects when the server closes the connection) and reports true; rest, bytes
+// read past that response, make it a protocol error instead.
 func (l *evloop) complete(c *econn, rest []byte) bool {
+	if c.got == c.n-1 && len(rest) > 0 && !c.p.close && !c.p.untilEOF {
+		// Bytes past the last response asked for (a second response, garbage): the
+		// exchange is a protocol error and the connection is not trusted again.
+		l.fail(c, measure.ProtocolError)
+		return true
+	}
 	now := l.e.now()
 	l.record(c, measure.Sample{Done: now, Latency: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
@@ -411,9 +417,6 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return false
 	}
 	c.state = cIdle
-	if len(rest) > 0 {
-		c.carry = append(c.carry[:0], rest...) // bytes nobody asked for: the next request meets them
-	}
 	l.next(c)
 	return true
 }

@@ -153,6 +153,12 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 			w.closeConn() // another connection stopped the thread: this response is not seen
 			return
 		}
+		if k == n-1 && len(w.carry) > 0 && !w.p.close && !w.p.untilEOF {
+			// Bytes past the last response asked for (a second response, garbage): the
+			// exchange is a protocol error and the connection is not trusted again.
+			w.fail(1, ep, measure.ProtocolError, due, start)
+			return
+		}
 		s := measure.Sample{Done: end, Latency: end - due, Bytes: int32(min(w.rbytes, 1<<31-1)), Status: int16(w.p.status), Class: measure.Response, Endpoint: uint8(ep)}
 		if w.e.cfg.OpenLoop() {
 			s.Uncorrected = end - start

@@ -232,7 +232,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	runtime.GOMAXPROCS(cfg.Threads)
 
 	doc := newRun(result.KindRun, sc, cfg, args)
-	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile)); err != nil {
+	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
 	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
