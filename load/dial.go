@@ -20,6 +20,7 @@ type dialer struct {
 	nd     net.Dialer
 	jobs   chan chan dialResult
 	wg     sync.WaitGroup
+	tlsErr tlsFailure // why handshakes failed (tlsfail.go)
 }
 
 type dialResult struct {
@@ -103,6 +104,9 @@ func (d *dialer) dial(ctx context.Context) (net.Conn, syscall.RawConn, error) {
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		nc.Close()
+		if ctx.Err() == nil {
+			d.tlsErr.note(d.target.Address, err)
+		}
 		return nil, nil, fmt.Errorf("TLS handshake: %w", err)
 	}
 	return tc, nil, nil

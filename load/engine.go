@@ -332,7 +332,11 @@ func (e *engine) finish(names []string) *measure.Step {
 			Connections: int(e.conns.Load()),
 		}
 	}
+	if w := e.dial.tlsErr.warning(); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	if w := e.reach.warning(); w != "" {
+		// "unable to connect to ADDR: connection refused" or "no TLS connection"
 		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")
 	}
 	if e.cancel.Load() {

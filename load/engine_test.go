@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -209,6 +210,25 @@ func TestTLS(t *testing.T) {
 	s = run(t, ioAuto, context.Background(), srv.URL, Config{Requests: 5})
 	if s.Errors.Connect != 5 || s.Successes != 0 {
 		t.Errorf("without -k against a self-signed certificate: errors %+v successes %d; want 5 connect errors", s.Errors, s.Successes)
+	}
+	// Finding 7 of issue 12: the warning names the x509 reason and suggests -k, and a run
+	// whose every handshake fails stops after the connect grace.
+	addr := strings.TrimPrefix(srv.URL, "https://")
+	want := TLSPrefix + addr + " failed: x509: certificate signed by unknown authority (for a test certificate, -k skips verification)"
+	if !slices.Contains(s.Warnings, want) {
+		t.Errorf("warnings %q; want %q", s.Warnings, want)
+	}
+	start := time.Now()
+	s = run(t, ioAuto, context.Background(), srv.URL, Config{Duration: measure.Duration(5 * time.Second), Connections: 2})
+	if took := time.Since(start); took > DefaultConnectGrace+time.Second || !slices.Contains(s.Warnings, want) {
+		t.Errorf("a 5s run with every handshake failing took %v, warnings %q; want a stop after the grace and %q", took, s.Warnings, want)
+	}
+	// A target that does not speak TLS at all.
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer plain.Close()
+	s = run(t, ioAuto, context.Background(), strings.Replace(plain.URL, "http://", "https://", 1), Config{Requests: 3})
+	if w := strings.Join(s.Warnings, "\n"); !strings.Contains(w, "does not answer in TLS") {
+		t.Errorf("https:// to a plain HTTP server: warnings %q; want the hint that it does not answer in TLS", w)
 	}
 }
 

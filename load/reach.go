@@ -36,6 +36,14 @@ func (e *engine) watchReach(grace time.Duration) *reachWatch {
 		if e.conns.Load() > 0 || e.stop.Load() {
 			return
 		}
+		if e.dial.tlsErr.warning() != "" {
+			// Every handshake failed: the certificate will not change during the run.
+			why := "no TLS connection"
+			r.reason.Store(&why)
+			e.stop.Store(true)
+			e.stopDial()
+			return
+		}
 		d := net.Dialer{Timeout: e.timeout}
 		c, err := d.DialContext(ctx, "tcp", e.target.Address)
 		if err == nil {

@@ -26,8 +26,9 @@ import (
 // take before it is abandoned (a heap or goroutine profile has duration zero).
 const DefaultSlack = 5 * time.Second
 
-// MaxProfileBytes bounds how much of one profile response is read.
-const MaxProfileBytes = 64 << 20
+// MaxProfileBytes bounds how much of one profile response is read (a profile of a real
+// service is a few MB at most; a bigger answer is skipped with a warning that says so).
+const MaxProfileBytes = 16 << 20
 
 // Kind names one of the captured profiles.
 type Kind string
@@ -308,7 +309,7 @@ func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error)
 		return nil, errors.New(msg)
 	}
 	if len(body) > MaxProfileBytes {
-		return nil, fmt.Errorf("profile larger than %d bytes", MaxProfileBytes)
+		return nil, fmt.Errorf("response larger than the %d MiB limit for a profile; skipped", MaxProfileBytes>>20)
 	}
 	if looksLikeHTML(body) {
 		return nil, errors.New("got an HTML page, not a profile (is the base URL the pprof root?)")

@@ -29,6 +29,13 @@ func Merge(runs []*Run) (*Run, error) {
 			errs = append(errs, fmt.Errorf("run %d and run 1 differ in open/closed loop", i+2))
 		}
 	}
+	for i := range runs {
+		for j := range i {
+			if sameRun(runs[i], runs[j]) {
+				errs = append(errs, fmt.Errorf("run %d is run %d again (same host, start and counts): merging it would count its requests twice", i+1, j+1))
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -106,4 +113,22 @@ func hostPrefix(h string) string {
 		return ""
 	}
 	return h + ": "
+}
+
+// sameRun reports whether a and b are one measurement (the same file given twice, or a copy):
+// the same host and start, and steps that started together with the same attempts.
+func sameRun(a, b *Run) bool {
+	if a == b {
+		return true
+	}
+	if a.Host != b.Host || !a.Start.Equal(b.Start) || len(a.Steps) != len(b.Steps) {
+		return false
+	}
+	for i, s := range a.Steps {
+		o := b.Steps[i]
+		if s == nil || o == nil || !s.Start.Equal(o.Start) || s.Attempts != o.Attempts {
+			return false
+		}
+	}
+	return true
 }

@@ -29,7 +29,7 @@ func checkOutcome(e *env, steps []*measure.Step) error {
 		attempts += s.Attempts
 		errs.Add(s.Errors)
 		for _, w := range s.Warnings {
-			if strings.HasPrefix(w, load.UnreachablePrefix) {
+			if strings.HasPrefix(w, load.UnreachablePrefix) || strings.HasPrefix(w, load.TLSPrefix) {
 				reason = w
 			}
 		}
