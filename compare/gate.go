@@ -99,7 +99,12 @@ type GateCheck struct {
 	Tested      bool `json:"tested"`
 	Significant bool `json:"significant"` // tested and P < alpha
 	OverBudget  bool `json:"over_budget"` // worse than the baseline by more than the budget
-	Regression  bool `json:"regression"`  // over budget and (significant or untested)
+	// NoiseBand is the run-to-run noise learned from the baseline's history (nil: none
+	// learned); BeyondNoise says the change exceeds it (true when there is none).
+	NoiseBand   *NoiseBand `json:"noise_band,omitempty"`
+	BeyondNoise bool       `json:"beyond_noise"`
+	Regression  bool       `json:"regression"` // over budget, beyond the noise and (significant or untested)
+	Power       *Power     `json:"power,omitempty"`
 }
 
 // GateResult is the outcome of a gate: every check and the warnings.
@@ -138,6 +143,19 @@ func (g *GateResult) JSON() ([]byte, error) {
 // repetitions are the samples) on QPS, p99 latency and error rate. It fails with an error
 // when the runs cannot be compared: no steps, or a current level the baseline lacks.
 func Gate(baseline, current *result.Run, cfg GateConfig) (*GateResult, error) {
+	return gate(baseline, current, cfg, nil, false, true)
+}
+
+// GateHistory is Gate against a baseline taken from the history, whose earlier runs
+// (history, oldest first) teach the run-to-run noise (LearnNoise): a change must exceed
+// both the budget and that noise band to fail. Too little history is a warning, and the
+// budgets alone decide.
+func GateHistory(baseline, current *result.Run, cfg GateConfig, history []*result.Run) (*GateResult, error) {
+	return gate(baseline, current, cfg, history, true, true)
+}
+
+// gate is Gate; learn says to learn noise from history, power to simulate each check's power.
+func gate(baseline, current *result.Run, cfg GateConfig, history []*result.Run, learn, power bool) (*GateResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gate config: %w", err)
 	}
@@ -168,11 +186,20 @@ func Gate(baseline, current *result.Run, cfg GateConfig) (*GateResult, error) {
 	if len(extra) > 0 {
 		g.Warnings = append(g.Warnings, fmt.Sprintf("baseline levels %s were not measured in the current run and are not checked", strings.Join(extra, ", ")))
 	}
+	var bands []NoiseBand
+	if learn {
+		var warns []string
+		bands, warns = LearnNoise(history, current)
+		g.Warnings = append(g.Warnings, warns...)
+	}
 	untested := false
 	for _, c := range cl {
 		b := gateFind(bl, c.label)
 		for _, m := range gateMetrics {
-			chk := m.check(cfg, c.label, b.steps, c.steps)
+			chk := m.check(cfg, c.label, b.steps, c.steps, findBand(bands, c.label, m.name))
+			if power && len(chk.Baseline) > 0 && len(chk.Current) > 0 {
+				chk.Power = m.power(cfg, chk, cfg.alpha())
+			}
 			if len(chk.Baseline) == 0 || len(chk.Current) == 0 {
 				g.Warnings = append(g.Warnings, fmt.Sprintf("%s %s: no values (no complete responses), not checked", c.label, m.name))
 				continue
@@ -277,7 +304,7 @@ func (m gateMetric) samples(steps []*measure.Step) []float64 {
 	return v
 }
 
-func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Step) GateCheck {
+func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Step, band *NoiseBand) GateCheck {
 	c := GateCheck{Level: label, Metric: m.name, Unit: m.unit, Baseline: m.samples(base), Current: m.samples(cur), P: 1}
 	if len(c.Baseline) == 0 || len(c.Current) == 0 {
 		return c
@@ -306,8 +333,50 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 		c.Change = gatePercent(c.BaselineMedian, c.CurrentMedian)
 		c.OverBudget = worse && c.Change > cfg.MaxP99Rise
 	}
-	c.Regression = c.OverBudget && (c.Significant || !c.Tested)
+	c.NoiseBand, c.BeyondNoise = band, band == nil || math.Abs(c.Change) > band.Band
+	c.Regression = c.OverBudget && c.BeyondNoise && (c.Significant || !c.Tested)
 	return c
+}
+
+// power simulates this check's test at the noise of its samples (see unpairedPower).
+func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
+	base, cur := c.Baseline, c.Current
+	ratio := m.name != MetricErrorRate
+	unit := func(x float64) float64 { return x }
+	if ratio {
+		if base, cur = logValues(base), logValues(cur); base == nil || cur == nil {
+			return nil
+		}
+		unit = logToPercent
+	}
+	worse := 1
+	if !m.higherBad {
+		worse = -1
+	}
+	band := 0.0
+	if c.NoiseBand != nil {
+		band = c.NoiseBand.Band
+	}
+	fail := func(change float64) bool { // change of the medians, in log units or points
+		pct := unit(change)
+		switch m.name {
+		case MetricQPS:
+			return -pct > cfg.MaxQPSDrop && -pct > band
+		case MetricP99:
+			return pct > cfg.MaxP99Rise && pct > band
+		}
+		return pct > band && c.BaselineMedian+pct > cfg.MaxErrorRate
+	}
+	det, failAt, detOK, failOK := unpairedPower(base, cur, alpha, worse, fail)
+	_, sb := deviations(base, Median(base))
+	_, sc := deviations(cur, Median(cur))
+	p := &Power{Samples: min(len(base), len(cur)), Noise: unit(math.Max(sb, sc)), Detect: ptr(unit(det), detOK)}
+	if worse < 0 {
+		p.Fail = ptr(-unit(-failAt), failOK)
+	} else {
+		p.Fail = ptr(unit(failAt), failOK)
+	}
+	return p
 }
 
 // gatePercent is the change from a to b in percent of a; a change from 0 counts as 100%.

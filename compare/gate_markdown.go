@@ -20,16 +20,20 @@ func (g *GateResult) Markdown(w io.Writer) error {
 	fmt.Fprintf(bw, "Baseline: %s · Current: %s  \n", mdCode(g.Baseline), mdCode(g.Current))
 	fmt.Fprintf(bw, "Budgets: %s (two-sided Mann-Whitney U test over the repetitions; a check fails only when the change is significant and over budget)\n\n",
 		g.Config.String())
-	fmt.Fprintln(bw, "| Level | Metric | Baseline (median) | Current (median) | Change | p | n | Verdict |")
-	fmt.Fprintln(bw, "|---|---|--:|--:|--:|--:|--:|---|")
+	fmt.Fprintln(bw, "| Level | Metric | Baseline (median) | Current (median) | Change | p | n | Verdict | Could detect |")
+	fmt.Fprintln(bw, "|---|---|--:|--:|--:|--:|--:|---|---|")
 	for _, c := range g.Checks {
 		p := strconv.FormatFloat(c.P, 'f', 3, 64)
 		if !c.Tested {
 			p += " (not tested)"
 		}
-		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %d+%d | %s |\n",
+		detect := "-"
+		if c.Power != nil {
+			detect = mdEscape(c.Power.Sentence(c.Metric, "repetitions each"))
+		}
+		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %d+%d | %s | %s |\n",
 			mdEscape(c.Level), metricTitle(c.Metric), formatGateValue(c.BaselineMedian, c.Unit),
-			formatGateValue(c.CurrentMedian, c.Unit), formatChange(c), p, len(c.Baseline), len(c.Current), checkVerdict(c))
+			formatGateValue(c.CurrentMedian, c.Unit), formatChange(c), p, len(c.Baseline), len(c.Current), checkVerdict(c), detect)
 	}
 	if len(g.Warnings) > 0 {
 		fmt.Fprintln(bw, "\n**Warnings**")
@@ -49,6 +53,11 @@ func (g *GateResult) Text(w io.Writer) error {
 			formatGateValue(c.BaselineMedian, c.Unit), formatGateValue(c.CurrentMedian, c.Unit),
 			formatChange(c), c.P, checkVerdict(c))
 	}
+	for _, c := range g.Checks {
+		if c.Power != nil {
+			fmt.Fprintf(bw, "%s %s: %s\n", c.Level, metricTitle(c.Metric), c.Power.Sentence(c.Metric, "repetitions each"))
+		}
+	}
 	for _, s := range g.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", s)
 	}
@@ -64,8 +73,12 @@ func checkVerdict(c GateCheck) string {
 	switch {
 	case c.Regression && !c.Tested:
 		return "FAIL: over budget (not statistically tested)"
+	case c.Regression && c.NoiseBand != nil:
+		return "FAIL: significant, over budget and beyond the history's noise (" + formatBand(c) + ")"
 	case c.Regression:
 		return "FAIL: significant and over budget"
+	case c.OverBudget && !c.BeyondNoise:
+		return "pass: over budget but within the history's run-to-run noise (" + formatBand(c) + ")"
 	case c.OverBudget && !c.Significant:
 		return "pass: over budget but not significant"
 	case c.Significant:
@@ -99,6 +112,14 @@ func formatChange(c GateCheck) string {
 		return fmt.Sprintf("%+.3f pt", c.Change)
 	}
 	return fmt.Sprintf("%+.1f%%", c.Change)
+}
+
+// formatBand shows a check's noise band: "±7.1%" or "±0.050 pt".
+func formatBand(c GateCheck) string {
+	if c.Metric == MetricErrorRate {
+		return fmt.Sprintf("±%.3f pt", c.NoiseBand.Band)
+	}
+	return fmt.Sprintf("±%.1f%%", c.NoiseBand.Band)
 }
 
 func plural(n int) string {

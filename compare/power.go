@@ -110,7 +110,7 @@ func wSign(w float64, n int) int {
 // estimate (shifted for the worse, sign worse) fails the gate, and Fail is the smallest
 // shift that does.
 func pairedPower(d []float64, alpha float64, worse int, fail func(est float64) bool) (detect, failAt float64, detectOK, failOK bool) {
-	if len(d) == 0 {
+	if len(d) == 0 || SignedRankMinP(len(d)) >= alpha {
 		return 0, 0, false, false
 	}
 	_, sd := deviations(d, HodgesLehmann(d, 0).Estimate)
@@ -138,7 +138,7 @@ func pairedPower(d []float64, alpha float64, worse int, fail func(est float64) b
 // or raw for the error rate): new experiments of the same sizes draw normal noise with each
 // sample's robust spread, the current one shifted, and run the same test at alpha.
 func unpairedPower(base, cur []float64, alpha float64, worse int, fail func(change float64) bool) (detect, failAt float64, detectOK, failOK bool) {
-	if len(base) == 0 || len(cur) == 0 {
+	if len(base) == 0 || len(cur) == 0 || MinP(len(base), len(cur)) >= alpha {
 		return 0, 0, false, false
 	}
 	_, sb := deviations(base, Median(base))
@@ -147,9 +147,8 @@ func unpairedPower(base, cur []float64, alpha float64, worse int, fail func(chan
 	sig := func(delta float64, r *rand.Rand) (bool, float64) {
 		b := draw(bb, sb, 0, r)
 		c := draw(cb, sc, delta, r)
-		res, err := MannWhitneyTest(b, c)
 		change := Median(c) - Median(b)
-		return err == nil && res.P < alpha && signOf(change) == signOf(delta), change
+		return mannWhitneyNormalP(b, c) < alpha && signOf(change) == signOf(delta), change
 	}
 	detect, detectOK = smallestShift(powerLimit, func(delta float64, r *rand.Rand) bool {
 		ok, _ := sig(delta, r)
@@ -163,6 +162,18 @@ func unpairedPower(base, cur []float64, alpha float64, worse int, fail func(chan
 		return ok && fail(change)
 	})
 	return detect, failAt, detectOK, failOK
+}
+
+// mannWhitneyNormalP is the Mann-Whitney p-value under the normal approximation: close
+// enough to the exact one for a power estimate, and a hundred times quicker.
+func mannWhitneyNormalP(a, b []float64) float64 {
+	ranks2, ties := doubledRanks(a, b)
+	var r1 int64
+	for _, r := range ranks2[:len(a)] {
+		r1 += r
+	}
+	u := float64(r1)/2 - float64(len(a)*(len(a)+1))/2
+	return normalP(u, len(a), len(b), ties)
 }
 
 func signOf(x float64) int {

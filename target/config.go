@@ -2,7 +2,7 @@
 //
 // Plain mode answers GET /healthz with {"status":"ok"} like the plain net/http yardstick,
 // and /knob shapes each response from its query (delay, jitter, status, size, chunked,
-// close, abort, garbage, hang). Server-wide settings add a periodic stall and a
+// close, abort, garbage, hang, work). Server-wide settings add a periodic stall and a
 // throughput ceiling. Demo mode adds a small JSON API behind a switchable middleware
 // chain, for profiling and tuning demos, and endpoints with one bottleneck each
 // (/demo/cpu, /demo/pool, /demo/downstream, /demo/leak) for the verdict. Spawn runs the target as a child process.

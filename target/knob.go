@@ -63,6 +63,7 @@ type knobs struct {
 	abort         bool
 	garbage       bool
 	hang          bool
+	work          int // rounds of CPU work (as /hot spins) before answering
 }
 
 // defaults are the knobs from the server-wide config.
@@ -108,8 +109,13 @@ func parseKnobs(q url.Values, d knobs) (knobs, error) {
 			k.garbage, err = strconv.ParseBool(v)
 		case "hang":
 			k.hang, err = strconv.ParseBool(v)
+		case "work":
+			k.work, err = strconv.Atoi(v)
+			if err == nil && (k.work < 0 || k.work > MaxWork) {
+				err = fmt.Errorf("outside [0, %d]", MaxWork)
+			}
 		default:
-			err = fmt.Errorf("unknown knob (want delay, jitter, status, size, chunked, close, abort, garbage or hang)")
+			err = fmt.Errorf("unknown knob (want delay, jitter, status, size, chunked, close, abort, garbage, hang or work)")
 		}
 		if err != nil {
 			return k, fmt.Errorf("knob %s=%q: %w", name, v, err)
@@ -147,6 +153,9 @@ func (s *Server) knob(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.await(r.Context(), k.delay, k.jitter) {
 		return
+	}
+	if k.work > 0 {
+		apiperfHotHandlerSpin(hotSeed.Add(1), k.work) // CPU work, as two builds of a handler may differ
 	}
 	switch {
 	case k.hang:

@@ -87,8 +87,11 @@ func TestKnobResponses(t *testing.T) {
 		{"size=200000&status=201", 201, string(Body(200000)), "200000"},
 		// A status without a body drops it.
 		{"status=204&size=10", 204, "", ""},
+		// work spins the CPU before the usual answer.
+		{"work=1000&size=10", 200, string(Body(10)), "10"},
 		// Bad knobs are a 400 naming the knob.
 		{"size=-1", 400, "knob size=\"-1\"", ""},
+		{"work=-5", 400, "knob work=\"-5\"", ""},
 		{"delay=soon", 400, "knob delay=\"soon\"", ""},
 		{"colour=red", 400, "knob colour=\"red\": unknown knob", ""},
 	}

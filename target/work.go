@@ -9,6 +9,9 @@ import (
 // HotRounds is how many rounds of arithmetic one /hot request spins (a few hundred µs).
 const HotRounds = 150_000
 
+// MaxWork caps the work knob: rounds of the /hot spin per request (about a second).
+const MaxWork = 100_000_000
+
 // AllocChunks is how many slices (of about 1 KiB each) and map entries one /alloc request builds.
 const AllocChunks = 48
 
