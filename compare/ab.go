@@ -43,7 +43,7 @@ type ABCheck struct {
 	Tested      bool   `json:"tested"`      // enough pairs for P to reach the per-check alpha
 	Significant bool   `json:"significant"` // tested and P < the per-check alpha
 	OverBudget  bool   `json:"over_budget"` // the estimate is worse than the budget allows
-	Regression  bool   `json:"regression"`  // gated, over budget and (significant or untested)
+	Regression  bool   `json:"regression"`  // gated, over budget and significant
 	Power       *Power `json:"power,omitempty"`
 }
 
@@ -109,6 +109,30 @@ var abMetrics = []abMetric{
 	{gateMetrics[2], false, true},
 }
 
+// ABMinPairs is the fewest pairs with which a signed-rank test of each of checks gated
+// checks can reach significance at the family-wise alpha.
+func ABMinPairs(alpha float64, checks int) int {
+	if alpha <= 0 {
+		alpha = DefaultAlpha
+	}
+	n := 1
+	for SignedRankMinP(n) >= alpha/float64(max(checks, 1)) {
+		n++
+	}
+	return n
+}
+
+// ABChecks is how many gated checks an A/B comparison of levels levels makes.
+func ABChecks(levels int) int {
+	n := 0
+	for _, m := range abMetrics {
+		if m.gated {
+			n++
+		}
+	}
+	return n * levels
+}
+
 // AB compares run b against run a pair by pair: steps with the same label and repetition
 // number form a pair. It fails with an error when no pair can be formed.
 func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
@@ -149,12 +173,7 @@ func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
 	if len(levels) == 0 {
 		return nil, errors.New("no pairs to compare: A and B share no level and repetition")
 	}
-	gated := 0
-	for _, m := range abMetrics {
-		if m.gated {
-			gated += len(levels)
-		}
-	}
+	gated := ABChecks(len(levels))
 	res.CheckAlpha = res.Config.Alpha / float64(gated)
 	untested := false
 	for _, l := range levels {
@@ -171,12 +190,8 @@ func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
 		}
 	}
 	if untested {
-		need := 1
-		for SignedRankMinP(need) >= res.CheckAlpha {
-			need++
-		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("too few pairs for a statistical test at alpha %g over %d checks (need --count %d or more): "+
-			"checks marked \"not tested\" fail on the budget alone", res.Config.Alpha, gated, need))
+			"checks marked \"not tested\" cannot fail, and this comparison shows nothing", res.Config.Alpha, gated, ABMinPairs(res.Config.Alpha, gated)))
 	}
 	return res, nil
 }
@@ -238,7 +253,7 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 	}
 	if m.gated {
 		c.OverBudget = signOf(hl.Estimate) == worse && overBudget(hl.Estimate)
-		c.Regression = c.OverBudget && (c.Significant || !c.Tested)
+		c.Regression = c.OverBudget && c.Significant // untested: a pair of noisy numbers proves nothing
 	}
 	det, fail, detOK, failOK := pairedPower(d, alpha, worse, overBudget)
 	_, spread := deviations(d, hl.Estimate)

@@ -52,8 +52,8 @@ func TestAB(t *testing.T) {
 		{"B 15% slower", 10, 0.15, 0.85, 1.15, []string{MetricQPS, MetricP99}, false},
 		// B 3% slower: significant but within the 5% budget, passes.
 		{"B 3% slower", 10, 0.15, 0.97, 1, nil, false},
-		// Three pairs cannot reach the per-check alpha: decided on the budget alone, with a warning.
-		{"too few pairs", 3, 0, 0.85, 1, []string{MetricQPS}, true},
+		// Three pairs cannot reach the per-check alpha: nothing fails, a warning says so.
+		{"too few pairs", 3, 0, 0.85, 1, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +125,22 @@ func TestABPower(t *testing.T) {
 		t.Errorf("3 pairs: Detect = %v, want nil (no change is detectable)", *p.Detect)
 	} else if s := p.Sentence(MetricQPS, "pairs"); !strings.Contains(s, "no QPS change would be detected") {
 		t.Errorf("3 pairs: Sentence = %q", s)
+	}
+}
+
+func TestABMinPairs(t *testing.T) {
+	for _, tt := range []struct {
+		alpha  float64
+		checks int
+		want   int
+	}{
+		{0.05, 3, 7},   // 2/2^7 = 0.016 < 0.0167
+		{0.05, 1, 6},   // 2/2^6 = 0.031 < 0.05
+		{0.05, 15, 10}, // five levels: 2/2^9 = 0.0039 is not below 0.0033, 2/2^10 = 0.002 is
+	} {
+		if got := ABMinPairs(tt.alpha, tt.checks); got != tt.want {
+			t.Errorf("ABMinPairs(%v, %d) = %d, want %d", tt.alpha, tt.checks, got, tt.want)
+		}
 	}
 }
 

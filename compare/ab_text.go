@@ -100,10 +100,10 @@ func abVerdict(c ABCheck) string {
 			return "(not gated) significant"
 		}
 		return "(not gated)"
-	case c.Regression && !c.Tested:
-		return "FAIL: over budget (not statistically tested)"
 	case c.Regression:
 		return "FAIL: significant and over budget"
+	case c.OverBudget && !c.Tested:
+		return "pass: over budget, not tested (too few pairs)"
 	case c.OverBudget:
 		return "pass: over budget but not significant"
 	case c.Significant:

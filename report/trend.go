@@ -21,6 +21,8 @@ type Trend struct {
 	Metric string     `json:"metric"`           // "p99", "qps" or "success"
 	Target string     `json:"target,omitempty"` // what the runs measured, e.g. "run GET http://127.0.0.1:8080/x"
 	Runs   []TrendRun `json:"runs"`             // oldest first
+	// Changes are the change points of each level's line (FindChanges).
+	Changes []TrendChange `json:"changes,omitempty"`
 }
 
 // TrendRun is one run's value of the metric at each of its levels (median of repetitions).
@@ -52,6 +54,9 @@ func NewTrendSet(metric string, runs []TrendRun) TrendSet {
 			set.Trends = append(set.Trends, Trend{Metric: metric, Target: r.Target})
 		}
 		set.Trends[i].Runs = append(set.Trends[i].Runs, r)
+	}
+	for i := range set.Trends {
+		set.Trends[i].FindChanges()
 	}
 	return set
 }
@@ -119,6 +124,7 @@ func (t Trend) Chart() chart.Chart {
 		}
 		c.Series = append(c.Series, s)
 	}
+	c.Series = append(c.Series, t.changeSeries()...)
 	return c
 }
 
@@ -138,14 +144,15 @@ th:first-child, td:first-child, td.text { text-align: left; }
 </head>
 <body>
 <h1>apiperf trend: {{.Metric}}</h1>
-<p>{{.Summary}}, median of each run's repetitions per level; one chart per target.</p>
+<p>{{.Summary}}, median of each run's repetitions per level; one chart per target.
+Change points (▲, dashed segment medians): {{.Method}}.</p>
 {{range $i, $t := .Trends}}<section class="target">
 {{if $t.Target}}<h2>{{$t.Target}}</h2>
 {{end}}<figure{{if eq $i 0}} id="chart"{{end}}>{{$t.SVG}}</figure>
 <table{{if eq $i 0}} id="runs"{{end}}>
-<thead><tr><th>Run</th><th>Start (UTC)</th><th>URL</th><th>Commit</th>{{range $t.Levels}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>Run</th><th>Start (UTC)</th><th>URL</th><th>Commit</th>{{range $t.Levels}}<th>{{.}}</th>{{end}}<th>Change point</th></tr></thead>
 <tbody>
-{{range $t.Rows}}<tr><td>#{{.ID}}</td><td class="text">{{.Start}}</td><td class="text">{{.URL}}</td><td class="text">{{.Commit}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{range $t.Rows}}<tr><td>#{{.ID}}</td><td class="text">{{.Start}}</td><td class="text">{{.URL}}</td><td class="text">{{.Commit}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td class="text">{{.Change}}</td></tr>
 {{end}}</tbody>
 </table>
 </section>
@@ -165,6 +172,7 @@ func (s TrendSet) HTML(w io.Writer) error {
 		ID                 int64
 		Start, URL, Commit string
 		Cells              []string
+		Change             string
 	}
 	type section struct {
 		Target string
@@ -184,8 +192,8 @@ func (s TrendSet) HTML(w io.Writer) error {
 			svgBody = svgBody[i:] // drop the XML prolog: not allowed inside HTML
 		}
 		sec := section{Target: t.Target, SVG: template.HTML(svgBody), Levels: t.levels()} // chart.SVG escapes all text
-		for _, r := range t.Runs {
-			rw := row{ID: r.ID, Start: r.Start.UTC().Format(time.DateTime), URL: r.URL, Commit: r.Commit}
+		for i, r := range t.Runs {
+			rw := row{ID: r.ID, Start: r.Start.UTC().Format(time.DateTime), URL: r.URL, Commit: r.Commit, Change: t.changeCell(i)}
 			if len(rw.Commit) > 12 {
 				rw.Commit = rw.Commit[:12]
 			}
@@ -202,9 +210,9 @@ func (s TrendSet) HTML(w io.Writer) error {
 		sections = append(sections, sec)
 	}
 	data := struct {
-		Metric, Summary string
-		Trends          []section
-	}{Metric: s.Metric, Summary: Plural(runs, "run") + " of " + Plural(len(s.Trends), "target"), Trends: sections}
+		Metric, Summary, Method string
+		Trends                  []section
+	}{Metric: s.Metric, Summary: Plural(runs, "run") + " of " + Plural(len(s.Trends), "target"), Method: ChangeMethod, Trends: sections}
 	if err := trendPage.Execute(w, data); err != nil {
 		return fmt.Errorf("writing trend page: %w", err)
 	}

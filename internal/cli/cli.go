@@ -41,6 +41,7 @@ func commands() []command {
 		{"compare", "compare two or more runs side by side (peak, knee, p99, errors, target CPU and RSS)", cmdCompare},
 		{"report", "re-render every report of a run from its run.json", cmdReport},
 		{"gate", "fail when the current run is measurably slower than a baseline", cmdGate},
+		{"ab", "compare two targets run alternately (ABBA pairs, paired test); fail when B is slower", cmdAB},
 		{"history", "list recorded runs, import run directories, chart trends", cmdHistory},
 		{"merge", "merge run.json files from several generators exactly", cmdMerge},
 		{"serve", "start the built-in reference target on loopback", cmdServe},

@@ -40,6 +40,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	fs.Var(percentValue{&cfg.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this, significantly")
 	fs.Var(percentValue{&cfg.MaxErrorRate}, "max-error-rate", "fail when the error rate is above this and significantly above the baseline's")
 	fs.Float64Var(&cfg.Alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test")
+	paired := fs.Bool("ab", false, "paired comparison of runs saved by apiperf ab -o DIR (--baseline DIR/a.json --current DIR/b.json): steps of the same level and repetition are pairs")
 	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	fs.Usage = func() {
@@ -87,13 +88,30 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(fmt.Errorf("gate: baseline: %w", err))
 	}
+	if *paired { // A and B are different targets by design: no identity check
+		res, err := compare.AB(base, cur, cfg)
+		if err != nil {
+			return usagef("gate --ab: %w", err)
+		}
+		res.A, res.B = baseName, *curRef
+		return abReport(e, res, *mdOut, *jsonOut, false)
+	}
 	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
 		if !*allowMismatch {
 			return usagef("gate: the baseline is another experiment: %s; pass --allow-mismatch to compare anyway", strings.Join(diffs, "; "))
 		}
 		fmt.Fprintf(e.stderr, "apiperf: warning: comparing different experiments (--allow-mismatch): %s\n", strings.Join(diffs, "; "))
 	}
-	g, err := compare.Gate(base, cur, cfg)
+	hist, fromHistory, err := baselineHistory(ctx, *baseRef, cur, openDB)
+	if err != nil {
+		return fmt.Errorf("gate: baseline history: %w", err)
+	}
+	var g *compare.GateResult
+	if fromHistory {
+		g, err = compare.GateHistory(base, cur, cfg, hist)
+	} else {
+		g, err = compare.Gate(base, cur, cfg)
+	}
 	if err != nil {
 		return usagef("gate: %w", err)
 	}
@@ -140,6 +158,24 @@ func writeOut(e *env, path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// baselineHistory returns, when ref is a history query (not a file, not a run id), the recent
+// runs it selects of cur's experiment, from which the gate learns the run-to-run noise.
+func baselineHistory(ctx context.Context, ref string, cur *result.Run, open func() (*store.DB, error)) ([]*result.Run, bool, error) {
+	if _, err := os.Stat(ref); err == nil {
+		return nil, false, nil
+	}
+	flt, err := store.ParseQuery(ref)
+	if err != nil || flt.ID != 0 {
+		return nil, false, nil
+	}
+	db, err := open()
+	if err != nil {
+		return nil, false, err
+	}
+	runs, err := db.Similar(ctx, flt, cur, compare.MaxNoiseRuns)
+	return runs, true, err
 }
 
 // resolveBaseline finds the baseline of cur: a run.json or run directory when ref names

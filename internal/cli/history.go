@@ -349,5 +349,13 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s of %s over %s: open %s (charts: %s)\n", *metric, report.Plural(len(set.Trends), "target"),
 		report.Plural(len(trs), "run"), paths[0], strings.Join(paths[1:], ", "))
+	for _, t := range set.Trends {
+		for _, c := range t.Changes {
+			fmt.Fprintf(e.stdout, "change point: %s %s\n", t.Target, c.String(*metric))
+		}
+	}
+	if len(trs) >= 6 {
+		fmt.Fprintf(e.stdout, "change points by %s\n", report.ChangeMethod)
+	}
 	return nil
 }

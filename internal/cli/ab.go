@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// DefaultABWarmup is the unmeasured load before every step of `apiperf ab`.
+const DefaultABWarmup = time.Second
+
+func cmdAB(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("ab", e)
+	lf, sf := &loadFlags{}, &sourceFlags{stdout: e.stdout}
+	lf.register(fs)
+	sf.register(fs)
+	cfg := compare.DefaultGateConfig
+	pairs := fs.Int("count", compare.DefaultPairs, "A/B pairs per level (ABBA order)")
+	warmup := fs.Duration("warmup", DefaultABWarmup, "unmeasured load before every step, on the target about to be measured")
+	levels := fs.String("levels", "", "run at these concurrency levels, A and B alternating at each (default: -c)")
+	rates := fs.String("rates", "", "open loop: run at these rates, A and B alternating at each")
+	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when B's QPS is below A's by more than this, significantly")
+	fs.Var(percentValue{&cfg.MaxP99Rise}, "max-p99-rise", "fail when B's p99 latency is above A's by more than this, significantly")
+	fs.Var(percentValue{&cfg.MaxErrorRate}, "max-error-rate", "fail when B's error rate is above this and significantly above A's")
+	fs.Float64Var(&cfg.Alpha, "alpha", compare.DefaultAlpha, "significance level, shared by all checks (Bonferroni)")
+	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
+	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
+	out := fs.StringP("out", "o", "", "save A's and B's runs as DIR/a.json and DIR/b.json")
+	quiet := fs.BoolP("quiet", "q", false, "print no progress")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
+			"Compare B against A by running them alternately (pairs in ABBA order, same load, warmup and window),\n"+
+			"so that drift of the machine hits both alike; a paired test on the per-pair changes decides.\n"+
+			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input.\n\n"+
+			"Example (CI: base and candidate builds of a server on two ports):\n"+
+			"  apiperf ab -c 8 -d 2s --count 10 http://127.0.0.1:8081/api http://127.0.0.1:8082/api\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	pos, extra := splitDash(fs)
+	if len(pos) != 2 {
+		return usagef("ab: want two URLs, A and B, got %d argument(s) (usage: apiperf ab [flags] URL_A URL_B)", len(pos))
+	}
+	var errs []error
+	scA, lcfg, expected, err := lf.build(fs, pos[0])
+	errs = append(errs, err)
+	scB, _, _, err := lf.build(fs, pos[1])
+	errs = append(errs, err)
+	plan, err := abPlan(lcfg, *levels, *rates, *warmup, *pairs)
+	errs = append(errs, err, cfg.Validate())
+	if need := compare.ABMinPairs(cfg.Alpha, compare.ABChecks(plan.Len())); err == nil && *pairs < need {
+		errs = append(errs, fmt.Errorf("--count %d: %d pairs cannot show a significant change at alpha %g over %d checks; use --count %d or more (10 is a good start)",
+			*pairs, *pairs, cfg.Alpha, compare.ABChecks(plan.Len()), need))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return asUsage(fmt.Errorf("ab: %w", err))
+	}
+	conns := 0
+	for i := range plan.Len() {
+		conns = max(conns, plan.Connections(lcfg, i))
+	}
+	if err := checkFileLimit(conns); err != nil {
+		return err
+	}
+	srcA, err := sf.build(ctx, scA, extra)
+	if err != nil {
+		return asUsage(err)
+	}
+	srcB, err := sf.build(ctx, scB, extra)
+	if err != nil {
+		return asUsage(err)
+	}
+	tgtA, _ := scenario.ParseTarget(srcA.scenario.URL)
+	tgtB, _ := scenario.ParseTarget(srcB.scenario.URL)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(lcfg.Threads))
+	docA, docB := newRun(result.KindRun, srcA.scenario, lcfg, args), newRun(result.KindRun, srcB.scenario, lcfg, args)
+	docA.Name, docB.Name = "A", "B"
+	if !*quiet {
+		fmt.Fprintf(e.stderr, "apiperf: ab A=%s B=%s at %s: pairs in ABBA order, %s measured per step on %d threads\n",
+			docA.Scenario.URL, docB.Scenario.URL, plan, perLevel(lcfg), lcfg.Threads)
+	}
+	opts := []load.Option{load.WithExpected(expected)}
+	step := func(src *source, tgt scenario.Target) sweep.StepFunc {
+		return func(ctx context.Context, c load.Config) (*measure.Step, error) {
+			return load.Run(ctx, c, src, tgt, opts...)
+		}
+	}
+	progress := func(s sweep.ABStep) {
+		if !*quiet {
+			fmt.Fprintf(e.stderr, "apiperf: %s pair %d/%d %s: %.1f req/s, p99 %.3f ms\n", s.Step.Label, s.Pair+1, plan.Reps(), s.Side,
+				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})))
+		}
+	}
+	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA), step(srcB, tgtB), progress)
+	if run == nil {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("ab: %w", err)
+	}
+	for _, steps := range [][]*measure.Step{run.A, run.B} {
+		if err := checkOutcome(e, steps); err != nil {
+			return err // a side where nothing succeeded cannot be compared
+		}
+	}
+	docA.Steps, docB.Steps = run.A, run.B
+	docA.End, docB.End = time.Now().UTC(), time.Now().UTC()
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return fmt.Errorf("ab: %w", err)
+		}
+		for name, d := range map[string]*result.Run{"a.json": docA, "b.json": docB} {
+			if err := d.Save(filepath.Join(*out, name)); err != nil {
+				return err
+			}
+		}
+	}
+	res, err := compare.AB(docA, docB, cfg)
+	if err != nil {
+		return fmt.Errorf("ab: %w", err)
+	}
+	res.A, res.B = docA.Scenario.URL, docB.Scenario.URL
+	if ctx.Err() != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: compared the %d pair(s) measured", len(run.B)))
+	}
+	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
+}
+
+// abPlan is the plan of levels `ab` alternates A and B at: --levels or --rates, else the
+// one level of -c or -R.
+func abPlan(cfg load.Config, levels, rates string, warmup time.Duration, pairs int) (sweep.Plan, error) {
+	plan := sweep.Plan{Warmup: measure.Duration(warmup), Count: pairs}
+	var errs []error
+	switch {
+	case levels != "" && rates != "":
+		errs = append(errs, errors.New("give --levels or --rates, not both"))
+	case levels != "":
+		lv, err := parseLevels(levels)
+		errs = append(errs, err)
+		plan.Levels = lv
+	case rates != "":
+		rs, err := parseRates(rates)
+		errs = append(errs, err)
+		plan.Rates = rs
+	case cfg.OpenLoop():
+		plan.Rates = []float64{cfg.Rate}
+	default:
+		plan.Levels = []int{cfg.Connections}
+	}
+	if pairs < 1 || pairs > 1000 {
+		errs = append(errs, fmt.Errorf("--count %d: want 1 to 1000 pairs", pairs))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return plan, err
+	}
+	return plan, plan.Validate()
+}
+
+// abReport writes the result where asked (text on stdout unless stdout holds JSON or
+// Markdown) and returns the exit status: failed on a regression or an interruption.
+func abReport(e *env, res *compare.ABResult, mdOut, jsonOut string, interrupted bool) error {
+	toStdout := false
+	if mdOut != "" {
+		toStdout = toStdout || mdOut == "-"
+		if err := writeOut(e, mdOut, res.Markdown); err != nil {
+			return err
+		}
+	}
+	if jsonOut != "" {
+		toStdout = toStdout || jsonOut == "-"
+		b, err := res.JSON()
+		if err != nil {
+			return err
+		}
+		if err := writeOut(e, jsonOut, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return err
+		}
+	}
+	if toStdout {
+		res.Text(e.stderr)
+	} else {
+		res.Text(e.stdout)
+	}
+	switch {
+	case !res.Pass():
+		return errFailed
+	case interrupted:
+		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/store"
+	"github.com/apiperf/apiperf/target"
+)
+
+// startTarget runs a built-in target for the test and returns its URL.
+func startTarget(t *testing.T, cfg target.Config) string {
+	t.Helper()
+	srv, err := target.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv.URL()
+}
+
+// TestABCommand: B answers 3 ms later than A; `ab` runs them alternately, fails B on QPS and
+// p99 (exit 1), saves both runs, and `gate --ab` over the saved runs agrees.
+func TestABCommand(t *testing.T) {
+	a := startTarget(t, target.Config{})
+	b := startTarget(t, target.Config{Delay: 3 * time.Millisecond})
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "ab", "-c2", "-t1", "-d150ms", "--warmup", "0", "--count", "7", "-o", dir, a+"/healthz", b+"/healthz")
+	if code != ExitFailed || !strings.Contains(stdout, "ab: FAIL") || !strings.Contains(stdout, "QPS") ||
+		!strings.Contains(stdout, "FAIL: significant and over budget") || !strings.Contains(stdout, "would be detected 95% of the time") {
+		t.Fatalf("apiperf ab A vs A+3ms = exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, a significant regression and the power", code, stdout, stderr)
+	}
+	for _, want := range []string{"pairs in ABBA order", "c=2 pair 1/7 A:", "c=2 pair 2/7 B:"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	idx := func(s string) int { return strings.Index(stderr, s) }
+	if !(idx("pair 2/7 B:") < idx("pair 2/7 A:")) {
+		t.Errorf("pair 2 ran A before B (want ABBA):\n%s", stderr)
+	}
+	code, stdout, stderr = runCLI(t, "gate", "--ab", "--baseline", filepath.Join(dir, "a.json"), "--current", filepath.Join(dir, "b.json"))
+	if code != ExitFailed || !strings.Contains(stdout, "ab: FAIL") {
+		t.Errorf("gate --ab over the saved runs = exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1 and FAIL", code, stdout, stderr)
+	}
+}
+
+func TestABBadInput(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ab", "http://127.0.0.1:1/"}, "want two URLs"},
+		{[]string{"ab", "--count", "4", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "--count 4: 4 pairs cannot show a significant change at alpha 0.05 over 3 checks; use --count 7"},
+		{[]string{"ab", "--levels", "2,4", "--rates", "5", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "give --levels or --rates, not both"},
+		{[]string{"ab", "--max-qps-drop", "-3", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "max QPS drop -3%"},
+	} {
+		code, _, stderr := runCLI(t, tt.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("apiperf %s = exit %d, stderr %q; want exit 2 and %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+}
+
+// seededRun is run i of a history: five repetitions of c=10 at about qps req/s.
+func seededRun(url string, start time.Time, qps float64, rng *rand.Rand) *result.Run {
+	r := &result.Run{Version: result.Version, Tool: "apiperf test", Kind: result.KindRun, Command: []string{"apiperf", "run", url},
+		Labels: map[string]string{"branch": "main"}, Scenario: scenario.Scenario{URL: url},
+		Load: load.Config{Connections: 10, Threads: 1, Duration: measure.Duration(time.Second)}, Start: start, End: start.Add(5 * time.Second)}
+	for i := range 5 {
+		n := int64(math.Round(qps * (1 + 0.01*rng.NormFloat64())))
+		h := measure.NewHistogram()
+		h.RecordN(time.Millisecond, n)
+		r.Steps = append(r.Steps, &measure.Step{Label: "c=10", Rep: i, Concurrency: 10, Elapsed: measure.Duration(time.Second),
+			Attempts: n, Requests: n, Successes: n, Latency: h, AllAttempts: h})
+	}
+	return r
+}
+
+// TestHistoryTrendChangePoint: a history of 30 runs whose QPS steps down by 10% from the
+// 16th run on (2% run-to-run noise) shows one change point, at run #16.
+func TestHistoryTrendChangePoint(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(10, 10))
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const url = "http://127.0.0.1:8080/api"
+	for i := range 30 {
+		qps := 1000 * (1 + 0.02*rng.NormFloat64())
+		if i >= 15 {
+			qps *= 0.9
+		}
+		if _, _, err := h.Record(context.Background(), seededRun(url, t0.Add(time.Duration(i)*time.Hour), qps, rng), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Close()
+	code, stdout, stderr := runCLI(t, "history", "trend", "--db", db, "--metric", "qps", "--dir", dir)
+	want := fmt.Sprintf("change point: run GET %s c=10: -", url)
+	if code != ExitOK || strings.Count(stdout, "change point: ") != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "% at run #16 (") {
+		t.Fatalf("history trend = exit %d\nstdout:\n%s\nstderr:\n%s\nwant one change point, a drop at run #16", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "E-divisive") {
+		t.Errorf("stdout does not name the method:\n%s", stdout)
+	}
+}
+
+// TestGateLearnsNoise: the baseline is a history query whose runs drift by about 3%; a
+// current run 7% slower is over the 5% budget but within that noise: it passes and says why.
+func TestGateLearnsNoise(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const url = "http://127.0.0.1:8080/api"
+	var last float64
+	for i := range 12 {
+		last = 1000 * (1 + 0.03*rng.NormFloat64())
+		if _, _, err := h.Record(context.Background(), seededRun(url, t0.Add(time.Duration(i)*time.Hour), last, rng), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur := seededRun(url, t0.Add(20*time.Hour), last*0.93, rng)
+	cur.Labels = map[string]string{"branch": "feature"}
+	if _, _, err := h.Record(context.Background(), cur, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	code, stdout, stderr := runCLI(t, "gate", "--db", db, "--baseline", "label=branch:main", "--current", "label=branch:feature")
+	if code != ExitOK || !strings.Contains(stdout, "within the history's run-to-run noise") {
+		t.Errorf("gate against a noisy history = exit %d\nstdout:\n%s\nstderr:\n%s\nwant a pass within the noise band", code, stdout, stderr)
+	}
+	// The same comparison by run id does not learn noise: the 7% drop fails the budget.
+	code, stdout, _ = runCLI(t, "gate", "--db", db, "--baseline", "12", "--current", "label=branch:feature")
+	if code != ExitFailed {
+		t.Errorf("gate --baseline 12 = exit %d\nstdout:\n%s\nwant exit 1 (no noise band for a baseline given by id)", code, stdout)
+	}
+}
