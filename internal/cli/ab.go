@@ -43,9 +43,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
 			"Compare B against A by running them alternately (pairs in ABBA order, same load, warmup and window),\n"+
 			"so that drift of the machine hits both alike; a paired test on the per-pair changes decides.\n"+
-			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input.\n\n"+
-			"Example (CI: base and candidate builds of a server on two ports):\n"+
-			"  apiperf ab -c 8 -d 2s --count 10 http://127.0.0.1:8081/api http://127.0.0.1:8082/api\n\n%s", fs.FlagUsages())
+			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input.\n"+
+			"In CI: build the base and the candidate server, start both on two ports, run apiperf ab.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -38,6 +38,11 @@ var examples = map[string][]string{
 		"apiperf gate --baseline label=branch:main --max-p99-rise 5%  # the newest run of this target and shape on main",
 		"apiperf gate --baseline 10 --current 12 --markdown gate.md  # ids as apiperf history lists them",
 	},
+	"ab": {
+		"apiperf ab -c 8 -d 2s http://127.0.0.1:8081/api http://127.0.0.1:8082/api  # base on :8081, candidate on :8082, 10 ABBA pairs",
+		"apiperf ab --count 20 --levels 10,50 --markdown ab.md http://127.0.0.1:8081/ http://127.0.0.1:8082/  # two levels, A and B alternating at each",
+		"apiperf ab -R 2k -d 5s --max-p99-rise 5% -o ab-runs http://127.0.0.1:8081/ http://127.0.0.1:8082/  # open loop; saves a.json, b.json for gate --ab",
+	},
 	"history": {
 		"apiperf history --limit 10  # the newest ten runs, with their ids",
 		"apiperf history --url http://127.0.0.1:8080/api --label branch=main  # one target's runs on main",
