@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Capacity search defaults.
@@ -127,8 +128,13 @@ func roundRate(r float64) float64 {
 	if r <= 0 {
 		return r
 	}
-	mag := math.Pow(10, math.Floor(math.Log10(r))-2)
-	return math.Round(r/mag) * mag
+	// Through the decimal text, not r/mag*mag: 938*0.1 is 93.80000000000001, which every
+	// output would then print.
+	v, err := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 3, 64), 64)
+	if err != nil {
+		return r
+	}
+	return v
 }
 
 // String describes the search, e.g. "from 100 req/s, x2 until a probe fails, then bisect to 5%".

@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -260,6 +263,66 @@ func TestProfilePathsFromWorkingDirectory(t *testing.T) {
 		printTarget(&b, tc, 10, tt.dir)
 		if b.String() != tt.want {
 			t.Errorf("printTarget(dir %q) = %q; want %q", tt.dir, b.String(), tt.want)
+		}
+	}
+}
+
+// rawFloat finds a number printed with more digits than any figure apiperf shows deserves
+// (93.80000000000001, 1.6099999999999999s): Go's shortest float formatting leaking out.
+var rawFloat = regexp.MustCompile(`[0-9]\.[0-9]{7,}`)
+
+// TestNoRawFloats runs run, sweep and capacity against a loopback server with figures that
+// tempt raw float formatting (a rate of 93.8/s) and checks everything a person reads:
+// stdout, stderr and the text files written (.dat, bench.txt, report.html without its
+// embedded charts).
+func TestNoRawFloats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a loopback server for about 4 s")
+	}
+	url := sweepServer(t, 200)
+	var mu sync.Mutex
+	var last time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		now := time.Now()
+		tooSoon := now.Sub(last) < 4*time.Millisecond
+		last = now
+		mu.Unlock()
+		if tooSoon {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	choosy := srv.URL + "/api"
+	dir := t.TempDir()
+	check := func(what, text string) {
+		t.Helper()
+		text = regexp.MustCompile(`data:image/[^"]+`).ReplaceAllString(text, "")
+		if m := rawFloat.FindAllString(text, 5); len(m) > 0 {
+			i := strings.Index(text, m[0])
+			t.Errorf("%s prints raw floats %q, e.g. in %q", what, m, text[max(0, i-60):min(len(text), i+40)])
+		}
+	}
+	for _, args := range [][]string{
+		{"run", "--no-history", "-R", "93.8", "-d", "600ms", "--latency", url},
+		{"run", "--no-history", "-c2", "-t1", "-d", "300ms", "--count", "2", url},
+		{"sweep", "--no-history", "--rates", "93.8,187.6", "-d", "400ms", "--warmup", "0s", "--dir", dir, "--name", "rates", url},
+		{"capacity", "--no-history", "--start", "93.8", "-d", "300ms", "--warmup", "0s", "--max-probes", "3", "--dir", dir, "--name", "cap", url},
+		// fails above about 250 req/s: 70.7, 141.4, 282.8 (fails), then bisection rates
+		{"capacity", "--no-history", "--start", "70.7", "-d", "300ms", "--warmup", "0s", "--max-probes", "5", "--dir", dir, "--name", "bisect", choosy},
+	} {
+		code, stdout, stderr := newcomerCLI(t, args...)
+		if code != ExitOK && code != ExitFailed {
+			t.Errorf("apiperf %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+		check("apiperf "+strings.Join(args, " ")+" (stdout)", stdout)
+		check("apiperf "+strings.Join(args, " ")+" (stderr)", stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	for _, f := range files {
+		if ext := filepath.Ext(f); ext == ".dat" || ext == ".txt" || ext == ".html" {
+			b, _ := os.ReadFile(f)
+			check(f, string(b))
 		}
 	}
 }
