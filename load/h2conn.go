@@ -211,7 +211,7 @@ func (c *h2conn) wake() error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	if len(c.active) == 0 {
+	if len(c.active) == 0 && !c.gated {
 		return errH2Stopped
 	}
 	c.arm()

@@ -275,3 +275,20 @@ func TestH2FlowControlStallTimesOut(t *testing.T) {
 		t.Errorf("100 KB bodies to a server that never opens its window: timeouts %d, flow stalls %d; want 4 timeouts and stalls counted", s.Errors.Timeout, s.HTTP2.FlowStalls)
 	}
 }
+
+// Open loop: a stream that times out is counted and the schedule goes on over the same
+// connections; latency is measured from when each request was due.
+func TestH2OpenLoopTimeouts(t *testing.T) {
+	fs := &faultServer{act: func(k int64, id uint32) faultAction {
+		if k%20 == 0 {
+			return ignore
+		}
+		return answer
+	}}
+	url := startFaultServer(t, fs)
+	s := mustRunH2(t, url, Config{Rate: 1000, Requests: 400, Connections: 2, Streams: 4, Timeout: measure.Duration(100 * time.Millisecond)})
+	if s.Errors.Timeout != 20 || s.Requests != 380 || s.Open.Scheduled != 400 || s.HTTP2.Cancelled != 20 {
+		t.Errorf("open loop, every 20th stream unanswered: timeouts %d, responses %d, scheduled %d, cancelled %d; want 20, 380, 400, 20",
+			s.Errors.Timeout, s.Requests, s.Open.Scheduled, s.HTTP2.Cancelled)
+	}
+}

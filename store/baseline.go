@@ -32,7 +32,7 @@ type Identity struct {
 
 // IdentityOf returns r's identity.
 func IdentityOf(r *result.Run) Identity {
-	id := Identity{Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL, Shape: shape(r)}
+	id := Identity{Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL, Shape: shape(r) + protocol(r)}
 	sc := r.Scenario
 	sc.URL, sc.Method, sc.BodyFile = "", "", "" // the body counts, not where it was read from
 	if b, err := json.Marshal(sc); err == nil && string(b) != `{"url":""}` {
@@ -40,6 +40,15 @@ func IdentityOf(r *result.Run) Identity {
 		id.Scenario = hex.EncodeToString(sum[:4])
 	}
 	return id
+}
+
+// protocol is "" for HTTP/1.1 and " http2 streams=N" for HTTP/2: another protocol is
+// another experiment.
+func protocol(r *result.Run) string {
+	if !r.Load.HTTP2 {
+		return ""
+	}
+	return " http2 streams=" + strconv.Itoa(r.Load.StreamsPerConn())
 }
 
 // shape is r's kind and levels: the sweep plan's levels, or the one level of a run.
