@@ -192,11 +192,8 @@ func (c *h2conn) run(fatal func(error)) {
 		}
 		c.arm()
 		c.inRead = true
-		f, err := c.fr.ReadFrame()
+		err = c.readFrame()
 		c.inRead = false
-		if err == nil {
-			err = c.frame(f)
-		}
 		if err != nil {
 			if errors.Is(err, errTranslate) {
 				fatal(err)
