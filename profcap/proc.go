@@ -17,6 +17,9 @@ const clockTicks = 100
 type ProcStat struct {
 	CPU      time.Duration
 	RSSBytes int64
+	// RunWait is how long the process's threads have waited on a run queue for a CPU
+	// (the sum of /proc/PID/task/*/schedstat's second field); 0 when not available.
+	RunWait time.Duration
 }
 
 // ReadProc reads the CPU time (user + system) and the resident set size of process pid
@@ -57,7 +60,32 @@ func ReadProc(pid int) (ProcStat, error) {
 	return ProcStat{
 		CPU:      time.Duration(utime+stime) * (time.Second / clockTicks),
 		RSSBytes: pages * int64(os.Getpagesize()),
+		RunWait:  runWait(pid),
 	}, nil
+}
+
+// runWait sums the run-queue wait of every thread of pid, from /proc/PID/task/*/schedstat.
+func runWait(pid int) time.Duration {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended, or no schedstat in this kernel
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 // ProcCores is how many CPUs process pid may run on (its affinity, /proc/PID/status
@@ -128,8 +156,13 @@ func (s *ProcSampler) Run(ctx context.Context) (Series, []string) {
 			rss := float64(st.RSSBytes)
 			p := Point{Offset: at, RSSBytes: &rss}
 			if series.Scrapes-series.Failed > 1 && at > prevAt {
-				cores := (st.CPU - prev.CPU).Seconds() / (at - prevAt).Seconds()
+				dt := (at - prevAt).Seconds()
+				cores := (st.CPU - prev.CPU).Seconds() / dt
 				p.CPUCores = &cores
+				if st.RunWait >= prev.RunWait && st.RunWait > 0 {
+					wait := (st.RunWait - prev.RunWait).Seconds() / dt
+					p.RunWaitCores = &wait
+				}
 			}
 			series.Points = append(series.Points, p)
 			prev, prevAt = st, at

@@ -62,6 +62,9 @@ type Point struct {
 	GCPauseSeconds *float64 `json:"gc_pause_seconds,omitempty"`
 	// GOMAXPROCS is go_sched_gomaxprocs_threads: the cores a Go target may use.
 	GOMAXPROCS *float64 `json:"gomaxprocs,omitempty"`
+	// RunWaitCores is how long the process's threads waited for a CPU per second (/proc
+	// samples only): CPU it wanted and did not get, on a busy machine.
+	RunWaitCores *float64 `json:"run_wait_cores,omitempty"`
 }
 
 // Series is a Scraper's timeline.
@@ -231,6 +234,7 @@ type Summary struct {
 	RSSBytes       *Stat         `json:"rss_bytes,omitempty"`
 	Goroutines     *Stat         `json:"goroutines,omitempty"`
 	HeapInuseBytes *Stat         `json:"heap_inuse_bytes,omitempty"`
+	RunWaitCores   *Stat         `json:"run_wait_cores,omitempty"`
 	// GCs and GCPauseSeconds are totals over the window.
 	GCs            float64 `json:"gcs"`
 	GCPauseSeconds float64 `json:"gc_pause_seconds"`
@@ -242,7 +246,7 @@ type Summary struct {
 // rates cover the interval ending at its Offset.
 func (s Series) Summarize(from, to time.Duration) Summary {
 	sum := Summary{From: from, To: to}
-	var cpu, rss, gor, heap acc
+	var cpu, rss, gor, heap, wait acc
 	for _, p := range s.Points {
 		if p.Offset < from || p.Offset > to {
 			continue
@@ -252,12 +256,14 @@ func (s Series) Summarize(from, to time.Duration) Summary {
 		rss.add(p.RSSBytes)
 		gor.add(p.Goroutines)
 		heap.add(p.HeapInuseBytes)
+		wait.add(p.RunWaitCores)
 		if p.GCs != nil {
 			sum.GCs += *p.GCs
 			sum.GCPauseSeconds += *p.GCPauseSeconds
 		}
 	}
 	sum.CPUCores, sum.RSSBytes, sum.Goroutines, sum.HeapInuseBytes = cpu.stat(), rss.stat(), gor.stat(), heap.stat()
+	sum.RunWaitCores = wait.stat()
 	if sum.GCs > 0 {
 		m := sum.GCPauseSeconds / sum.GCs
 		sum.GCPauseMeanSeconds = &m

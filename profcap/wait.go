@@ -65,6 +65,10 @@ func WaitSites(p *profile.Profile, n int) Waits {
 			continue
 		}
 		site := waitSite(buf)
+		if site.Function == "" {
+			w.Idle += v // no frame to name
+			continue
+		}
 		counts[site] += v
 	}
 	for site, c := range counts {

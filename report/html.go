@@ -44,6 +44,7 @@ type Section struct {
 func extraSections(r *result.Run) []Section {
 	out := verdictSections(r)                 // report/verdict.go
 	out = append(out, timelineSections(r)...) // report/timeline.go
+	out = append(out, processSections(r)...)  // report/process.go
 	out = append(out, endpointSections(r)...)
 	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
 }

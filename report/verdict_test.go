@@ -25,7 +25,7 @@ func TestVerdictText(t *testing.T) {
 	got := VerdictText(sampleVerdict())
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
-		"    - throughput flat from c=8 to c=64",
+		"    - throughput stopped growing from c=8 to c=64",
 		"    - 60 of 140 busy goroutines wait in sync.(*Cond).Wait",
 		"    fix: widen or remove",
 	} {

@@ -114,6 +114,9 @@ func targetUsage(caps []*TargetStep) (*verdict.Usage, *verdict.Profile) {
 		if cpu != nil {
 			u.CPUCores += cpu.Mean
 			n++
+			if w := stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.RunWaitCores }); w != nil {
+				u.RunWaitCores += w.Mean
+			}
 		}
 		if rss != nil {
 			u.RSSBytes = max(u.RSSBytes, rss.Max)
@@ -138,6 +141,7 @@ func targetUsage(caps []*TargetStep) (*verdict.Usage, *verdict.Profile) {
 	}
 	if n > 0 {
 		u.CPUCores /= n
+		u.RunWaitCores /= n
 	}
 	if u == (verdict.Usage{}) {
 		return nil, prof

@@ -50,9 +50,12 @@ type Level struct {
 
 // Usage is a process's resource use over a level. A zero field is unknown.
 type Usage struct {
-	CPUCores float64 `json:"cpu_cores"`       // mean CPU used, in cores
-	Cores    float64 `json:"cores,omitempty"` // cores it may use (affinity, GOMAXPROCS)
-	RSSBytes float64 `json:"rss_bytes,omitempty"`
+	CPUCores float64 `json:"cpu_cores"` // mean CPU used, in cores
+	// RunWaitCores is the mean time its threads waited for a CPU per second: CPU it wanted
+	// and did not get (a busy machine); 0 unknown.
+	RunWaitCores float64 `json:"run_wait_cores,omitempty"`
+	Cores        float64 `json:"cores,omitempty"` // cores it may use (affinity, GOMAXPROCS)
+	RSSBytes     float64 `json:"rss_bytes,omitempty"`
 	// HeapBytes and Goroutines are the values at the end of the level (Go targets with
 	// metrics); HeapRise and GoroutineRise how much they rose from its start to its end.
 	HeapBytes     float64 `json:"heap_bytes,omitempty"`

@@ -14,6 +14,8 @@ const (
 	cpuSaturated = 0.85
 	// cpuIdle: a target below this share of its cores is not CPU-bound.
 	cpuIdle = 0.6
+	// starvedWait: a target whose threads wait this share of its cores for a CPU is starved.
+	starvedWait = 0.2
 	// machineSaturated: generator and target together on one machine at this share of it.
 	machineSaturated = 0.9
 	// schedSlowPct: over this share of goroutine wake-ups waiting > 1 ms, the generator is
@@ -74,7 +76,7 @@ func (p plateau) evidence(in Input) string {
 	if a.Open {
 		return fmt.Sprintf("at %s the target completed %s req/s of %s asked", a.Label, num(a.QPS), num(a.Load))
 	}
-	return fmt.Sprintf("throughput flat from %s to %s: %s -> %s req/s (%+.0f%%) while load rose %.1fx",
+	return fmt.Sprintf("throughput stopped growing from %s to %s: %s -> %s req/s (%+.0f%%) while load rose %.1fx",
 		a.Label, b.Label, num(a.QPS), num(b.QPS), 100*(b.QPS/a.QPS-1), b.Load/a.Load)
 }
 
@@ -173,6 +175,7 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 	}
 	var ev []string
 	conf := Low
+	demand := t.CPUCores + t.RunWaitCores
 	switch {
 	case cores > 0 && t.CPUCores >= cpuSaturated*cores:
 		ev = append(ev, fmt.Sprintf("target CPU %.2f of %g cores at %s (the peak, %s req/s)", t.CPUCores, cores, pk.Label, num(pk.QPS)))
@@ -182,6 +185,10 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 		t.CPUCores >= 0.5*float64(in.MachineCores):
 		ev = append(ev, fmt.Sprintf("the machine's %d cores were full at %s (the peak): the target used %.2f, apiperf %.2f",
 			in.MachineCores, pk.Label, t.CPUCores, pk.Generator.CPUCores))
+		conf = Medium
+	case cores > 0 && t.RunWaitCores >= starvedWait*cores && demand >= cpuSaturated*cores:
+		ev = append(ev, fmt.Sprintf("at %s (the peak) the target used %.2f cores and its threads waited %.2f s per second for a CPU: it wanted %.2f of its %g cores on a busy machine",
+			pk.Label, t.CPUCores, t.RunWaitCores, demand, cores))
 		conf = Medium
 	default:
 		return nil
@@ -232,8 +239,8 @@ func waitingClaim(in Input, sat plateau, generatorBound bool, v *Verdict) *Claim
 		if cores == 0 {
 			cores = float64(in.MachineCores)
 		}
-		if cores > 0 && t.CPUCores >= cpuIdle*cores {
-			return nil // busy enough that the CPU may be the limit
+		if cores > 0 && t.CPUCores+t.RunWaitCores >= cpuIdle*cores {
+			return nil // busy (or wanting CPU) enough that the CPU may be the limit
 		}
 		if in.SameMachine && in.MachineCores > 0 && pk.Generator != nil &&
 			t.CPUCores+pk.Generator.CPUCores >= machineSaturated*float64(in.MachineCores) {

@@ -87,6 +87,14 @@ func TestJudge(t *testing.T) {
 			same: true, want: []Kind{TargetCPU}, conf: High, says: "machine's 2 cores were full",
 		},
 		{
+			// A busy machine: the target got little CPU but its threads queued for more: CPU-bound, not waiting.
+			name: "cpu starved on a busy machine",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.5, RunWaitCores: 1.3, Cores: 2}
+			}),
+			want: []Kind{TargetCPU}, conf: High, says: "it wanted 1.80 of its 2 cores",
+		},
+		{
 			// Plateau, latency growing, CPU idle, wait sites known: waiting, high.
 			name: "waiting with sites",
 			levels: with(plateauLevels(), func(_ int, l *Level) {

@@ -49,12 +49,14 @@ type targetFlags struct {
 	// dir is where finish saved the profiles: their paths are printed joined to it, so that
 	// they can be copied into go tool pprof from the working directory.
 	dir string
+	pid int // --target-pid: sample this process's CPU and RSS from /proc
 }
 
 func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.pprof, "pprof", "", "capture the target's CPU, heap and goroutine profiles from its net/http/pprof `base` URL, e.g. http://127.0.0.1:6060/debug/pprof")
 	fs.StringVar(&f.metrics, "metrics", "", "scrape the target's Prometheus text endpoint `URL` every second while the load runs")
 	fs.IntVar(&f.topN, "profile-top", 20, "rows in the profile top tables")
+	fs.IntVar(&f.pid, "target-pid", 0, "sample the target process `PID`'s CPU and RSS from /proc every second (same machine; any language)")
 	if sweep {
 		f.levels = defaultProfileLevels
 		fs.StringSliceVar(&f.levels, "profile-levels", defaultProfileLevels, "sweep levels whose profiles are kept: peak, last, all, or levels like 50 or c=50 (profiles are captured at every level, so each sees the same overhead)")
@@ -62,7 +64,9 @@ func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
 }
 
 // enabled reports whether anything is captured from the target.
-func (f *targetFlags) enabled() bool { return f != nil && (f.pprof != "" || f.metrics != "") }
+func (f *targetFlags) enabled() bool {
+	return f != nil && (f.pprof != "" || f.metrics != "" || f.pid > 0)
+}
 
 // validate checks the URLs and levels; window is the duration of one step (0: unbounded).
 func (f *targetFlags) validate(window time.Duration) error {
@@ -78,6 +82,13 @@ func (f *targetFlags) validate(window time.Duration) error {
 	}
 	if f.pprof != "" && window <= 0 {
 		errs = append(errs, errors.New("--pprof needs a duration (-d) to place the CPU profile inside the load"))
+	}
+	if f.pid < 0 {
+		errs = append(errs, fmt.Errorf("--target-pid %d: want a process id", f.pid))
+	} else if f.pid > 0 {
+		if _, err := profcap.ReadProc(f.pid); err != nil {
+			errs = append(errs, fmt.Errorf("--target-pid: %w", err))
+		}
 	}
 	if f.topN < 1 {
 		errs = append(errs, fmt.Errorf("--profile-top %d: want at least 1", f.topN))
@@ -110,14 +121,16 @@ type stepCapture struct {
 	cancel context.CancelFunc // ends the scraper
 	abort  context.CancelFunc // ends pending profile fetches
 	wg     sync.WaitGroup
+	pmu    sync.Mutex // guards swarn: the scraper and the /proc sampler both add to it
 	done   chan struct{}
 
 	profiles *profcap.Profiles
 	series   *profcap.Series
-	note     string   // why the CPU profile was skipped
-	swarn    []string // the scraper's warnings
-	pwarn    []string // the profile capture's warnings
-	warnings []string // all of them, once wait has returned
+	process  *profcap.Series // --target-pid samples
+	note     string          // why the CPU profile was skipped
+	swarn    []string        // the scraper's warnings
+	pwarn    []string        // the profile capture's warnings
+	warnings []string        // all of them, once wait has returned
 }
 
 // profileClient fetches profiles and metrics on connections of its own, never the load's.
@@ -136,7 +149,28 @@ func (f *targetFlags) start(ctx context.Context, label string, rep int, window t
 		s := &profcap.Scraper{URL: f.metrics, Client: profileClient}
 		c.wg.Go(func() {
 			series, warns := s.Run(sctx)
-			c.series, c.swarn = &series, warns
+			c.series = &series
+			c.pmu.Lock()
+			c.swarn = append(c.swarn, warns...)
+			c.pmu.Unlock()
+		})
+	}
+	if f.pid > 0 {
+		sctx, cancel := context.WithCancel(ctx)
+		prev := c.cancel
+		c.cancel = func() {
+			cancel()
+			if prev != nil {
+				prev()
+			}
+		}
+		s := &profcap.ProcSampler{PID: f.pid}
+		c.wg.Go(func() {
+			series, warns := s.Run(sctx)
+			c.process = &series
+			c.pmu.Lock()
+			c.swarn = append(c.swarn, warns...)
+			c.pmu.Unlock()
 		})
 	}
 	if f.pprof != "" {
@@ -217,6 +251,15 @@ func (f *targetFlags) finish(doc *result.Run, dir string, caps []*stepCapture) {
 			}
 			sum := c.series.Summarize(0, to)
 			ts.Summary = &sum
+		}
+		if c.process != nil {
+			ts.Process = c.process
+			to := time.Since(c.start)
+			if step != nil {
+				to = step.Elapsed.Duration() + c.process.Interval
+			}
+			sum := c.process.Summarize(0, to)
+			ts.ProcessSummary = &sum
 		}
 		if f.pprof != "" && c.req.CPU > 0 {
 			ts.CPUFrom, ts.CPUSeconds = c.req.CPUAfter, int(c.req.CPU/time.Second)
@@ -358,6 +401,10 @@ func printTarget(w io.Writer, tc *result.TargetCapture, rows int, dir string) {
 		}
 		if s.Summary != nil && s.Summary.Points > 0 {
 			fmt.Fprintf(w, "Target metrics at %s: %s\n", s.Label, metricsLine(s.Summary))
+		}
+		if p := s.ProcessSummary; p != nil && p.Points > 0 && p.CPUCores != nil && p.RSSBytes != nil {
+			fmt.Fprintf(w, "Target process at %s: CPU %.2f cores (max %.2f), RSS %.1f MiB (max %.1f)\n", s.Label,
+				p.CPUCores.Mean, p.CPUCores.Max, p.RSSBytes.Mean/(1<<20), p.RSSBytes.Max/(1<<20))
 		}
 	}
 	for _, s := range tc.Steps {

@@ -43,6 +43,7 @@ type loadFlags struct {
 	notices io.Writer
 	http2   bool
 	streams int
+	noKeep  bool
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -65,6 +66,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.expect, "expect", "200-399", "status codes that count as success, e.g. 200,201 or 200-299")
 	fs.StringArrayVar(&f.redact, "redact", nil, "also redact the value of this query parameter in every output (repeatable; token, api_key, password... always are)")
 	fs.BoolVar(&f.keepBody, "keep-body", false, "save the request body in run.json and reports (default: only its length and SHA-256)")
+	fs.BoolVar(&f.noKeep, "no-keepalive", false, "open a new connection for every request (its connect counts in the latency)")
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by TLS ALPN for https://, h2c with prior knowledge for http://")
 	f.streams = load.DefaultStreams
 	fs.VarP(intCount{&f.streams}, "streams", "", "HTTP/2: concurrent streams per connection (closed loop: -c x --streams in flight)")
@@ -109,7 +111,7 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 	cfg := load.Config{
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
-		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2,
+		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2, NoKeepAlive: f.noKeep,
 	}
 	if f.http2 || fs.Changed("streams") {
 		cfg.Streams = f.streams

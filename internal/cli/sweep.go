@@ -432,6 +432,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 	doc.Warnings = append(doc.Warnings, warnings...)
 	doc.End = time.Now().UTC()
 	s.tf.finish(doc, s.dir, s.caps)
+	doc.Judge()
 	for _, w := range warnings {
 		fmt.Fprintf(s.e.stderr, "apiperf: warning: %s\n", w)
 	}
@@ -441,6 +442,7 @@ func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags)
 	}
 	report.SweepTable(s.e.stdout, doc)
 	s.tf.report(s.e, doc, true)
+	report.WriteVerdict(s.e.stdout, doc.Verdict)
 	if len(doc.Steps) > 0 && !s.noReport {
 		if _, err := report.WriteAll(s.dir, doc); err != nil {
 			return fmt.Errorf("sweep: %w", err)
