@@ -29,6 +29,10 @@ var examples = map[string][]string{
 		"apiperf diff apiperf-out/before apiperf-out/after  # two run directories",
 		"apiperf diff --name-a old --name-b new old.dat apiperf-out/after/run.json  # a classic .dat file against a run",
 	},
+	"compare": {
+		"apiperf compare apiperf-out/nethttp apiperf-out/gin apiperf-out/echo  # three runs side by side, the first as reference",
+		"apiperf compare --names reuse,no-reuse apiperf-out/keepalive apiperf-out/nokeep  # named runs, compare.html in apiperf-out",
+	},
 	"report": {
 		"apiperf report apiperf-out/127.0.0.1-8080  # re-render charts and report.html beside run.json",
 		"apiperf report --dir /tmp/rendered saved/run.json  # render a saved run.json elsewhere",
