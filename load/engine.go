@@ -340,6 +340,7 @@ func (e *engine) finish(names []string) *measure.Step {
 		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")
 	}
 	if e.cancel.Load() {
+		s.Interrupted = true
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
 	}
 	if n := e.stopped.Load(); n > 0 {

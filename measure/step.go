@@ -196,7 +196,10 @@ type Step struct {
 	// Generator is apiperf's own use of the machine during the step; nil in old runs.
 	Generator *Generator `json:"generator,omitempty"`
 	HTTP2     *HTTP2     `json:"http2,omitempty"` // nil: HTTP/1.1
-	Warnings  []string   `json:"warnings,omitempty"`
+	// Interrupted says the step was cut short (Ctrl-C, SIGTERM): it covers less than was
+	// planned, so a sweep marks its level partial and never makes it the peak or the knee.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
 }
 
 // EndpointStats is the share of a step that went to one endpoint of a scenario mix.

@@ -22,6 +22,12 @@ import (
 // apiperf's own success rate is in run.json and report.html.
 func WriteDat(w io.Writer, levels []sweep.Level) error {
 	for _, l := range levels {
+		if l.Interrupted {
+			// A comment line, which the classic readers and ReadDat skip.
+			if _, err := fmt.Fprintf(w, "# %s interrupted: partial (measured less than planned)\n", sweep.FormatValue(l.Value)); err != nil {
+				return fmt.Errorf("writing .dat: %w", err)
+			}
+		}
 		if _, err := fmt.Fprintf(w, "%s %.2f %s %.2f\n", sweep.FormatValue(l.Value), l.QPS, datFloat(l.MeanMillis()), l.Classic); err != nil {
 			return fmt.Errorf("writing .dat: %w", err)
 		}

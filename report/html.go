@@ -152,6 +152,9 @@ func htmlLevelOf(l sweep.Level, notes string) htmlLevel {
 // levelNotes marks level i of rec as the peak, the knee or the limit: "peak; knee".
 func levelNotes(rec *sweep.Record, i int) string {
 	var notes []string
+	if rec.Levels[i].Interrupted {
+		notes = append(notes, "interrupted (partial)")
+	}
 	if i == rec.Peak {
 		notes = append(notes, "peak")
 	}

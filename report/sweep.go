@@ -31,6 +31,9 @@ func SweepTable(w io.Writer, doc *result.Run) {
 		if cls := p.Errors.String(); cls != "" {
 			notes = append(notes, cls)
 		}
+		if p.Interrupted {
+			notes = append(notes, "interrupted (partial)")
+		}
 		if i == sw.Peak {
 			notes = append(notes, "peak")
 		}

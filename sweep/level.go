@@ -48,6 +48,9 @@ type Level struct {
 	// Partial says only QPS, Mean and Classic are known: a level read from a classic .dat
 	// file (no percentiles, no honest success rate). A negative Mean is unknown too.
 	Partial bool `json:"partial,omitempty"`
+	// Interrupted says a repetition of the level was cut short (Ctrl-C): its numbers cover
+	// less than was planned, so it is never the peak, the knee or the limit.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Label names a level: "c=200" for a concurrency, "rate=1000/s" for a rate. ParseLabel reads it.
@@ -156,6 +159,7 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 		l.Successes += s.Successes
 		l.Errors.Add(s.Errors)
 		l.Status = measure.AddStatus(l.Status, s.Status)
+		l.Interrupted = l.Interrupted || s.Interrupted
 	}
 	l.QPS = median(qps)
 	if open {
