@@ -67,6 +67,14 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(fmt.Errorf("ab: %w", err))
 	}
+	if err := checkFiles(*mdOut, *jsonOut); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := checkRunDir(filepath.Dir(*out), filepath.Base(*out)); err != nil {
+			return err
+		}
+	}
 	conns := 0
 	for i := range plan.Len() {
 		conns = max(conns, plan.Connections(lcfg, i))

@@ -47,6 +47,8 @@ func TestRefuseBeforeTraffic(t *testing.T) {
 		{"Content-Length not the body's", []string{"run", "-n", "5", "-m", "POST", "--body", "abc", "-H", "Content-Length: 5", url}, "contradicts the body of 3 bytes"},
 		{"chunked over a plain body", []string{"run", "-n", "5", "-m", "POST", "--body", "abc", "-H", "Transfer-Encoding: chunked", url}, "not chunked"},
 		{"gate --markdown in a missing directory", []string{"gate", "--baseline", dir, "--markdown", filepath.Join(missing, "deeper", "g.md")}, "does not exist"},
+		{"ab --markdown in a missing directory", []string{"ab", "--count", "10", "--markdown", filepath.Join(missing, "deeper", "ab.md"), url, url}, "does not exist"},
+		{"ab -o under a file", []string{"ab", "--count", "10", "-o", filepath.Join(file, "out"), url, url}, "not a directory"},
 		{"history on a corrupt database", []string{"history", "list", "--db", corrupt}, "corrupt.db"},
 		{"gate on a corrupt database", []string{"gate", "--baseline", "label=side:x", "--db", corrupt}, "corrupt.db"},
 	} {

@@ -118,7 +118,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	os.Mkdir(filepath.Dir(runA), 0o755)
 	os.Mkdir(filepath.Dir(runB), 0o755)
 	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--latency", "-o", runA, "--bench", filepath.Join(dir, "bench.txt"), u}, secret...)...)
-	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--json", "-o", runB, u}, secret...)...)
+	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--json", "-o", runB, "--hlog", filepath.Join(dir, "run.hlog"), u}, secret...)...)
 	cli(0, append([]string{"sweep", "--levels", "1,2", "-d", "200ms", "--warmup", "0", "--dir", filepath.Join(dir, "sweeps"), u}, secret...)...)
 	cli(0, append([]string{"capacity", "--start", "50", "--max-rate", "100", "-d", "300ms", "--warmup", "0", "--slo", "p99<=1s",
 		"--dir", filepath.Join(dir, "cap"), u}, secret...)...)
@@ -128,6 +128,16 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	Run(context.Background(), []string{"gate", "--baseline", runA, "--current", runB, "--db", db,
 		"--markdown", filepath.Join(dir, "gate.md"), "--json", filepath.Join(dir, "gate.json")}, &o, &e)
 	streams.WriteString(o.String() + e.String())
+	cli(0, "compare", "--dir", filepath.Join(dir, "compare"), filepath.Dir(runA), filepath.Dir(runB))
+	cli(0, "diff", "--dir", filepath.Join(dir, "diff"), filepath.Dir(runA), filepath.Dir(runB))
+	o.Reset()
+	e.Reset()
+	Run(context.Background(), append([]string{"ab", "-c", "1", "-d", "100ms", "--warmup", "0", "--count", "10", "-o", filepath.Join(dir, "ab"),
+		"--markdown", filepath.Join(dir, "ab.md"), "--json", filepath.Join(dir, "ab.json"), u, u}, secret[:len(secret)-2]...), &o, &e)
+	streams.WriteString(o.String() + e.String())
+	if _, err := os.Stat(filepath.Join(dir, "ab.md")); err != nil {
+		t.Errorf("ab wrote no Markdown: %v\n%s", err, &e)
+	}
 	cli(0, "history", "list", "--db", db)
 	cli(0, "history", "list", "--json", "--db", db)
 	cli(0, "history", "trend", "--db", db, "-o", filepath.Join(dir, "trend"))
