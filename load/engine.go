@@ -76,6 +76,9 @@ type engine struct {
 	// threadStop[t]: a script stopped engine thread t (wrk.thread:stop()); its connections end.
 	threadStop []atomic.Bool
 	stopped    atomic.Int32 // threads stopped by a script
+	clock      *clock       // open loop: wakes workers when their requests are due
+	lateBusy   atomic.Int64 // open loop: late sends that waited for a free connection
+	starved    atomic.Bool  // open loop: the generator is short of CPU now (the clock does not spin)
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)

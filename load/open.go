@@ -76,6 +76,8 @@ func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
 			return nil, err
 		}
 	}
+	e.clock = newClock(e)
+	defer e.clock.close()
 	e.base = time.Now()
 	for _, w := range e.workers {
 		wg.Add(1)
@@ -101,7 +103,7 @@ func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
 	e.supervise(&all, o)
 	s := e.finish(names)
 	s.Open.Scheduled = sched.scheduled.Load()
-	if w := lateWarning(s.Open, starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
@@ -126,6 +128,7 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 		}
 		if checks++; checks%20 == 0 {
 			starved = starve.starved()
+			e.starved.Store(starved)
 		}
 		due := sched.pacer.Count(now - lateThreshold) // requests due more than lateThreshold ago
 		if sched.total > 0 {
@@ -152,16 +155,23 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 // lateWarning says when requests left later than their schedule: the generator (its CPU,
 // or its connection limit), not only the target, limited the run. Corrected latencies
 // include the lag; uncorrected ones do not.
-func lateWarning(o *measure.OpenLoop, starved, poolFull bool) string {
+func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string {
 	if o.Scheduled == 0 || float64(o.LateSends) < 0.01*float64(o.Scheduled) {
 		return ""
 	}
-	why := "every connection was busy"
+	manyBusy := float64(busy) >= 0.01*float64(o.Scheduled)
+	var why string
 	switch {
-	case starved:
+	case starved && manyBusy:
 		why = "the generator was short of CPU (goroutines waited over 1ms to run), so it did not open more connections"
-	case poolFull:
+	case starved:
+		why = "the generator was short of CPU (goroutines waited over 1ms to run)"
+	case manyBusy && poolFull:
 		why = "every connection was busy and --max-connections was reached"
+	case manyBusy:
+		why = fmt.Sprintf("every connection was busy for %d of them", busy)
+	default:
+		why = "the generator woke late (its timers or CPU), not for want of a free connection"
 	}
 	return fmt.Sprintf("%d of %d requests were sent more than %v late (max lag %v): %s; corrected latencies include the lag",
 		o.LateSends, o.Scheduled, lateThreshold, o.MaxLag.Duration().Round(time.Microsecond), why)
@@ -173,19 +183,17 @@ func (w *worker) openLoop(sched *openSchedule) {
 	defer w.end()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	wake := make(chan struct{}, 1)
 	for w.sending() {
 		_, dueD, ok := sched.claim()
 		if !ok {
 			return
 		}
 		due := int64(dueD)
-		if wait := due - w.e.now(); wait > 0 {
-			timer.Reset(time.Duration(wait))
-			select {
-			case <-timer.C:
-			case <-w.e.ctx.Done():
-				return
-			}
+		// Claimed after its due time: no connection was free when it came due.
+		busy := w.e.now()-due > int64(lateThreshold)
+		if !w.waitUntil(due, timer, wake) {
+			return
 		}
 		if !w.sending() {
 			return
@@ -201,10 +209,30 @@ func (w *worker) openLoop(sched *openSchedule) {
 		}
 		if lag := start - due; lag > int64(lateThreshold) {
 			w.e.noteLag(lag)
+			if busy {
+				w.e.lateBusy.Add(1)
+			}
 		}
 		w.exchange(raw, n, ep, head, due, start)
 		if w.e.cfg.NoKeepAlive {
 			w.closeConn()
 		}
 	}
+}
+
+// waitUntil waits until due (an offset from the step's start) on the run's precise clock, or
+// on a Go timer where there is none; false when the run was cancelled first.
+func (w *worker) waitUntil(due int64, timer *time.Timer, wake chan struct{}) bool {
+	if w.e.clock != nil {
+		return w.e.clock.wait(w.e.ctx, due, wake)
+	}
+	if wait := due - w.e.now(); wait > 0 {
+		timer.Reset(time.Duration(wait))
+		select {
+		case <-timer.C:
+		case <-w.e.ctx.Done():
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +95,32 @@ func TestTimingCoordinatedOmission(t *testing.T) {
 			t.Errorf("closed-loop p99 = %v; expected it to hide the stall (well under the open-loop %v)", o.corrected, want)
 		}
 	})
+}
+
+// TestTimingOpenLoopPacing: on an idle loopback target with spare CPU, requests leave within
+// microseconds of their due time, so the corrected latency is the uncorrected one plus almost
+// nothing (issue 11: the pacer's own wake-ups must not read as the server's latency).
+func TestTimingOpenLoopPacing(t *testing.T) {
+	testenv.Timing(t)
+	srv := startTarget(t, target.Config{})
+	const rate = 500.0
+	s := run(t, ioAuto, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(3 * time.Second), Connections: 8})
+	if s.SendLag == nil || s.Uncorrected == nil {
+		t.Fatalf("open-loop step without send lag or uncorrected histograms: %+v", s.Open)
+	}
+	lag50, lag99 := s.SendLag.Percentile(50), s.SendLag.Percentile(99)
+	c50, u50 := s.Latency.Percentile(50), s.Uncorrected.Percentile(50)
+	t.Logf("%v req/s for 3s: send lag p50 %v, p99 %v; latency p50 corrected %v, uncorrected %v (difference %v); %d late sends; warnings %q",
+		rate, lag50, lag99, c50, u50, c50-u50, s.Open.LateSends, s.Warnings)
+	if lag50 > 50*time.Microsecond {
+		t.Errorf("send lag p50 = %v, want under 50us", lag50)
+	}
+	if c50-u50 > 100*time.Microsecond {
+		t.Errorf("corrected p50 %v is %v above uncorrected %v, want within 100us", c50, c50-u50, u50)
+	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "every connection was busy") {
+			t.Errorf("warning %q on an idle target with 8 connections at %v req/s", w, rate)
+		}
+	}
 }

@@ -1,8 +1,11 @@
 package load
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/measure"
 )
 
 func TestPacerDue(t *testing.T) {
@@ -44,6 +47,33 @@ func TestPacerCount(t *testing.T) {
 	for _, c := range cases {
 		if got := (Pacer{Rate: c.rate}).Count(c.at); got != c.want {
 			t.Errorf("Pacer{%v}.Count(%v) = %d, want %d", c.rate, c.at, got, c.want)
+		}
+	}
+}
+
+func TestLateWarning(t *testing.T) {
+	cases := []struct {
+		name                  string
+		late, busy, scheduled int64
+		starved, poolFull     bool
+		want                  string // a part of the warning; "" for none
+	}{
+		{"under 1% late: no warning", 9, 9, 1000, false, false, ""},
+		{"late with free connections: the generator woke late", 50, 0, 1000, false, false, "woke late"},
+		{"late for want of a connection", 50, 40, 1000, false, false, "every connection was busy for 40"},
+		{"busy and the pool at its limit", 50, 40, 1000, false, true, "--max-connections was reached"},
+		{"short of CPU, busy: the pool did not grow", 50, 40, 1000, true, false, "so it did not open more connections"},
+		{"short of CPU, connections free", 50, 0, 1000, true, false, "short of CPU (goroutines waited over 1ms to run); "},
+	}
+	for _, c := range cases {
+		got := lateWarning(&measure.OpenLoop{LateSends: c.late, Scheduled: c.scheduled}, c.busy, c.starved, c.poolFull)
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("%s: lateWarning = %q, want none", c.name, got)
+		case c.want != "" && !strings.Contains(got, c.want):
+			t.Errorf("%s: lateWarning = %q, want it to say %q", c.name, got, c.want)
+		case c.busy == 0 && strings.Contains(got, "every connection was busy"):
+			t.Errorf("%s: lateWarning = %q blames busy connections that were free", c.name, got)
 		}
 	}
 }

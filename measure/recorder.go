@@ -48,6 +48,7 @@ type Recorder struct {
 	open        bool
 	latency     *Histogram
 	uncorrected *Histogram
+	lag         *Histogram // open loop: from due to actual send (corrected - uncorrected)
 	all         *Histogram
 	attempts    int64
 	requests    int64
@@ -78,6 +79,7 @@ func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
 	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
 	if open {
 		r.uncorrected = NewHistogram()
+		r.lag = NewHistogram()
 	}
 	if endpoints > 1 {
 		r.endpoints = make([]*endpointRec, endpoints)
@@ -139,6 +141,7 @@ func (r *Recorder) add(s *Sample) {
 		r.all.Record(lat)
 		if r.uncorrected != nil {
 			r.uncorrected.Record(time.Duration(s.Uncorrected))
+			r.lag.Record(time.Duration(s.Latency - s.Uncorrected))
 			iv.uncorrected.Record(time.Duration(s.Uncorrected))
 		}
 		code := int(s.Status)
@@ -225,6 +228,10 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 				s.Uncorrected = NewHistogram()
 			}
 			s.Uncorrected.Merge(r.uncorrected)
+			if s.SendLag == nil {
+				s.SendLag = NewHistogram()
+			}
+			s.SendLag.Merge(r.lag)
 		}
 		for i, ep := range r.endpoints {
 			name := ""

@@ -182,6 +182,9 @@ type Step struct {
 	Uncorrected        *Histogram `json:"uncorrected,omitempty"`
 	UncorrectedSummary *Summary   `json:"uncorrected_summary,omitempty"`
 	AllAttempts        *Histogram `json:"all_attempts"`
+	// SendLag (open loop) is, per complete response, the delay from its due time to its
+	// actual send: the generator's share of the corrected latency (timers, CPU, busy connections).
+	SendLag *Histogram `json:"send_lag,omitempty"`
 
 	// Connects counts the connections opened during the step and ConnectTime their total
 	// dial time (TCP and TLS handshakes); without keep-alive there is one per request.
@@ -303,6 +306,7 @@ func (s *Step) Merge(o *Step) {
 	s.Status = AddStatus(s.Status, o.Status)
 	s.Latency = mergeHist(s.Latency, o.Latency)
 	s.Uncorrected = mergeHist(s.Uncorrected, o.Uncorrected)
+	s.SendLag = mergeHist(s.SendLag, o.SendLag)
 	s.AllAttempts = mergeHist(s.AllAttempts, o.AllAttempts)
 	for _, sec := range o.Timeline {
 		sec.T += offset
