@@ -299,6 +299,12 @@ func (e *engine) addWorker(w *worker) {
 // after it, even before the supervisor has noticed the deadline.
 func (e *engine) closed(now int64) bool { return e.to > 0 && now >= int64(e.to) }
 
+// halted reports whether the run stopped for another reason than the end of its window
+// (an interruption, or a script's error).
+func (e *engine) halted() bool {
+	return e.cancel.Load() || (e.stop.Load() && (e.to == 0 || e.cut.Load() != int64(e.to)))
+}
+
 // stopThread ends engine thread t's connections (a script's wrk.thread:stop()).
 func (e *engine) stopThread(t int) {
 	if !e.threadStop[t].Swap(true) {

@@ -195,8 +195,8 @@ func (w *worker) openLoop(sched *openSchedule) {
 		if !w.waitUntil(due, timer, wake) {
 			return
 		}
-		if !w.sending() {
-			return
+		if w.e.halted() || w.e.threadStop[w.th].Load() {
+			return // a claimed request due inside the window is still sent after it closes
 		}
 		sched.scheduled.Add(1)
 		raw, n, ep, head := w.req.Request()
