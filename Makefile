@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= ./apiperf
 PKGS    := ./...
 
-.PHONY: all build test vet unit timing e2e demo bench fuzz clean
+.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean
 
 all: build
 
@@ -36,6 +36,10 @@ demo: build
 ## bench: apiperf against wrk, side by side (see docs/PERFORMANCE.md).
 bench: build
 	./scripts/bench.sh $(BIN)
+
+## bench-h2: apiperf's HTTP/2 engine against h2load, side by side (the HTTP/2 section of docs/PERFORMANCE.md).
+bench-h2: build
+	OUT=docs/PERFORMANCE.md ./scripts/bench-h2.sh $(BIN)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 30s ./load

@@ -28,6 +28,8 @@ for c in $CONN_LIST; do
   rows+=("| $c | $eff_wrk | $eff_api | **$ratio** | $rss_wrk | $rss_api | $(awk -v a="$rss_api" -v b="$rss_wrk" 'BEGIN{printf "%.2f", a/b}') |")
 done
 
+# The HTTP/2 section (scripts/bench-h2.sh) is kept as it is.
+h2sec=$(awk '/^<!-- bench-h2/ {p=1} p {print} /^<!-- \/bench-h2 -->/ {p=0}' "$OUT" 2>/dev/null || true)
 {
   echo "# Performance: apiperf against wrk"
   echo
@@ -55,5 +57,9 @@ done
     cat "$W/$c.txt"
     echo '```'
   done
+  if [[ -n $h2sec ]]; then
+    echo
+    printf '%s\n' "$h2sec"
+  fi
 } >"$OUT"
 echo "bench: wrote $OUT" >&2
