@@ -366,9 +366,11 @@ func (c *h2conn) failAll(err error) {
 	c.drop()
 }
 
+// isDecodingError reports a header block that does not decode (HPACK): a protocol error.
 func isDecodingError(err error) bool {
 	var de hpack.DecodingError
-	return errors.As(err, &de)
+	var ie hpack.InvalidIndexError
+	return errors.As(err, &de) || errors.As(err, &ie) || errors.Is(err, errNoStatus)
 }
 
 // drop closes the connection; the next request opens a new one.

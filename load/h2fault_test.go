@@ -24,6 +24,7 @@ type faultServer struct {
 	maxStreams uint32        // SETTINGS_MAX_CONCURRENT_STREAMS (0: not sent)
 	delay      time.Duration // answer after this long (from another goroutine)
 	noWindow   bool          // never give flow-control credit back
+	split      bool          // send each response's header block as HEADERS + CONTINUATION, with a 1xx first
 	// act is called for the k-th request of the server (from 1) on stream id; it returns
 	// what to do with it.
 	act func(k int64, id uint32) faultAction
@@ -107,6 +108,25 @@ func (fs *faultServer) serve(nc net.Conn) {
 		fs.answered.Add(1)
 		write(func() error {
 			enc.Reset()
+			if fs.split {
+				// Encoded in the order sent: the blocks share the encoder's dynamic table.
+				_ = henc.WriteField(hpack.HeaderField{Name: ":status", Value: "103"})
+				if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: enc.Bytes(), EndHeaders: true}); err != nil {
+					return err
+				}
+				enc.Reset()
+				_ = henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				_ = henc.WriteField(hpack.HeaderField{Name: "x-big", Value: strings.Repeat("b", 3000)})
+				block := enc.Bytes()
+				half := len(block) / 2
+				if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block[:half], PadLength: 7}); err != nil {
+					return err
+				}
+				if err := fr.WriteContinuation(id, true, block[half:]); err != nil {
+					return err
+				}
+				return fr.WriteData(id, true, []byte("ok"))
+			}
 			_ = henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
 			_ = henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "text/plain"})
 			if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: enc.Bytes(), EndHeaders: true}); err != nil {
@@ -290,5 +310,16 @@ func TestH2OpenLoopTimeouts(t *testing.T) {
 	if s.Errors.Timeout != 20 || s.Requests != 380 || s.Open.Scheduled != 400 || s.HTTP2.Cancelled != 20 {
 		t.Errorf("open loop, every 20th stream unanswered: timeouts %d, responses %d, scheduled %d, cancelled %d; want 20, 380, 400, 20",
 			s.Errors.Timeout, s.Requests, s.Open.Scheduled, s.HTTP2.Cancelled)
+	}
+}
+
+// Interim (1xx) responses are skipped, and a header block split over HEADERS (padded) and
+// CONTINUATION is decoded whole.
+func TestH2ContinuationAndInterim(t *testing.T) {
+	fs := &faultServer{split: true}
+	url := startFaultServer(t, fs)
+	s := mustRunH2(t, url, Config{Requests: 300, Connections: 2, Streams: 3})
+	if s.Requests != 300 || s.Status[200] != 300 || s.Errors.Total() != 0 {
+		t.Errorf("103 then 200 split over HEADERS+CONTINUATION: %d responses, statuses %v, errors %v; want 300 of 200", s.Requests, s.Status, s.Errors)
 	}
 }

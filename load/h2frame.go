@@ -12,6 +12,9 @@ import (
 	"github.com/apiperf/apiperf/scenario"
 )
 
+// errNoStatus is a response header block without :status.
+var errNoStatus = errors.New("response headers without :status")
+
 // readFrame reads the next frame. HEADERS frames, one per response, are read here into the
 // connection's own buffer rather than by the framer (which allocates a frame for each), so
 // a response costs no allocation; every other frame goes through the framer.
@@ -143,7 +146,7 @@ func (c *h2conn) headers(id uint32, frag []byte, ended, endStream bool, length u
 	if s.status >= 200 {
 		s.headers = true
 	} else if s.status == 0 {
-		return errors.New("response headers without :status")
+		return errNoStatus
 	}
 	if endStream {
 		c.complete(i)
