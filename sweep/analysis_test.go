@@ -194,7 +194,7 @@ func TestRulesAfter(t *testing.T) {
 		{"the zero rules never stop",
 			Rules{}, []Level{pt("c=10", 1000, 1, ms), pt("c=50", 10, 1, ms), pt("c=100", 5, 1, ms)}, "", ""},
 		{"a one-level decline rule",
-			Rules{MaxDeclines: 1}, append(up[:2:2], pt("c=100", 1999, 100, ms)), RuleDecline, "for 1 levels in a row"},
+			Rules{MaxDeclines: 1}, append(up[:2:2], pt("c=100", 1999, 100, ms)), RuleDecline, "for 1 level in a row"}, // one decline: "1 level"
 	}
 	for _, tt := range tests {
 		s := tt.rules.After(tt.points)

@@ -96,8 +96,8 @@ func (r Rules) After(points []Level) *Stop {
 		}
 		if declines >= r.MaxDeclines {
 			return &Stop{Rule: RuleDecline, After: last.Label,
-				Reason: fmt.Sprintf("QPS stayed below the best (%s req/s at %s) for %d levels in a row (turn off with --max-declines 0)",
-					FormatRate(points[best].QPS), points[best].Label, declines)}
+				Reason: fmt.Sprintf("QPS stayed below the best (%s req/s at %s) for %s in a row (turn off with --max-declines 0)",
+					FormatRate(points[best].QPS), points[best].Label, levelCount(declines))}
 		}
 	}
 	return nil
@@ -121,4 +121,12 @@ func Interrupted(points []Level, current string) *Stop {
 		s.After = points[len(points)-1].Label
 	}
 	return s
+}
+
+// levelCount is "1 level" or "n levels".
+func levelCount(n int) string {
+	if n == 1 {
+		return "1 level"
+	}
+	return fmt.Sprintf("%d levels", n)
 }
