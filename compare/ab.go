@@ -11,8 +11,15 @@ import (
 	"github.com/apiperf/apiperf/result"
 )
 
-// MetricP50 is the median latency; `ab` reports it but does not gate on it.
-const MetricP50 = "p50"
+// Metrics only `ab` has.
+const (
+	// MetricP50 is the median latency; `ab` reports it but does not gate on it.
+	MetricP50 = "p50"
+	// MetricCPU is the target's CPU time per request, in microseconds, when the steps have
+	// it (measure.Step.TargetCPU): unlike QPS and latency it hardly moves when other
+	// processes compete for the machine.
+	MetricCPU = "cpu"
+)
 
 // DefaultPairs is how many A/B pairs `apiperf ab` runs at each level.
 const DefaultPairs = 10
@@ -107,6 +114,27 @@ var abMetrics = []abMetric{
 	}, true}, true, false},
 	{gateMetrics[1], true, true}, // p99
 	{gateMetrics[2], false, true},
+	{gateMetric{MetricCPU, "µs", func(s *measure.Step) float64 {
+		if s.TargetCPU <= 0 || s.Requests == 0 {
+			return math.NaN()
+		}
+		return float64(s.TargetCPU.Duration().Microseconds()) / float64(s.Requests)
+	}, true}, true, true},
+}
+
+// abMetricsFor returns the metrics an A/B comparison of steps checks: the CPU per request
+// only when every step measured the target's CPU.
+func abMetricsFor(steps ...[]*measure.Step) []abMetric {
+	cpu := true
+	for _, ss := range steps {
+		for _, s := range ss {
+			cpu = cpu && s != nil && s.TargetCPU > 0
+		}
+	}
+	if cpu {
+		return abMetrics
+	}
+	return slices.DeleteFunc(slices.Clone(abMetrics), func(m abMetric) bool { return m.name == MetricCPU })
 }
 
 // ABMinPairs is the fewest pairs with which a signed-rank test of each of checks gated
@@ -122,11 +150,12 @@ func ABMinPairs(alpha float64, checks int) int {
 	return n
 }
 
-// ABChecks is how many gated checks an A/B comparison of levels levels makes.
-func ABChecks(levels int) int {
+// ABChecks is how many gated checks an A/B comparison of levels levels makes, with or
+// without the target's CPU per request.
+func ABChecks(levels int, cpu bool) int {
 	n := 0
 	for _, m := range abMetrics {
-		if m.gated {
+		if m.gated && (cpu || m.name != MetricCPU) {
 			n++
 		}
 	}
@@ -173,11 +202,16 @@ func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
 	if len(levels) == 0 {
 		return nil, errors.New("no pairs to compare: A and B share no level and repetition")
 	}
-	gated := ABChecks(len(levels))
+	var all [][]*measure.Step
+	for _, l := range levels {
+		all = append(all, l.a, l.b)
+	}
+	metrics := abMetricsFor(all...)
+	gated := ABChecks(len(levels), len(metrics) == len(abMetrics))
 	res.CheckAlpha = res.Config.Alpha / float64(gated)
 	untested := false
 	for _, l := range levels {
-		for _, m := range abMetrics {
+		for _, m := range metrics {
 			c, warn := m.check(res.Config, res.CheckAlpha, l.label, l.a, l.b)
 			if warn != "" {
 				res.Warnings = append(res.Warnings, warn)
@@ -248,6 +282,8 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 		overBudget = func(est float64) bool { return -logToPercent(est) > cfg.MaxQPSDrop }
 	case MetricP99:
 		overBudget = func(est float64) bool { return logToPercent(est) > cfg.MaxP99Rise }
+	case MetricCPU:
+		overBudget = func(est float64) bool { return logToPercent(est) > cfg.MaxCPURise }
 	case MetricErrorRate:
 		overBudget = func(est float64) bool { return est > 0 && c.BMedian > cfg.MaxErrorRate }
 	}

@@ -25,7 +25,7 @@ func (r *ABResult) gatedChecks() int {
 // confidence interval, what the comparison could detect, the warnings, then the verdict.
 func (r *ABResult) Text(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "A: %s\nB: %s\n%s\nbudgets: %s\n\n", r.A, r.B, r.Method(), r.Config)
+	fmt.Fprintf(bw, "A: %s\nB: %s\n%s\nbudgets: %s\n\n", r.A, r.B, r.Method(), r.budgets())
 	fmt.Fprintf(bw, "%-10s %-10s %14s %14s %24s %8s  %s\n", "LEVEL", "METRIC", "A (median)", "B (median)", "B vs A [CI]", "p", "VERDICT")
 	for _, c := range r.Checks {
 		fmt.Fprintf(bw, "%-10s %-10s %14s %14s %24s %8.4f  %s\n", c.Level, metricTitle(c.Metric),
@@ -55,7 +55,7 @@ func (r *ABResult) Markdown(w io.Writer) error {
 	if n := r.Regressions(); n > 0 {
 		verdict = fmt.Sprintf("FAIL (%d regression%s)", n, plural(n))
 	}
-	fmt.Fprintf(bw, "## apiperf ab: %s\n\nA: %s · B: %s  \nBudgets: %s  \n%s\n\n", verdict, mdCode(r.A), mdCode(r.B), r.Config, mdEscape(r.Method()))
+	fmt.Fprintf(bw, "## apiperf ab: %s\n\nA: %s · B: %s  \nBudgets: %s  \n%s\n\n", verdict, mdCode(r.A), mdCode(r.B), r.budgets(), mdEscape(r.Method()))
 	fmt.Fprintln(bw, "| Level | Metric | A (median) | B (median) | B vs A [CI] | p | pairs | Verdict | Could detect |")
 	fmt.Fprintln(bw, "|---|---|--:|--:|--:|--:|--:|---|---|")
 	for _, c := range r.Checks {
@@ -73,6 +73,17 @@ func (r *ABResult) Markdown(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// budgets prints the gate's budgets, with the CPU per request when it was checked.
+func (r *ABResult) budgets() string {
+	s := r.Config.String()
+	for _, c := range r.Checks {
+		if c.Metric == MetricCPU {
+			return s + fmt.Sprintf(", target CPU per request rise <= %g%%", r.Config.MaxCPURise)
+		}
+	}
+	return s
 }
 
 // abChange shows the change with its interval: "x0.912 [0.89, 0.93]" for a ratio,

@@ -17,6 +17,7 @@ const (
 	DefaultMaxQPSDrop   = 5.0 // QPS may drop by up to 5%
 	DefaultMaxP99Rise   = 10.0
 	DefaultMaxErrorRate = 0.1 // error rate ceiling: 0.1% of attempts
+	DefaultMaxCPURise   = 5.0 // the target's CPU time per request (ab with --pid-a/--pid-b)
 )
 
 // Gate metrics.
@@ -38,6 +39,9 @@ type GateConfig struct {
 	// MaxErrorRate is the error-rate ceiling in percent of attempts: exceeding it fails
 	// when the current run is also worse than the baseline.
 	MaxErrorRate float64 `json:"max_error_rate_pct"`
+	// MaxCPURise is the allowed rise of the target's CPU time per request, in percent; only
+	// `ab` measures it (--pid-a, --pid-b).
+	MaxCPURise float64 `json:"max_cpu_rise_pct,omitempty"`
 	// Alpha is the significance level; 0 means DefaultAlpha.
 	Alpha float64 `json:"alpha"`
 }
@@ -45,7 +49,7 @@ type GateConfig struct {
 // DefaultGateConfig is the gate of `apiperf gate` without budget flags.
 var DefaultGateConfig = GateConfig{
 	MaxQPSDrop: DefaultMaxQPSDrop, MaxP99Rise: DefaultMaxP99Rise,
-	MaxErrorRate: DefaultMaxErrorRate, Alpha: DefaultAlpha,
+	MaxErrorRate: DefaultMaxErrorRate, MaxCPURise: DefaultMaxCPURise, Alpha: DefaultAlpha,
 }
 
 // Validate returns every problem with the config at once.
@@ -59,6 +63,7 @@ func (c GateConfig) Validate() error {
 	check("max QPS drop", c.MaxQPSDrop, 100)
 	check("max p99 rise", c.MaxP99Rise, math.MaxFloat64)
 	check("max error rate", c.MaxErrorRate, 100)
+	check("max CPU rise", c.MaxCPURise, math.MaxFloat64)
 	if math.IsNaN(c.Alpha) || c.Alpha < 0 || c.Alpha >= 1 {
 		errs = append(errs, fmt.Errorf("alpha %v is outside (0, 1)", c.Alpha))
 	}

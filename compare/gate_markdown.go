@@ -93,6 +93,8 @@ func metricTitle(m string) string {
 		return "QPS"
 	case MetricErrorRate:
 		return "error rate"
+	case MetricCPU:
+		return "CPU/req"
 	}
 	return m
 }

@@ -199,6 +199,9 @@ type Step struct {
 	// Generator is apiperf's own use of the machine during the step; nil in old runs.
 	Generator *Generator `json:"generator,omitempty"`
 	HTTP2     *HTTP2     `json:"http2,omitempty"` // nil: HTTP/1.1
+	// TargetCPU is the CPU time the target process used while the step ran, when the
+	// runner could watch it (apiperf ab --pid-a/--pid-b); 0: not measured.
+	TargetCPU Duration `json:"target_cpu,omitempty"`
 	// Interrupted says the step was cut short (Ctrl-C, SIGTERM): it covers less than was
 	// planned, so a sweep marks its level partial and never makes it the peak or the knee.
 	Interrupted bool     `json:"interrupted,omitempty"`

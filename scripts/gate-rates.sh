@@ -7,6 +7,8 @@
 #       (10 pairs: 5 s measured per side).
 # gate: N A/A and N A/B comparisons of two `run --count 5 -d1s -c4 -t1` (5 s measured per
 #       side), one after the other, then `gate` (Mann-Whitney over the repetitions).
+# CPU=1: ab also compares the targets' CPU time per request (--pid-a/--pid-b).
+# GATE=0: skip the gate comparisons.
 # Prints one line per comparison and the rates; every load is bounded in time.
 set -euo pipefail
 BIN=${1:-./apiperf}
@@ -18,14 +20,18 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"; }
 trap cleanup EXIT
 
-serve() { # serve NAME: start a target on a free port, print its URL
+serve() { # serve NAME: start a target on a free port; its pid in $W/NAME.pid
 	"$BIN" serve --addr 127.0.0.1:0 >"$W/$1.out" 2>"$W/$1.err" &
 	PIDS+=($!)
+	echo $! >"$W/$1.pid"
 	for _ in $(seq 1 100); do grep -q 'listening on' "$W/$1.out" 2>/dev/null && break; sleep 0.05; done
-	sed -n 's/^apiperf serve: listening on //p' "$W/$1.out"
 }
-A=$(serve a)
-B=$(serve b)
+serve a
+serve b
+A=$(sed -n 's/^apiperf serve: listening on //p' "$W/a.out")
+B=$(sed -n 's/^apiperf serve: listening on //p' "$W/b.out")
+PIDFLAGS=()
+[[ ${CPU:-0} == 1 ]] && PIDFLAGS=(--pid-a "$(cat "$W/a.pid")" --pid-b "$(cat "$W/b.pid")")
 [[ -n $A && -n $B ]] || { echo "targets did not start"; exit 1; }
 UA="$A/knob?work=$WORK"
 
@@ -37,14 +43,16 @@ for i in $(seq 1 "$N"); do
 		[[ $k == 1 ]] && UB="$B/knob?work=$WORK_B"
 		what=$([[ $k == 0 ]] && echo A/A || echo A/B)
 		set +e
-		timeout 120 "$BIN" ab -q -c4 -t1 -d"${D:-500ms}" --warmup 100ms --count "${COUNT:-10}" --json "$W/ab.json" "$UA" "$UB" >"$W/ab.txt" 2>&1
+		timeout 120 "$BIN" ab -q -c4 -t1 -d"${D:-500ms}" --warmup 100ms --count "${COUNT:-10}" "${PIDFLAGS[@]}" --json "$W/ab.json" "$UA" "$UB" >"$W/ab.txt" 2>&1
 		code=$?
 		set -e
 		[[ $code == 2 ]] && { cat "$W/ab.txt"; exit 1; }
 		[[ $code == 1 ]] && ab_fail[k]=$((ab_fail[k] + 1))
 		echo "ab   $what #$i exit $code: QPS B/A $(grep -E '^c=4 +QPS ' "$W/ab.txt" | awk '{print $7, $8, $9, "p=" $10}');" \
-			"detectable: $(sed -n 's/^c=4 QPS: with .*(±\([0-9.]*%\)), a \([0-9.]*%\) QPS change.*/noise ±\1, \2/p' "$W/ab.txt")"
+			"detectable: $(sed -n 's/^c=4 QPS: with .*(±\([0-9.]*%\)), a \([0-9.]*%\) QPS change.*/noise ±\1, \2/p' "$W/ab.txt")" \
+			"$(grep -E '^c=4 +CPU/req ' "$W/ab.txt" | awk '{print "CPU/req B/A", $7, $8, $9, "p=" $10}')"
 
+		[[ ${GATE:-1} == 0 ]] && continue
 		set +e
 		timeout 60 "$BIN" run -q --no-history --count 5 -c4 -t1 -d1s -o "$W/base.json" "$UA" >/dev/null 2>&1
 		timeout 60 "$BIN" run -q --no-history --count 5 -c4 -t1 -d1s -o "$W/cur.json" "$UB" >/dev/null 2>&1

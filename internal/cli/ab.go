@@ -13,6 +13,7 @@ import (
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
@@ -34,7 +35,10 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when B's QPS is below A's by more than this, significantly")
 	fs.Var(percentValue{&cfg.MaxP99Rise}, "max-p99-rise", "fail when B's p99 latency is above A's by more than this, significantly")
 	fs.Var(percentValue{&cfg.MaxErrorRate}, "max-error-rate", "fail when B's error rate is above this and significantly above A's")
+	fs.Var(percentValue{&cfg.MaxCPURise}, "max-cpu-rise", "with --pid-a and --pid-b: fail when B's CPU time per request is above A's by more than this, significantly")
 	fs.Float64Var(&cfg.Alpha, "alpha", compare.DefaultAlpha, "significance level, shared by all checks (Bonferroni)")
+	pidA := fs.Int("pid-a", 0, "process id of target A: also compare the CPU time it spends per request (Linux, /proc)")
+	pidB := fs.Int("pid-b", 0, "process id of target B (with --pid-a)")
 	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	out := fs.StringP("out", "o", "", "save A's and B's runs as DIR/a.json and DIR/b.json")
@@ -60,9 +64,14 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	errs = append(errs, err)
 	plan, err := abPlan(lcfg, *levels, *rates, *warmup, *pairs)
 	errs = append(errs, err, cfg.Validate())
-	if need := compare.ABMinPairs(cfg.Alpha, compare.ABChecks(plan.Len())); err == nil && *pairs < need {
+	cpu := *pidA != 0 || *pidB != 0
+	if cpu {
+		errs = append(errs, checkPids(*pidA, *pidB))
+	}
+	checks := compare.ABChecks(plan.Len(), cpu)
+	if need := compare.ABMinPairs(cfg.Alpha, checks); err == nil && *pairs < need {
 		errs = append(errs, fmt.Errorf("--count %d: %d pairs cannot show a significant change at alpha %g over %d checks; use --count %d or more (10 is a good start)",
-			*pairs, *pairs, cfg.Alpha, compare.ABChecks(plan.Len()), need))
+			*pairs, *pairs, cfg.Alpha, checks, need))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(fmt.Errorf("ab: %w", err))
@@ -100,18 +109,38 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 			docA.Scenario.URL, docB.Scenario.URL, plan, perLevel(lcfg), lcfg.Threads)
 	}
 	opts := []load.Option{load.WithExpected(expected)}
-	step := func(src *source, tgt scenario.Target) sweep.StepFunc {
+	step := func(src *source, tgt scenario.Target, pid int) sweep.StepFunc {
 		return func(ctx context.Context, c load.Config) (*measure.Step, error) {
-			return load.Run(ctx, c, src, tgt, opts...)
+			if pid == 0 {
+				return load.Run(ctx, c, src, tgt, opts...)
+			}
+			before, err := profcap.TaskCPU(pid)
+			if err != nil {
+				return nil, err
+			}
+			s, err := load.Run(ctx, c, src, tgt, opts...)
+			if err != nil {
+				return s, err
+			}
+			after, err := profcap.TaskCPU(pid)
+			if err != nil {
+				return nil, err
+			}
+			s.TargetCPU = measure.Duration(after - before)
+			return s, nil
 		}
 	}
 	progress := func(s sweep.ABStep) {
 		if !*quiet {
-			fmt.Fprintf(e.stderr, "apiperf: %s pair %d/%d %s: %.1f req/s, p99 %.3f ms\n", s.Step.Label, s.Pair+1, plan.Reps(), s.Side,
-				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})))
+			cpu := ""
+			if s.Step.TargetCPU > 0 && s.Step.Requests > 0 {
+				cpu = fmt.Sprintf(", target CPU %.1f µs/request", float64(s.Step.TargetCPU.Duration().Microseconds())/float64(s.Step.Requests))
+			}
+			fmt.Fprintf(e.stderr, "apiperf: %s pair %d/%d %s: %.1f req/s, p99 %.3f ms%s\n", s.Step.Label, s.Pair+1, plan.Reps(), s.Side,
+				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
 		}
 	}
-	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA), step(srcB, tgtB), progress)
+	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA, *pidA), step(srcB, tgtB, *pidB), progress)
 	if run == nil {
 		return err
 	}
@@ -144,6 +173,20 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: compared the %d pair(s) measured", len(run.B)))
 	}
 	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
+}
+
+// checkPids checks that both target processes can be watched before any load is sent.
+func checkPids(a, b int) error {
+	if a == 0 || b == 0 {
+		return errors.New("give both --pid-a and --pid-b, or neither")
+	}
+	var errs []error
+	for _, pid := range []int{a, b} {
+		if _, err := profcap.TaskCPU(pid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // abPlan is the plan of levels `ab` alternates A and B at: --levels or --rates, else the

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/internal/testenv"
+	"github.com/apiperf/apiperf/target"
+)
+
+// Work of the timing test's targets, in rounds of the /hot spin per request: B spends 17%
+// more on the spin, about 15% more CPU per request once HTTP handling is counted.
+const (
+	abTimingWork  = "100000"
+	abTimingWorkB = "117000"
+)
+
+// spawnTarget starts `apiperf serve` (this test binary, see TestMain) as a child process
+// and returns it.
+func spawnTargetProcess(t *testing.T) *target.Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(asApiperfEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	p, err := target.Spawn(ctx, exe)
+	if err != nil {
+		cancel()
+		t.Fatalf("spawning apiperf serve: %v", err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		cancel()
+	})
+	return p
+}
+
+// TestTimingAB runs `apiperf ab` against two identical targets (separate processes on
+// separate ports) several times: it must never fail; then with B doing about 15% more CPU
+// work per request: it must fail every time. ab watches both processes' CPU time
+// (--pid-a/--pid-b): on a busy machine QPS and latency swing by tens of percent from one
+// step to the next, the CPU a request costs much less. Each comparison is 16 pairs of
+// 300 ms steps.
+func TestTimingAB(t *testing.T) {
+	testenv.Timing(t)
+	a, b := spawnTargetProcess(t), spawnTargetProcess(t)
+	urlA := a.URL() + "/knob?work=" + abTimingWork
+	ab := func(urlB string) (int, string) {
+		start := time.Now()
+		code, stdout, stderr := runCLI(t, "ab", "-q", "-c4", "-t1", "-d300ms", "--warmup", "100ms", "--count", "16",
+			"--pid-a", strconv.Itoa(a.Pid()), "--pid-b", strconv.Itoa(b.Pid()), urlA, urlB)
+		if code == ExitUsage {
+			t.Fatalf("apiperf ab: exit 2, stderr %s", stderr)
+		}
+		var lines []string
+		for _, l := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(l, "c=4 ") && (strings.Contains(l, "QPS") || strings.Contains(l, "CPU/req")) {
+				lines = append(lines, "  "+l)
+			}
+		}
+		t.Logf("ab %s vs %s: exit %d in %v\n%s", urlA[strings.LastIndex(urlA, "?"):], urlB[strings.LastIndex(urlB, "?"):], code,
+			time.Since(start).Round(time.Second), strings.Join(lines, "\n"))
+		return code, stdout
+	}
+	const runs = 3
+	for range runs {
+		if code, stdout := ab(b.URL() + "/knob?work=" + abTimingWork); code != ExitOK {
+			t.Errorf("apiperf ab of two identical targets = exit %d, want 0 (a false alarm):\n%s", code, stdout)
+		}
+	}
+	for range runs {
+		if code, stdout := ab(b.URL() + "/knob?work=" + abTimingWorkB); code != ExitFailed || !strings.Contains(stdout, "FAIL: significant and over budget") {
+			t.Errorf("apiperf ab with B doing 15%% more work = exit %d, want 1 with a significant regression:\n%s", code, stdout)
+		}
+	}
+}
