@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,8 +59,18 @@ type Hostile struct {
 // StartHostile listens on a loopback port and serves fault f. n is the fault's parameter:
 // the responses before closing (close-after, default 3) or the body size (huge-body,
 // default 1 MiB).
-func StartHostile(f Fault, n int) (*Hostile, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func StartHostile(f Fault, n int) (*Hostile, error) { return StartHostileOn("127.0.0.1:0", f, n) }
+
+// StartHostileOn is StartHostile on addr, which must be a loopback address.
+func StartHostileOn(addr string, f Fault, n int) (*Hostile, error) {
+	if !slices.Contains(Faults, f) {
+		return nil, fmt.Errorf("hostile target: unknown fault %q (want one of %v)", f, Faults)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return nil, fmt.Errorf("hostile target: %q is not a loopback host:port", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("hostile target: %w", err)
 	}
@@ -70,6 +81,12 @@ func StartHostile(f Fault, n int) (*Hostile, error) {
 	h.wg.Add(1)
 	go h.accept()
 	return h, nil
+}
+
+// String describes the target's counts, e.g. "twice: received 20 requests, sent 20 responses whole over 2 connections".
+func (h *Hostile) String() string {
+	return fmt.Sprintf("%s: received %d requests, sent %d responses whole over %d connections",
+		h.fault, h.Requests.Load(), h.Responses.Load(), h.Conns.Load())
 }
 
 // URL is the target's base URL, e.g. http://127.0.0.1:34567.

@@ -67,3 +67,15 @@ func TestRefuseBeforeTraffic(t *testing.T) {
 		t.Errorf("%s was created; apiperf creates no directory the user did not name", missing)
 	}
 }
+
+// serve --fault starts the hostile target on loopback only.
+func TestServeFaultBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--fault", "nope", "--addr", "127.0.0.1:0"},
+		{"serve", "--fault", "twice", "--addr", "192.0.2.1:80"},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != ExitUsage || !strings.Contains(stderr, "hostile target") {
+			t.Errorf("apiperf %s = exit %d, %q; want 2 and the reason", strings.Join(args, " "), code, stderr)
+		}
+	}
+}

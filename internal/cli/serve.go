@@ -34,11 +34,16 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&cfg.StallEvery, "stall-every", 0, "stall period, from server start")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve HTTPS (h2 and HTTP/1.1 by ALPN) with a self-signed certificate (clients need -k); cleartext serves HTTP/1.1 and h2c")
 	fs.Float64Var(&cfg.MaxRPS, "max-rps", 0, "serve at most this many requests per second overall; the rest wait in line")
+	fault := fs.String("fault", "", "serve a hostile target instead, counting what it receives: "+faultList())
+	faultN := fs.Int("fault-n", 0, "the fault's parameter: responses before close-after closes (3), huge-body's size (1 MiB)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if *fault != "" {
+		return serveHostile(ctx, e, cfg.Addr, target.Fault(*fault), *faultN)
 	}
 	if cfg.Demo {
 		if !fs.Changed("pprof") {
@@ -86,4 +91,26 @@ func serveList(s string) []string {
 		}
 	}
 	return out
+}
+
+// serveHostile runs a hostile target until ctx ends, then says what it received and sent.
+func serveHostile(ctx context.Context, e *env, addr string, f target.Fault, n int) error {
+	h, err := target.StartHostileOn(addr, f, n)
+	if err != nil {
+		return usagef("serve: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "apiperf serve: hostile target, fault %s\n", f)
+	fmt.Fprintln(e.stdout, target.ListeningPrefix+h.URL())
+	<-ctx.Done()
+	h.Close()
+	fmt.Fprintf(e.stderr, "apiperf serve: %s\n", h)
+	return nil
+}
+
+func faultList() string {
+	names := make([]string, len(target.Faults))
+	for i, f := range target.Faults {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
 }
