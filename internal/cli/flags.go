@@ -112,7 +112,7 @@ func parseDuration(s string) (time.Duration, error) {
 		if f < 0 || math.IsNaN(f) || f > 1e9 {
 			return 0, fmt.Errorf("%q is not a duration like 10s, 500ms or 2m", s)
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return time.Duration(math.Round(f * float64(time.Second))), nil // 1.61 is 1.61s, not 1.609999999s
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil || d < 0 {

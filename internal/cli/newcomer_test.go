@@ -326,3 +326,13 @@ func TestNoRawFloats(t *testing.T) {
 		}
 	}
 }
+
+// A bare number of seconds is that many seconds: -d 1.61 prints as 1.61s, not 1.609999999s.
+func TestBareSecondsPrintClean(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{{"1.61", "1.61s"}, {"0.3", "300ms"}, {"2.2", "2.2s"}, {"0.0015", "1.5ms"}} {
+		d, err := parseDuration(tc.in)
+		if err != nil || d.String() != tc.want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %s", tc.in, d, err, tc.want)
+		}
+	}
+}
