@@ -23,8 +23,11 @@ const (
 	schedSlowPct = 25.0
 	// lateSharePct: open loop with more than this share of sends late is behind its schedule.
 	lateSharePct = 1.0
-	// plateauQPS: levels within this fraction of the peak QPS are on the plateau.
+	// plateauQPS: an open-loop level completing less than this share of its rate is saturated.
 	plateauQPS = 0.9
+	// plateauNear and plateauGain: a closed-loop plateau starts at a level within plateauNear
+	// of the peak QPS after which QPS never grew past plateauGain times its own.
+	plateauNear, plateauGain = 0.75, 1.2
 	// plateauLoad: the plateau must span this much more load to count as flat throughput.
 	plateauLoad = 1.5
 	// latencyGrowth: mean latency must grow this much across the plateau for "waiting".
@@ -41,9 +44,10 @@ type plateau struct {
 	from, to int
 }
 
-// saturation finds the plateau. Closed loop: from the first level within plateauQPS of the
-// peak to the last level, when load grew plateauLoad times over it. Open loop: from the
-// first level whose QPS fell short of its rate by more than 1-plateauQPS.
+// saturation finds the plateau. Closed loop: from the first level near the peak after which
+// QPS grew no more than plateauGain times while load grew plateauLoad times, to the last
+// level. Open loop: from the first level whose QPS fell short of its rate by more than
+// 1-plateauQPS.
 func saturation(in Input) plateau {
 	n := len(in.Levels)
 	if in.Peak < 0 || in.Peak >= n || n < 2 {
@@ -58,17 +62,19 @@ func saturation(in Input) plateau {
 		}
 		return plateau{}
 	}
-	from := -1
-	for i, l := range in.Levels {
-		if l.QPS >= plateauQPS*peak {
-			from = i
-			break
+	for i, l := range in.Levels[:n-1] {
+		if l.QPS < plateauNear*peak || in.Levels[n-1].Load < plateauLoad*l.Load {
+			continue
+		}
+		best := 0.0
+		for _, m := range in.Levels[i+1:] {
+			best = max(best, m.QPS)
+		}
+		if best <= plateauGain*l.QPS {
+			return plateau{ok: true, from: i, to: n - 1}
 		}
 	}
-	if from < 0 || from == n-1 || in.Levels[n-1].Load < plateauLoad*in.Levels[from].Load {
-		return plateau{}
-	}
-	return plateau{ok: true, from: from, to: n - 1}
+	return plateau{}
 }
 
 func (p plateau) evidence(in Input) string {
@@ -107,11 +113,16 @@ func little(in Input) []LittleCheck {
 
 // generatorClaim: apiperf's CPU at its cores, its scheduler starved, or the open-loop
 // schedule falling behind, at the peak or beyond.
-func generatorClaim(in Input, sat plateau) *Claim {
+func generatorClaim(in Input, sat plateau, v *Verdict) *Claim {
 	if in.Peak < 0 || in.Peak >= len(in.Levels) {
 		return nil
 	}
-	var ev []string
+	var ev, notes []string
+	defer func() {
+		if len(notes) > 0 {
+			v.Silent = append(v.Silent, "generator: "+notes[0])
+		}
+	}()
 	conf := Low
 	at := ""
 	raise := func(c Confidence) {
@@ -127,17 +138,27 @@ func generatorClaim(in Input, sat plateau) *Claim {
 				raise(High)
 				found = true
 			}
-			if g.SchedSlowPct > schedSlowPct {
+			// Late wake-ups count only when apiperf was busy itself: on a machine full of
+			// other work they delay every process, and the target's latency dwarfs them.
+			if g.SchedSlowPct > schedSlowPct && (g.Cores == 0 || g.CPUCores >= 0.5*g.Cores) {
 				ev = append(ev, fmt.Sprintf("at %s %.0f%% of apiperf's goroutine wake-ups waited over 1 ms to run", l.Label, g.SchedSlowPct))
 				raise(Medium)
 				found = true
 			}
 		}
 		if l.Open && l.Scheduled > 0 && 100*float64(l.LateSends)/float64(l.Scheduled) > lateSharePct {
-			ev = append(ev, fmt.Sprintf("at %s %.1f%% of requests were sent late (worst %v after due)",
-				l.Label, 100*float64(l.LateSends)/float64(l.Scheduled), l.MaxLag.Round(time.Microsecond)))
-			raise(Medium)
-			found = true
+			late := fmt.Sprintf("at %s %.1f%% of requests were sent late (worst %v after due)",
+				l.Label, 100*float64(l.LateSends)/float64(l.Scheduled), l.MaxLag.Round(time.Microsecond))
+			if g := l.Generator; g != nil && g.Cores > 0 && g.CPUCores < 0.5*g.Cores {
+				// apiperf was not busy: other processes, or a target holding every
+				// connection, delayed the sends. The corrected latency includes the delay.
+				notes = append(notes, late+", while apiperf used only "+fmt.Sprintf("%.2f of its %g cores", g.CPUCores, g.Cores)+
+					": the machine or the target delayed them (corrected latency includes it)")
+			} else {
+				ev = append(ev, late)
+				raise(Medium)
+				found = true
+			}
 		}
 		if found && at == "" {
 			at = l.Label
@@ -199,7 +220,12 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 	} else {
 		ev = append(ev, "throughput was still rising at the last level: the plateau is not measured")
 	}
-	if p := pk.Profile; p != nil {
+	// The peak's profile, else the nearest one after it: the same CPU-bound code runs there.
+	p := pk.Profile
+	for i := in.Peak + 1; p == nil && i < len(in.Levels); i++ {
+		p = in.Levels[i].Profile
+	}
+	if p != nil {
 		if len(p.TopCum) > 0 {
 			ev = append(ev, "top cumulative CPU: "+functions(p.TopCum, 5))
 		}
@@ -207,7 +233,7 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 			ev = append(ev, fmt.Sprintf("GC %.1f%% and allocation %.1f%% of the target's CPU", p.GCPct, p.AllocPct))
 		}
 	} else {
-		v.Silent = append(v.Silent, "target CPU profile: not captured at the peak (give --pprof to name the hot functions)")
+		v.Silent = append(v.Silent, "target CPU profile: not captured at or after the peak (give --pprof to name the hot functions)")
 	}
 	return &Claim{
 		Kind: TargetCPU, Confidence: conf, Level: pk.Label,
@@ -297,13 +323,13 @@ func growthClaim(in Input, v *Verdict) *Claim {
 	}
 	var ev []string
 	conf := Low
-	if grows(gor, func(u *Usage) float64 { return u.Goroutines }, func(u *Usage) float64 { return u.GoroutineRise }, 10) {
+	if grows(gor, func(u *Usage) float64 { return u.Goroutines }, func(u *Usage) float64 { return u.GoroutineRise }, 10, 2) {
 		ev = append(ev, fmt.Sprintf("goroutines grew within every level and never came back: %s", series(gor, func(u *Usage) string {
 			return num(u.Goroutines)
 		})))
 		conf = High
 	}
-	if grows(heap, func(u *Usage) float64 { return u.HeapBytes }, func(u *Usage) float64 { return u.HeapRise }, 4<<20) {
+	if grows(heap, func(u *Usage) float64 { return u.HeapBytes }, func(u *Usage) float64 { return u.HeapRise }, 4<<20, 0) {
 		ev = append(ev, fmt.Sprintf("heap in use grew within every level: %s MiB", series(heap, func(u *Usage) string {
 			return fmt.Sprintf("%.0f", u.HeapBytes/(1<<20))
 		})))
@@ -340,13 +366,19 @@ func growthClaim(in Input, v *Verdict) *Claim {
 }
 
 // grows reports whether every level rose by at least minRise within it and the value never
-// fell back below the previous level's.
-func grows(ls []Level, val, rise func(*Usage) float64, minRise float64) bool {
+// fell back below the previous level's. For goroutines (perInFlight > 0) the rise must also
+// exceed perInFlight per request in flight: a server's goroutines follow its connections
+// while a level ramps up, and only what rises past them is kept.
+func grows(ls []Level, val, rise func(*Usage) float64, minRise, perInFlight float64) bool {
 	if len(ls) < 2 {
 		return false
 	}
 	for i, l := range ls {
-		if rise(l.Target) < minRise {
+		inFlight := l.inFlight()
+		if !l.Open {
+			inFlight = max(inFlight, l.Load)
+		}
+		if rise(l.Target) < minRise+perInFlight*inFlight {
 			return false
 		}
 		if i > 0 && val(l.Target) <= val(ls[i-1].Target) {

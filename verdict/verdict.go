@@ -115,7 +115,7 @@ func (v *Verdict) Headline() string {
 func Judge(in Input) Verdict {
 	v := Verdict{Little: little(in)}
 	sat := saturation(in)
-	gen := generatorClaim(in, sat)
+	gen := generatorClaim(in, sat, &v)
 	for _, c := range []*Claim{gen, cpuClaim(in, sat, &v), waitingClaim(in, sat, gen != nil, &v), growthClaim(in, &v), errorsClaim(in)} {
 		if c != nil {
 			v.Claims = append(v.Claims, *c)

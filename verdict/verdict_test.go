@@ -104,6 +104,12 @@ func TestJudge(t *testing.T) {
 			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 busy goroutines wait in sync.(*Cond).Wait",
 		},
 		{
+			// A noisy plateau whose last level is the peak by a hair: still flat (+18% for 4x load).
+			name: "noisy plateau",
+			levels: with(closed([3]float64{4, 550, 7}, [3]float64{16, 510, 31}, [3]float64{64, 600, 106}), target(0.1, 2)),
+			want:   []Kind{TargetWaiting}, conf: Medium, says: "from c=4 to c=64",
+		},
+		{
 			// Plateau, CPU idle, no profile: waiting, medium, and a note asking for --pprof.
 			name:   "waiting without sites",
 			levels: with(plateauLevels(), target(0.2, 2)),

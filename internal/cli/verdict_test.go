@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/target"
+	"github.com/apiperf/apiperf/verdict"
+)
+
+// spawnDemo starts `apiperf serve --demo` as a child process with extra environment
+// variables (e.g. GOMAXPROCS) and returns it.
+func spawnDemo(t *testing.T, env ...string) *target.Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(asApiperfEnv, "1")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v) // the child inherits it; this process read its own at start
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	p, err := target.Spawn(ctx, exe, "--demo")
+	if err != nil {
+		cancel()
+		t.Fatalf("spawning apiperf serve --demo: %v", err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		cancel()
+	})
+	return p
+}
+
+// judgeDemo sweeps path of a demo target with everything the verdict reads (pprof,
+// metrics, /proc) and returns the run's verdict.
+func judgeDemo(t *testing.T, p *target.Process, path string, plan ...string) *verdict.Verdict {
+	t.Helper()
+	dir := t.TempDir()
+	args := append([]string{"sweep", "-d", "2s", "--warmup", "300ms", "--no-stop", "-q", "--no-history",
+		"--pprof", p.URL() + "/debug/pprof", "--metrics", p.URL() + "/metrics", "--target-pid", strconv.Itoa(p.Pid()),
+		"--profile-levels", "last", "--dir", dir, "--name", "demo"}, plan...)
+	args = append(args, p.URL()+path)
+	code, stdout, stderr := runCLI(t, args...)
+	if code != ExitOK {
+		t.Fatalf("apiperf %s = %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "verdict: ") {
+		t.Errorf("apiperf sweep printed no verdict:\n%s", stdout)
+	}
+	r, err := result.Load(filepath.Join(dir, "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict == nil {
+		t.Fatalf("run.json has no verdict")
+	}
+	t.Logf("%s on %s:\n%s", strings.Join(plan, " "), path, stdout[strings.Index(stdout, "verdict: "):])
+	return r.Verdict
+}
+
+// TestVerdictOnDemoTargets is issue 18's check: each demo target has exactly one bottleneck,
+// and the verdict names it and nothing else; a healthy target at moderate load gets no
+// bottleneck claim. Loads are short and bounded (2 s per level, three levels).
+func TestVerdictOnDemoTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps demo targets for about a minute")
+	}
+	tests := []struct {
+		name  string
+		env   []string
+		path  string
+		plan  []string
+		want  []verdict.Kind
+		names string // what the claim's evidence must name
+	}{
+		// One core of pure arithmetic per request: CPU-bound, the spinning function named.
+		{"cpu", []string{"GOMAXPROCS=1"}, "/demo/cpu", []string{"--levels", "1,4,16"},
+			[]verdict.Kind{verdict.TargetCPU}, "apiperfHotHandlerSpin"},
+		// Four pool slots held 5 ms each: waiting, in the pool's get.
+		{"pool", nil, "/demo/pool", []string{"--levels", "4,16,64"},
+			[]verdict.Kind{verdict.TargetWaiting}, "demoPool).get"},
+		// A downstream reached over four connections: waiting, in the call to it.
+		{"downstream", nil, "/demo/downstream", []string{"--levels", "4,16,64"},
+			[]verdict.Kind{verdict.TargetWaiting}, "downstream).call"},
+		// A goroutine and 16 KiB left behind per request, at rates it serves easily: growth.
+		{"leak", nil, "/demo/leak", []string{"--rates", "100,200,300"},
+			[]verdict.Kind{verdict.Growth}, "apiperfLeakedWatcher"},
+		// Plain net/http at a moderate rate: nothing to claim.
+		{"healthy", nil, "/healthz", []string{"--rates", "100,200,300"}, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := judgeDemo(t, spawnDemo(t, tt.env...), tt.path, tt.plan...)
+			if got := v.Kinds(); !slices.Equal(got, tt.want) {
+				t.Fatalf("verdict on %s = %v, want exactly %v:\n%s", tt.path, got, tt.want, verdictDump(v))
+			}
+			if tt.names == "" {
+				return
+			}
+			c := v.Claims[0]
+			if text := c.Summary + "\n" + strings.Join(c.Evidence, "\n"); !strings.Contains(text, tt.names) {
+				t.Errorf("verdict on %s does not name %s:\n%s", tt.path, tt.names, text)
+			}
+		})
+	}
+}
+
+func verdictDump(v *verdict.Verdict) string {
+	var b strings.Builder
+	for _, c := range v.Claims {
+		b.WriteString(c.String() + "\n  " + strings.Join(c.Evidence, "\n  ") + "\n")
+	}
+	b.WriteString("silent: " + strings.Join(v.Silent, "; "))
+	return b.String()
+}
