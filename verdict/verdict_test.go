@@ -105,7 +105,7 @@ func TestJudge(t *testing.T) {
 		},
 		{
 			// A noisy plateau whose last level is the peak by a hair: still flat (+18% for 4x load).
-			name: "noisy plateau",
+			name:   "noisy plateau",
 			levels: with(closed([3]float64{4, 550, 7}, [3]float64{16, 510, 31}, [3]float64{64, 600, 106}), target(0.1, 2)),
 			want:   []Kind{TargetWaiting}, conf: Medium, says: "from c=4 to c=64",
 		},
