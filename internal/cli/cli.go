@@ -117,7 +117,8 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'apiperf <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "\nRun 'apiperf <command> --help' for the flags and examples of a command.")
+	printExamples(w, "apiperf")
 	fmt.Fprint(w, exitCodes)
 }
 

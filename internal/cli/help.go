@@ -9,6 +9,11 @@ import (
 // examples are the lines `apiperf <command> --help` ends with, by flag set name: commands a
 // newcomer can copy, each with what it does. Every example parses (TestHelpExamplesParse).
 var examples = map[string][]string{
+	"apiperf": {
+		"apiperf sweep  # first steps: sweep the built-in target, open the report it names",
+		"apiperf run -c 50 -d 10s --latency http://127.0.0.1:8080/healthz  # one load, wrk's summary",
+		"apiperf diff apiperf-out/before apiperf-out/after  # what changed between two runs",
+	},
 	"run": {
 		"apiperf run -c 50 -d 30s http://127.0.0.1:8080/api/users  # closed loop: 50 connections, wrk-style summary",
 		"apiperf run -R 2k -d 1m --latency http://127.0.0.1:8080/api  # open loop at 2,000 req/s, corrected latency",
