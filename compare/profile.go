@@ -49,7 +49,7 @@ func DiffProfiles(a, b *result.Run, rows int) *ProfileDiff {
 
 // MaxUnlistedPct is the largest CPU share a function left out of a top table may have for
 // DiffProfiles to count it as absent (0%); above, its share there is unknown and it is skipped.
-const MaxUnlistedPct = 1.0
+const MaxUnlistedPct = profcap.MaxUnlistedPct
 
 func listed(t profcap.TopTable, fn string) bool {
 	for _, e := range t.ByCum {
@@ -73,11 +73,11 @@ func floor(t profcap.TopTable) float64 {
 	return t.ByCum[len(t.ByCum)-1].CumPct
 }
 
-func cpuSteps(r *result.Run) []*result.TargetStep {
+func cpuSteps(r *result.Run) []*profcap.StepRecord {
 	if r == nil {
 		return nil
 	}
-	var out []*result.TargetStep
+	var out []*profcap.StepRecord
 	for _, s := range r.Target.Profiled() {
 		if s.Profiles.CPU != nil {
 			out = append(out, s)
@@ -86,7 +86,7 @@ func cpuSteps(r *result.Run) []*result.TargetStep {
 	return out
 }
 
-func indexLabel(steps []*result.TargetStep, label string) int {
+func indexLabel(steps []*profcap.StepRecord, label string) int {
 	for i, s := range steps {
 		if s.Label == label {
 			return i

@@ -9,10 +9,10 @@ import (
 
 // profiledRun is a run whose steps (label -> CPU table rows) were profiled.
 func profiledRun(steps map[string][]profcap.TopEntry, order ...string) *result.Run {
-	tc := &result.TargetCapture{}
+	tc := &profcap.Record{}
 	for _, label := range order {
 		t := &profcap.TopTable{SampleType: "cpu", Unit: "nanoseconds", Total: 100, ByCum: steps[label], ByFlat: steps[label]}
-		tc.Steps = append(tc.Steps, result.TargetStep{Label: label, Profiles: &profcap.Analysis{CPU: t}})
+		tc.Steps = append(tc.Steps, profcap.StepRecord{Label: label, Profiles: &profcap.Analysis{CPU: t}})
 	}
 	return &result.Run{Target: tc}
 }

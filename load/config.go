@@ -111,6 +111,25 @@ func (c Config) MaxConns() int {
 	return c.MaxConnections
 }
 
+// Conns is the most connections the load may open: the open-loop pool limit, else the
+// closed loop's connections. The open-file limit is checked against it.
+func (c Config) Conns() int {
+	if c.OpenLoop() {
+		return c.MaxConns()
+	}
+	return c.Connections
+}
+
+// WithConnections returns c with n connections and, closed loop, no more threads than
+// connections (a thread without a connection has nothing to do).
+func (c Config) WithConnections(n int) Config {
+	c.Connections = n
+	if n > 0 && c.Threads > n {
+		c.Threads = n
+	}
+	return c
+}
+
 // String describes the load in one line, e.g. "closed loop: 10 connections on 2 threads for 10s".
 func (c Config) String() string {
 	var b strings.Builder

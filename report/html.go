@@ -199,6 +199,9 @@ func statusText(m map[int]int64) string { return statusCodes(m, "%d: %d", ", ", 
 func Headline(r *result.Run) []string {
 	rec := r.Levels()
 	var out []string
+	if r.Capacity != nil {
+		out = append(out, r.Capacity.Headline())
+	}
 	if len(rec.Levels) == 1 && r.Sweep == nil {
 		l := rec.Levels[0]
 		out = append(out, fmt.Sprintf("%.2f requests/sec at %s; p99 %s; success %s%%", l.QPS, l.Label, ms(l.Millis(l.P99)), pct(l.Success)))

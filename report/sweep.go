@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // SweepTable writes the terminal table of a sweep (or capacity search): one row per level,
@@ -55,4 +56,36 @@ func SweepTable(w io.Writer, doc *result.Run) {
 	if sw.Stop != nil {
 		fmt.Fprintln(w, sw.Stop)
 	}
+}
+
+// Repetitions writes, for a run repeated with --count, the one line of its level: the
+// figures every report of the run shows (sweep.Reduce); nothing for a single step.
+func Repetitions(w io.Writer, doc *result.Run) {
+	if len(doc.Steps) < 2 {
+		return
+	}
+	for _, l := range doc.Levels().Levels {
+		fmt.Fprintf(w, "Level %s of %d repetitions: %.2f req/s (median), p99 %s (all responses), success %.2f%%\n",
+			l.Label, l.Reps, l.QPS, FormatDuration(l.P99.Duration()), l.Success)
+	}
+}
+
+// CapacityTable writes the probes of a capacity search, one row each with its verdict and
+// the reason, then the answer line (which agrees with the rows: it rests on their verdicts).
+func CapacityTable(w io.Writer, doc *result.Run) {
+	c := doc.Capacity
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "%-6s %12s %15s %9s %9s  %-12s %s\n", "probe", "rate/s", "sent/due", "p99", "success", "verdict", "reason")
+	for i, p := range c.Probes {
+		verdict := p.Verdict
+		if p.Confirms {
+			verdict += " (2nd)"
+		}
+		fmt.Fprintf(w, "%-6d %12s %15s %9s %8.2f%%  %-12s %s\n", i+1, sweep.FormatProbeRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
+			FormatDuration(p.P99.Duration()), p.Success, verdict, p.Reason)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, c.Headline())
 }

@@ -30,3 +30,22 @@ func TestSweepTable(t *testing.T) {
 	SweepTable(&b, r)
 	golden.Check(t, "sweep_table.golden", b.Bytes())
 }
+
+// TestCapacityTable checks the probe table and the answer line against a golden file: a
+// noisy first probe confirmed as a pass, a failure confirmed, an interrupted probe.
+func TestCapacityTable(t *testing.T) {
+	obj, _ := sweep.ParseObjective(sweep.DefaultObjective)
+	ms := func(n float64) measure.Duration { return measure.Duration(n * float64(time.Millisecond)) }
+	c := &sweep.Capacity{Search: sweep.Search{Start: 100}.WithDefaults(), Objective: obj, Answer: 187.5, Limit: 200, Interrupted: true,
+		Probes: []sweep.Probe{
+			{Rate: 100, Sent: 500, Due: 500, Verdict: sweep.VerdictFailed, Reason: "p99 812ms > 500ms", P99: ms(812), Success: 100},
+			{Rate: 100, Sent: 500, Due: 500, Verdict: sweep.VerdictMet, Reason: "p99 12ms, success 100%: meets (the first probe's failure was not confirmed)", Confirms: true, P99: ms(12), Success: 100},
+			{Rate: 200, Sent: 700, Due: 1000, Verdict: sweep.VerdictFailed, Reason: "sent 700 of 1000 requests due", P99: ms(40), Success: 100},
+			{Rate: 200, Sent: 690, Due: 1000, Verdict: sweep.VerdictFailed, Reason: "sent 690 of 1000 requests due (confirmed)", Confirms: true, P99: ms(41), Success: 100},
+			{Rate: 187.5, Sent: 937, Due: 937, Verdict: sweep.VerdictMet, Reason: "meets", P99: ms(20), Success: 100},
+			{Rate: 194, Sent: 300, Due: 300, Verdict: sweep.VerdictInterrupted, Reason: "interrupted during the probe: neither pass nor fail", P99: ms(20), Success: 100},
+		}}
+	var b bytes.Buffer
+	CapacityTable(&b, &result.Run{Capacity: c})
+	golden.Check(t, "capacity_table.golden", b.Bytes())
+}

@@ -69,7 +69,7 @@ func targetSections(r *result.Run) []Section {
 	return out
 }
 
-func profileSection(ts *result.TargetStep, i int) (template.HTML, error) {
+func profileSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 	a := ts.Profiles
 	v := targetView{ID: fmt.Sprint(i), Files: ts.Files}
 	var notes []string

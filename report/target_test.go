@@ -44,9 +44,9 @@ func withTarget(t *testing.T) *result.Run {
 		t.Fatalf("Analyze: %q", warns)
 	}
 	f := func(v float64) *float64 { return &v }
-	tc := &result.TargetCapture{Metrics: "http://127.0.0.1:6060/metrics?<x>"}
+	tc := &profcap.Record{Metrics: "http://127.0.0.1:6060/metrics?<x>"}
 	for i, s := range r.Steps {
-		ts := result.TargetStep{Label: s.Label, Start: r.Start.Add(time.Duration(i) * 15 * time.Second),
+		ts := profcap.StepRecord{Label: s.Label, Start: r.Start.Add(time.Duration(i) * 15 * time.Second),
 			Series: &profcap.Series{Interval: time.Second}}
 		for k := range 10 {
 			g := float64(10 * (i + 1))

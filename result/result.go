@@ -15,6 +15,7 @@ import (
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
@@ -48,11 +49,11 @@ type Run struct {
 	// Sweep is the plan, levels and analysis (peak, knee) of a sweep or capacity search.
 	Sweep *sweep.Record `json:"sweep,omitempty"`
 	// Capacity is the probe history and answer of a capacity search.
-	Capacity *Capacity `json:"capacity,omitempty"`
+	Capacity *sweep.Capacity `json:"capacity,omitempty"`
 	// Native is the same plan run against the built-in plain net/http target (--vs-native).
 	Native *Run `json:"native,omitempty"`
 	// Target holds what was captured from the target under load (profiles, metrics).
-	Target *TargetCapture `json:"target,omitempty"`
+	Target *profcap.Record `json:"target,omitempty"`
 	// Verdict is what limited the run (see package verdict), nil when not judged.
 	Verdict  *verdict.Verdict `json:"verdict,omitempty"`
 	Warnings []string         `json:"warnings,omitempty"`
@@ -88,6 +89,18 @@ func (r *Run) Levels() *sweep.Record {
 		return r.Sweep
 	}
 	return sweep.DefaultRecord(r.Steps)
+}
+
+// SetTarget keeps what a capture session took from the target (nothing for nil) and adds
+// its warnings to the run's.
+func (r *Run) SetTarget(t *profcap.Record) {
+	if t == nil {
+		return
+	}
+	r.Target = t
+	for _, w := range t.AllWarnings() {
+		r.Warnings = append(r.Warnings, "target: "+w)
+	}
 }
 
 // Encode writes r as indented JSON.

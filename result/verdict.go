@@ -37,7 +37,7 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 			l.Load *= float64(r.Load.StreamsPerConn()) // in flight: every connection's streams
 		}
 		var gens []*measure.Generator
-		var targets []*TargetStep
+		var targets []*profcap.StepRecord
 		for _, j := range p.Steps {
 			if j < 0 || j >= len(r.Steps) {
 				continue
@@ -101,7 +101,7 @@ func generatorUsage(gens []*measure.Generator) *verdict.Usage {
 // targetUsage reads a level's target captures: CPU and RSS from /proc when sampled, else
 // from the metrics; goroutines and heap at the end of the level and their rise within it;
 // the profiles of the last capture that has them.
-func targetUsage(caps []*TargetStep) (*verdict.Usage, *verdict.Profile) {
+func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) {
 	var u verdict.Usage
 	var prof *verdict.Profile
 	n := 0.0

@@ -24,7 +24,7 @@ func TestVerdictInput(t *testing.T) {
 		Scenario: scenario.Scenario{URL: "http://127.0.0.1:8080/demo/pool"},
 		Steps:    []*measure.Step{step("c=4", 4, 700), step("c=16", 16, 790)},
 		Sweep:    sweep.NewRecord(sweep.Plan{Levels: []int{4, 16}}, sweep.Objective{}, sweep.Rules{}),
-		Target: &TargetCapture{Steps: []TargetStep{{
+		Target: &profcap.Record{Steps: []profcap.StepRecord{{
 			Label:          "c=16",
 			Summary:        &profcap.Summary{From: 0, To: 3 * time.Second, Points: 3, CPUCores: &profcap.Stat{Mean: 0.9}},
 			ProcessSummary: &profcap.Summary{Points: 3, CPUCores: &profcap.Stat{Mean: 0.25}, RSSBytes: &profcap.Stat{Max: 30 << 20}},

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 )
 
 // Capacity search defaults.
@@ -27,8 +26,8 @@ type Search struct {
 	MaxProbes int     `json:"max_probes"`
 }
 
-// Probe is one measured rate and whether it met the objective.
-type Probe struct {
+// Decision is a rate the search has decided: met, or failed (confirmed by a second probe).
+type Decision struct {
 	Rate float64 `json:"rate"`
 	Met  bool    `json:"met"`
 }
@@ -76,7 +75,7 @@ const minRate = 0.1
 
 // Bracket returns the highest passing rate (0 if none) and the lowest failing rate above
 // it (+Inf if none).
-func Bracket(probes []Probe) (pass, fail float64) {
+func Bracket(probes []Decision) (pass, fail float64) {
 	fail = math.Inf(1)
 	for _, p := range probes {
 		if p.Met && p.Rate > pass {
@@ -93,7 +92,7 @@ func Bracket(probes []Probe) (pass, fail float64) {
 
 // Next returns the rate to probe after probes, or done when the answer is known to the
 // search's precision (or it cannot go further).
-func (s Search) Next(probes []Probe) (rate float64, done bool) {
+func (s Search) Next(probes []Decision) (rate float64, done bool) {
 	if len(probes) == 0 {
 		return s.Start, false
 	}
@@ -103,7 +102,7 @@ func (s Search) Next(probes []Probe) (rate float64, done bool) {
 	pass, fail := Bracket(probes)
 	switch {
 	case pass == 0: // nothing passed yet: go down
-		next := fail / s.Factor
+		next := roundRate(fail / s.Factor)
 		if next < minRate {
 			return 0, true
 		}
@@ -112,7 +111,7 @@ func (s Search) Next(probes []Probe) (rate float64, done bool) {
 		if s.Max > 0 && pass >= s.Max {
 			return 0, true
 		}
-		next := pass * s.Factor
+		next := roundRate(pass * s.Factor)
 		if s.Max > 0 {
 			next = math.Min(next, s.Max)
 		}
@@ -123,25 +122,20 @@ func (s Search) Next(probes []Probe) (rate float64, done bool) {
 	return roundRate((pass + fail) / 2), false
 }
 
-// roundRate keeps probe rates readable: three significant digits.
+// roundRate keeps probe rates readable: three significant digits, without binary noise
+// (93.8, never 93.80000000000001).
 func roundRate(r float64) float64 {
 	if r <= 0 {
 		return r
 	}
-	// Through the decimal text, not r/mag*mag: 938*0.1 is 93.80000000000001, which every
-	// output would then print.
-	v, err := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 3, 64), 64)
-	if err != nil {
-		return r
-	}
-	return v
+	return roundSig(r, 3)
 }
 
 // String describes the search, e.g. "from 100 req/s, x2 until a probe fails, then bisect to 5%".
 func (s Search) String() string {
-	str := fmt.Sprintf("from %g req/s, x%g until a probe fails, then bisect to %g%%", s.Start, s.Factor, s.Precision*100)
+	str := fmt.Sprintf("from %s req/s, x%g until a rate fails twice, then bisect to %g%%", FormatProbeRate(s.Start), s.Factor, roundSig(s.Precision*100, 4))
 	if s.Max > 0 {
-		str += fmt.Sprintf(", at most %g req/s", s.Max)
+		str += ", at most " + FormatProbeRate(s.Max) + " req/s"
 	}
 	return str
 }

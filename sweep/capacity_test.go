@@ -7,14 +7,14 @@ import (
 )
 
 // simulate runs the search against a target whose true capacity is ceiling.
-func simulate(s Search, ceiling float64) (answer float64, probes []Probe) {
+func simulate(s Search, ceiling float64) (answer float64, probes []Decision) {
 	for {
 		rate, done := s.Next(probes)
 		if done {
 			pass, _ := Bracket(probes)
 			return pass, probes
 		}
-		probes = append(probes, Probe{Rate: rate, Met: rate <= ceiling})
+		probes = append(probes, Decision{Rate: rate, Met: rate <= ceiling})
 	}
 }
 
@@ -49,15 +49,15 @@ func TestSearchStops(t *testing.T) {
 	cases := []struct {
 		name   string
 		search Search
-		probes []Probe
+		probes []Decision
 		want   bool // done
 	}{
 		{"first probe", Search{}.WithDefaults(), nil, false},
-		{"max reached and passing", Search{Max: 400}.WithDefaults(), []Probe{{400, true}}, true},
-		{"nothing passes down to the floor", Search{}.WithDefaults(), []Probe{{0.15, false}}, true},
-		{"bracket within precision", Search{}.WithDefaults(), []Probe{{100, true}, {104, false}}, true},
-		{"bracket too wide", Search{}.WithDefaults(), []Probe{{100, true}, {200, false}}, false},
-		{"probe budget spent", Search{MaxProbes: 2}.WithDefaults(), []Probe{{100, true}, {200, true}}, true},
+		{"max reached and passing", Search{Max: 400}.WithDefaults(), []Decision{{400, true}}, true},
+		{"nothing passes down to the floor", Search{}.WithDefaults(), []Decision{{0.15, false}}, true},
+		{"bracket within precision", Search{}.WithDefaults(), []Decision{{100, true}, {104, false}}, true},
+		{"bracket too wide", Search{}.WithDefaults(), []Decision{{100, true}, {200, false}}, false},
+		{"probe budget spent", Search{MaxProbes: 2}.WithDefaults(), []Decision{{100, true}, {200, true}}, true},
 	}
 	for _, c := range cases {
 		if _, done := c.search.Next(c.probes); done != c.want {
@@ -68,11 +68,11 @@ func TestSearchStops(t *testing.T) {
 
 func TestBracketIgnoresFailuresBelowAPass(t *testing.T) {
 	// A noisy failure below a pass does not shrink the bracket: the highest pass counts.
-	pass, fail := Bracket([]Probe{{100, true}, {150, false}, {200, true}, {400, false}})
+	pass, fail := Bracket([]Decision{{100, true}, {150, false}, {200, true}, {400, false}})
 	if pass != 200 || fail != 400 {
 		t.Errorf("Bracket = %g, %g; want 200, 400", pass, fail)
 	}
-	if _, fail := Bracket([]Probe{{100, true}}); !math.IsInf(fail, 1) {
+	if _, fail := Bracket([]Decision{{100, true}}); !math.IsInf(fail, 1) {
 		t.Errorf("no failure: fail = %g, want +Inf", fail)
 	}
 }

@@ -28,6 +28,7 @@ type Level struct {
 	QPS       float64        `json:"qps"`                     // median of the repetitions' responses per second
 	Achieved  float64        `json:"achieved_rate,omitempty"` // open loop: median of attempts per second
 	Attempts  int64          `json:"attempts"`                // summed over repetitions
+	Scheduled int64          `json:"scheduled,omitempty"`     // open loop: requests due in the windows
 	Responses int64          `json:"responses"`               // complete responses, any status
 	Successes int64          `json:"successes"`
 	Errors    measure.Errors `json:"errors"`
@@ -160,6 +161,9 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 		l.Errors.Add(s.Errors)
 		l.Status = measure.AddStatus(l.Status, s.Status)
 		l.Interrupted = l.Interrupted || s.Interrupted
+		if s.Open != nil {
+			l.Scheduled += s.Open.Scheduled
+		}
 	}
 	l.QPS = median(qps)
 	if open {

@@ -76,11 +76,7 @@ func (p Plan) Config(base load.Config, i int) load.Config {
 		return cfg
 	}
 	cfg.Rate = 0
-	cfg.Connections = p.Levels[i]
-	if cfg.Threads > cfg.Connections {
-		cfg.Threads = cfg.Connections
-	}
-	return cfg
+	return cfg.WithConnections(p.Levels[i])
 }
 
 // WarmupConfig returns the unmeasured load before level i, or false when there is none.
@@ -95,11 +91,7 @@ func (p Plan) WarmupConfig(base load.Config, i int) (load.Config, bool) {
 
 // Connections is the most connections level i may open.
 func (p Plan) Connections(base load.Config, i int) int {
-	cfg := p.Config(base, i)
-	if cfg.OpenLoop() {
-		return cfg.MaxConns()
-	}
-	return cfg.Connections
+	return p.Config(base, i).Conns()
 }
 
 // Truncate returns the plan cut to its first n levels.

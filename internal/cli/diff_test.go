@@ -17,6 +17,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // measuredRun loads a loopback server at each concurrency level with a bounded number of
@@ -50,7 +51,7 @@ func measuredRun(t *testing.T, dir, name string, levels ...int) string {
 		if err != nil {
 			t.Fatalf("load.Run at c=%d: %v", c, err)
 		}
-		step.Label = stepLabel(cfg)
+		step.Label = sweep.ConfigLabel(cfg)
 		doc.Steps = append(doc.Steps, step)
 	}
 	doc.End = time.Now().UTC()

@@ -40,7 +40,7 @@ func measureTarget(t *testing.T, delay time.Duration, db, dir, name string) stri
 	os.MkdirAll(filepath.Dir(out), 0o755)
 	code, stdout, stderr := gateCLI(t, "run", "-c", "4", "-t", "1", "-d", "500ms", "--count", "5",
 		"--db", db, "--label", "side="+name, "-o", out, "-q", srv.URL()+"/healthz")
-	if code != ExitOK || !strings.Contains(stdout, "Level of 5 repetitions:") {
+	if code != ExitOK || !strings.Contains(stdout, "of 5 repetitions:") {
 		t.Fatalf("apiperf run --count 5 = exit %d, stdout %q, stderr %q; want 0 and a median line", code, stdout, stderr)
 	}
 	r, err := result.Load(out)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/store"
@@ -261,15 +263,15 @@ func TestWrkHeaderInOnePiece(t *testing.T) {
 // TestProfilePathsFromWorkingDirectory: the profile paths printed after a sweep or run are
 // where the files are from the working directory, ready for go tool pprof.
 func TestProfilePathsFromWorkingDirectory(t *testing.T) {
-	tc := &result.TargetCapture{Steps: []result.TargetStep{{Label: "c=20", Files: []string{"profiles/c=20/cpu.pb.gz", "profiles/c=20/heap.pb.gz"}}}}
+	tc := &profcap.Record{Steps: []profcap.StepRecord{{Label: "c=20", Files: []string{"profiles/c=20/cpu.pb.gz", "profiles/c=20/heap.pb.gz"}}}}
 	for _, tt := range []struct{ dir, want string }{
 		{"apiperf-out/127.0.0.1-8080", "Profiles: apiperf-out/127.0.0.1-8080/profiles/c=20/cpu.pb.gz apiperf-out/127.0.0.1-8080/profiles/c=20/heap.pb.gz (open with go tool pprof)\n"},
 		{".", "Profiles: profiles/c=20/cpu.pb.gz profiles/c=20/heap.pb.gz (open with go tool pprof)\n"}, // run without -o
 	} {
 		var b bytes.Buffer
-		printTarget(&b, tc, 10, tt.dir)
+		report.TargetText(&b, tc, 10, tt.dir)
 		if b.String() != tt.want {
-			t.Errorf("printTarget(dir %q) = %q; want %q", tt.dir, b.String(), tt.want)
+			t.Errorf("report.TargetText(dir %q) = %q; want %q", tt.dir, b.String(), tt.want)
 		}
 	}
 }

@@ -303,7 +303,7 @@ func TestDiffProfiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := &profcap.TopTable{SampleType: "cpu", Unit: "nanoseconds", Total: 100, ByCum: rows, ByFlat: rows}
-		doc.Target = &result.TargetCapture{Steps: []result.TargetStep{{Label: "c=2", Profiles: &profcap.Analysis{CPU: top}}}}
+		doc.Target = &profcap.Record{Steps: []profcap.StepRecord{{Label: "c=2", Profiles: &profcap.Analysis{CPU: top}}}}
 		if err := doc.Save(p); err != nil {
 			t.Fatal(err)
 		}

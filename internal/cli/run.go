@@ -20,6 +20,7 @@ import (
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // loadFlags are the flags `run`, `sweep` and `capacity` share: what to send and how.
@@ -119,12 +120,12 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 	if f.requests > 0 && !fs.Changed("duration") {
 		cfg.Duration = 0 // -n alone: exactly N requests, however long they take
 	}
-	if cfg.Threads > cfg.Connections && cfg.Connections > 0 {
+	if clamped := cfg.WithConnections(cfg.Connections); clamped.Threads != cfg.Threads {
 		if fs.Changed("threads") && f.notices != nil {
 			fmt.Fprintf(f.notices, "apiperf: note: running %d threads, not %d: each thread needs at least one of the %d connections\n",
-				cfg.Connections, cfg.Threads, cfg.Connections)
+				clamped.Threads, cfg.Threads, cfg.Connections)
 		}
-		cfg.Threads = cfg.Connections
+		cfg = clamped
 	}
 	if err := sc.Validate(); err != nil && len(errs) == 0 {
 		errs = append(errs, err)
@@ -218,11 +219,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	conns := cfg.Connections
-	if cfg.OpenLoop() {
-		conns = cfg.MaxConns()
-	}
-	if err := checkFileLimit(conns); err != nil {
+	if err := checkFileLimit(cfg.Conns()); err != nil {
 		return err
 	}
 	src, err := sf.build(ctx, sc, extra)
@@ -231,7 +228,6 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	sc = src.scenario // with the script or mix, as saved in run.json
 	target, _ := scenario.ParseTarget(sc.URL)
-	runtime.GOMAXPROCS(cfg.Threads)
 
 	doc := newRun(result.KindRun, sc, cfg, args)
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
@@ -247,16 +243,17 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if !*asJSON {
 		report.Header(e.stdout, doc)
 	}
-	watch.Begin(live.Step{Label: stepLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
+	watch.Begin(live.Step{Label: sweep.ConfigLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
 	opts := append([]load.Option{load.WithExpected(expected)}, watch.Options()...)
 	stopProfile, err := startCPUProfile(*cpuprofile)
 	if err != nil {
 		watch.Close(ctx)
 		return err
 	}
-	capt := tf.start(ctx, stepLabel(cfg), 0, cfg.Duration.Duration())
-	steps, err := rf.repeat(ctx, func() (*measure.Step, error) { return load.Run(ctx, cfg, src, target, opts...) })
-	capt.wait()
+	capture := tf.session()
+	steps, err := sweep.Repeat(ctx, cfg, rf.count, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
+		return load.Run(ctx, cfg, src, target, opts...)
+	}, captureHook(capture))
 	stopProfile()
 	if werr := watch.Close(ctx); werr != nil && err == nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
@@ -264,13 +261,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range steps {
-		s.Label = stepLabel(cfg)
-	}
 	step := steps[len(steps)-1]
 	doc.Steps = steps
 	doc.End = time.Now().UTC()
-	tf.finish(doc, profileOutDir(*out), []*stepCapture{capt})
+	finishCapture(e, doc, capture, profileOutDir(*out), false)
 	if *asJSON {
 		b, err := doc.Encode()
 		if err != nil {
@@ -279,9 +273,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		e.stdout.Write(b)
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
-		printMedian(e.stdout, steps)
+		report.Repetitions(e.stdout, doc)
+		if doc.Target != nil {
+			report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out))
+		}
 	}
-	tf.report(e, doc, !*asJSON)
 	if src.done != nil {
 		if err := src.done(e.stdout, step); err != nil {
 			return err
@@ -307,13 +303,6 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
 	return checkOutcome(e, steps)
-}
-
-func stepLabel(cfg load.Config) string {
-	if cfg.OpenLoop() {
-		return fmt.Sprintf("rate=%g/s", cfg.Rate)
-	}
-	return fmt.Sprintf("c=%d", cfg.Connections)
 }
 
 // newRun starts a run document with the redacted spec and command line.

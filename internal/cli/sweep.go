@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -219,29 +218,133 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(checkRunDir(wf.dir, name), hf.check()); err != nil {
 		return err
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Threads))
-
 	doc := newRun(result.KindSweep, sc, cfg, args)
 	doc.Name = name
 	doc.Sweep = sweep.NewRecord(plan, obj, rules)
 	if err := hf.label(ctx, doc); err != nil {
 		return err
 	}
-	s := &sweeper{e: e, quiet: wf.quiet, noReport: wf.noReport, cfg: cfg, src: src, target: tgt, expected: expected, dir: dir, tf: &tf}
 	if !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
-	if err := s.run(ctx, doc, func() error { return doc.Save(filepath.Join(dir, "run.json")) }); err != nil {
-		return err
+	eng := newEngine(e, wf.quiet, src, tgt, expected)
+	capture := tf.session()
+	runPath := filepath.Join(dir, "run.json")
+	r := sweep.Runner{Base: cfg, Step: eng.step, Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
+		Save: func(steps []*measure.Step) error {
+			doc.Steps, doc.End = steps, time.Now().UTC()
+			return doc.Save(runPath)
+		}}
+	steps, err := r.Run(ctx, doc.Sweep)
+	doc.Steps = steps
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
+	stopped(e, doc, "")
 	if wf.vsNative && ctx.Err() == nil && len(doc.Sweep.Levels) > 0 {
-		if err := s.native(ctx, doc); err != nil {
+		if err := runNative(ctx, e, doc, r, wf.quiet, runPath); err != nil {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("--vs-native: %v", err))
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
 		}
 	}
-	return s.finish(ctx, doc, hf)
+	finishCapture(e, doc, capture, dir, false)
+	showTarget := func() {
+		if doc.Target != nil {
+			report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
+		}
+	}
+	if err := finishSweep(ctx, e, doc, dir, wf.noReport, hf, showTarget); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	return checkOutcome(e, doc.Steps)
+}
+
+// stopped reports why a sweep stopped early, if it did (what prefixes the line: "" or
+// "plain net/http: ").
+func stopped(e *env, doc *result.Run, what string) {
+	if st := doc.Sweep.Stop; st != nil {
+		fmt.Fprintf(e.stderr, "apiperf: %s%s\n", what, st)
+		doc.Warnings = append(doc.Warnings, "the sweep "+st.String())
+	}
+}
+
+// runNative runs the levels measured in doc against the built-in plain net/http target and
+// keeps that sweep as doc.Native, with the comparison of both peaks in doc.Sweep.
+func runNative(ctx context.Context, e *env, doc *result.Run, r sweep.Runner, quiet bool, runPath string) error {
+	p, err := spawnTarget(ctx)
+	if err != nil {
+		return err
+	}
+	defer p.Stop()
+	sc := scenario.Scenario{URL: p.URL() + nativePath}
+	src, err := scenario.NewStatic(sc)
+	if err != nil {
+		return err
+	}
+	tgt, err := scenario.ParseTarget(sc.URL)
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(e.stderr, "apiperf: --vs-native: the same plan against plain net/http at %s\n", sc.URL)
+	}
+	nat := newRun(result.KindSweep, sc, r.Base, nil)
+	nat.Command, nat.Name = nil, "plain net/http"
+	doc.Native = nat
+	eng := newEngine(e, quiet, src, tgt, measure.DefaultExpected())
+	r.Hook = eng.progress
+	r.Save = func(steps []*measure.Step) error { nat.Steps = steps; return doc.Save(runPath) }
+	rec, steps, err := r.Native(ctx, doc.Sweep, eng.step)
+	nat.Sweep, nat.Steps = rec, steps
+	stopped(e, nat, "plain net/http: ")
+	if err != nil {
+		return err
+	}
+	if rec.Plan.Open() {
+		doc.Warnings = append(doc.Warnings, "--vs-native with --rates: both runs are capped by the same target rates, so compare their latencies rather than their QPS")
+	}
+	return nil
+}
+
+// finishSweep analyses, saves and renders a sweep or capacity run, prints its table and
+// headlines (then calls after, if not nil) and records it in the history.
+func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, after func()) error {
+	warnings := doc.Sweep.Analyze(doc.Steps)
+	doc.Warnings = append(doc.Warnings, warnings...)
+	doc.End = time.Now().UTC()
+	doc.Judge()
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "apiperf: warning: %s\n", w)
+	}
+	runPath := filepath.Join(dir, "run.json")
+	if err := doc.Save(runPath); err != nil {
+		return fmt.Errorf("%s: %w", doc.Kind, err)
+	}
+	if doc.Capacity != nil {
+		report.CapacityTable(e.stdout, doc)
+	} else {
+		report.SweepTable(e.stdout, doc)
+	}
+	if after != nil {
+		after()
+	}
+	report.WriteVerdict(e.stdout, doc.Verdict)
+	if len(doc.Steps) > 0 && !noReport {
+		if _, err := report.WriteAll(dir, doc); err != nil {
+			return fmt.Errorf("%s: %w", doc.Kind, err)
+		}
+		fmt.Fprintf(e.stdout, "report: %s\n", filepath.Join(dir, report.HTMLFile))
+	} else {
+		fmt.Fprintf(e.stdout, "run: %s\n", runPath)
+	}
+	if err := hf.record(ctx, e, doc); err != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
+	}
+	return nil
 }
 
 // perLevel says how long each level is measured: "2s" or "1000 requests".
@@ -263,199 +366,4 @@ func spawnTarget(ctx context.Context) (*target.Process, error) {
 		return nil, fmt.Errorf("starting the built-in target: %w", err)
 	}
 	return p, nil
-}
-
-// sweeper runs the levels of one sweep.
-type sweeper struct {
-	e        *env
-	quiet    bool
-	noReport bool
-	cfg      load.Config
-	src      scenario.Source
-	target   scenario.Target
-	expected measure.StatusSet
-	dir      string         // the run directory
-	what     string         // prefix of stop lines: "" or "plain net/http: "
-	start    time.Time      // when the sweep began, for the progress line
-	tf       *targetFlags   // what to capture from the target (nil: nothing)
-	caps     []*stepCapture // one per measured step
-}
-
-// run measures every level of doc's plan until a stop rule fires or ctx ends, calling save
-// after every step. Why it stopped early, if it did, is in doc.Sweep.Stop.
-func (s *sweeper) run(ctx context.Context, doc *result.Run, save func() error) error {
-	sw := doc.Sweep
-	plan := sw.Plan
-	s.start = time.Now()
-	for i := range plan.Len() {
-		label := plan.Label(i)
-		if ctx.Err() != nil {
-			sw.Stop = sweep.Interrupted(sw.Levels, label)
-			break
-		}
-		if sw.Rules.FileLimit {
-			if err := checkFileLimit(plan.Connections(s.cfg, i)); err != nil {
-				if len(sw.Levels) == 0 {
-					return fmt.Errorf("sweep: %w", err)
-				}
-				sw.Stop = sweep.FileLimitStop(sw.Levels, label, errors.Unwrap(err))
-				break
-			}
-		}
-		if wcfg, ok := plan.WarmupConfig(s.cfg, i); ok {
-			_, err := load.Run(ctx, wcfg, s.src, s.target, s.options(wcfg, i, plan.Len(), label+" warmup")...)
-			s.clearLine()
-			if err != nil {
-				return fmt.Errorf("sweep: warming up %s: %w", label, err)
-			}
-			if ctx.Err() != nil {
-				sw.Stop = sweep.Interrupted(sw.Levels, label)
-				break
-			}
-		}
-		lcfg := plan.Config(s.cfg, i)
-		for rep := range plan.Reps() {
-			name := label
-			if plan.Reps() > 1 {
-				name = fmt.Sprintf("%s run %d/%d", label, rep+1, plan.Reps())
-			}
-			capt := s.tf.start(ctx, label, rep, lcfg.Duration.Duration())
-			step, err := load.Run(ctx, lcfg, s.src, s.target, s.options(lcfg, i, plan.Len(), name)...)
-			capt.wait()
-			s.caps = append(s.caps, capt)
-			s.clearLine()
-			if err != nil {
-				return fmt.Errorf("sweep: %s: %w", label, err)
-			}
-			step.Label, step.Rep = label, rep
-			if ctx.Err() != nil {
-				step.Warnings = append(step.Warnings, fmt.Sprintf("interrupted: measured %v of the planned %v", step.Elapsed.Duration().Round(time.Millisecond), lcfg.Duration))
-			}
-			doc.Steps = append(doc.Steps, step)
-			sw.Analyze(doc.Steps)
-			doc.End = time.Now().UTC()
-			if err := save(); err != nil {
-				return fmt.Errorf("sweep: %w", err)
-			}
-			if ctx.Err() != nil {
-				sw.Stop = sweep.Interrupted(sw.Levels, label)
-				break
-			}
-		}
-		if sw.Stop != nil {
-			break
-		}
-		if i == plan.Len()-1 {
-			break // nothing left to spare: the rules stop only before a level
-		}
-		if st := sw.Rules.After(sw.Levels); st != nil {
-			sw.Stop = st
-			break
-		}
-	}
-	if sw.Stop != nil {
-		fmt.Fprintf(s.e.stderr, "apiperf: %s%s\n", s.what, sw.Stop)
-		doc.Warnings = append(doc.Warnings, "the sweep "+sw.Stop.String())
-	}
-	return nil
-}
-
-// options are the load options of one step: the expected statuses and, on a terminal, a
-// progress line naming the level.
-func (s *sweeper) options(cfg load.Config, i, n int, label string) []load.Option {
-	opts := []load.Option{load.WithExpected(s.expected)}
-	if !s.e.isTerminal || s.quiet {
-		return opts
-	}
-	var last int64
-	var lastT time.Duration
-	return append(opts, load.WithProgress(func(p load.Progress) {
-		rate := float64(p.Requests-last) / (p.Elapsed - lastT).Seconds()
-		last, lastT = p.Requests, p.Elapsed
-		fmt.Fprintf(s.e.stderr, "\r\033[K  level %d/%d %s  %v/%v  sweep %v  %.0f req/s  %d errors",
-			i+1, n, label, p.Elapsed.Truncate(time.Second), cfg.Duration, time.Since(s.start).Truncate(time.Second), rate, p.Errors)
-	}))
-}
-
-func (s *sweeper) clearLine() {
-	if s.e.isTerminal && !s.quiet {
-		fmt.Fprint(s.e.stderr, "\r\033[K")
-	}
-}
-
-// native runs the levels measured in doc against the built-in plain net/http target and
-// stores that sweep as doc.Native with the comparison of both peaks.
-func (s *sweeper) native(ctx context.Context, doc *result.Run) error {
-	p, err := spawnTarget(ctx)
-	if err != nil {
-		return err
-	}
-	defer p.Stop()
-	sc := scenario.Scenario{URL: p.URL() + nativePath}
-	src, err := scenario.NewStatic(sc)
-	if err != nil {
-		return err
-	}
-	tgt, err := scenario.ParseTarget(sc.URL)
-	if err != nil {
-		return err
-	}
-	plan := doc.Sweep.Plan.Truncate(len(doc.Sweep.Levels))
-	nat := newRun(result.KindSweep, sc, s.cfg, nil)
-	nat.Command, nat.Name = nil, "plain net/http"
-	nat.Sweep = sweep.NewRecord(plan, doc.Sweep.Objective, doc.Sweep.Rules)
-	if !s.quiet {
-		fmt.Fprintf(s.e.stderr, "apiperf: --vs-native: the same plan against plain net/http at %s\n", sc.URL)
-	}
-	doc.Native = nat
-	ns := *s
-	ns.src, ns.target, ns.expected, ns.what = src, tgt, measure.DefaultExpected(), "plain net/http: "
-	ns.tf, ns.caps = &targetFlags{}, nil // the profiles are the user's target's, not the built-in one's
-	if err := ns.run(ctx, nat, func() error { return doc.Save(filepath.Join(s.dir, "run.json")) }); err != nil {
-		return err
-	}
-	if c, ok := sweep.Compare(doc.Sweep.Levels, doc.Sweep.Peak, nat.Sweep.Levels, nat.Sweep.Peak); ok {
-		doc.Sweep.VsNative = &c
-		if plan.Open() {
-			doc.Warnings = append(doc.Warnings, "--vs-native with --rates: both runs are capped by the same target rates, so compare their latencies rather than their QPS")
-		}
-	} else {
-		return errors.New("the plain net/http run has no peak to compare with")
-	}
-	return nil
-}
-
-// finish analyses, saves and renders the sweep, prints the table and headlines, and records
-// it in the history. An interrupted sweep keeps what it measured and fails (exit 1).
-func (s *sweeper) finish(ctx context.Context, doc *result.Run, hf *historyFlags) error {
-	warnings := doc.Sweep.Analyze(doc.Steps)
-	doc.Warnings = append(doc.Warnings, warnings...)
-	doc.End = time.Now().UTC()
-	s.tf.finish(doc, s.dir, s.caps)
-	doc.Judge()
-	for _, w := range warnings {
-		fmt.Fprintf(s.e.stderr, "apiperf: warning: %s\n", w)
-	}
-	runPath := filepath.Join(s.dir, "run.json")
-	if err := doc.Save(runPath); err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	report.SweepTable(s.e.stdout, doc)
-	s.tf.report(s.e, doc, true)
-	report.WriteVerdict(s.e.stdout, doc.Verdict)
-	if len(doc.Steps) > 0 && !s.noReport {
-		if _, err := report.WriteAll(s.dir, doc); err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-		fmt.Fprintf(s.e.stdout, "report: %s\n", filepath.Join(s.dir, report.HTMLFile))
-	} else {
-		fmt.Fprintf(s.e.stdout, "run: %s\n", runPath)
-	}
-	if err := hf.record(ctx, s.e, doc); err != nil {
-		fmt.Fprintf(s.e.stderr, "apiperf: warning: recording history: %v\n", err)
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", errFailed)
-	}
-	return checkOutcome(s.e, doc.Steps)
 }

@@ -1,14 +1,12 @@
-package result
+package profcap
 
 import (
 	"time"
-
-	"github.com/apiperf/apiperf/profcap"
 )
 
-// TargetCapture is what was captured from the target while the load ran: the pprof
-// profiles and the Prometheus metrics, per step. Filled in by --pprof and --metrics.
-type TargetCapture struct {
+// Record is what a capture Session took from the target while the load ran: the pprof
+// profiles and the Prometheus metrics, per step; run.json keeps it as "target".
+type Record struct {
 	// Pprof is the target's net/http/pprof base URL, e.g. http://127.0.0.1:6060/debug/pprof.
 	Pprof string `json:"pprof,omitempty"`
 	// Metrics is the target's Prometheus text endpoint.
@@ -16,13 +14,13 @@ type TargetCapture struct {
 	// ProfileLevels is what --profile-levels asked for ("peak", "last", labels, "all").
 	ProfileLevels []string `json:"profile_levels,omitempty"`
 	// Steps holds one entry per measured step that had something captured, by label.
-	Steps []TargetStep `json:"steps,omitempty"`
+	Steps []StepRecord `json:"steps,omitempty"`
 	// Warnings are run-level notes about the capture (e.g. profiles dropped at levels not chosen).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// TargetStep is what was captured while one step (load level) ran.
-type TargetStep struct {
+// StepRecord is what was captured while one step (load level) ran.
+type StepRecord struct {
 	// Label is the step's label, e.g. "c=50" (and Rep its repetition).
 	Label string `json:"label"`
 	Rep   int    `json:"rep,omitempty"`
@@ -33,23 +31,23 @@ type TargetStep struct {
 	CPUSeconds int           `json:"cpu_seconds,omitempty"`
 	// Profiles is the analysis of the captured profiles (top tables, shares, alloc
 	// sites, goroutines, flame graph), nil when none was captured or kept.
-	Profiles *profcap.Analysis `json:"profiles,omitempty"`
+	Profiles *Analysis `json:"profiles,omitempty"`
 	// Files are the saved .pb.gz profiles, relative to the run.json's directory.
 	Files []string `json:"files,omitempty"`
 	// Series is the metrics timeline of the step (offsets from Start), nil without --metrics.
-	Series *profcap.Series `json:"series,omitempty"`
+	Series *Series `json:"series,omitempty"`
 	// Summary is Series over the whole step: means and maxima, GC totals.
-	Summary *profcap.Summary `json:"summary,omitempty"`
+	Summary *Summary `json:"summary,omitempty"`
 	// Process is the target process's CPU and RSS sampled from /proc (--target-pid), and
 	// ProcessSummary the same over the step's window; nil without --target-pid.
-	Process        *profcap.Series  `json:"process,omitempty"`
-	ProcessSummary *profcap.Summary `json:"process_summary,omitempty"`
+	Process        *Series  `json:"process,omitempty"`
+	ProcessSummary *Summary `json:"process_summary,omitempty"`
 	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Step returns the capture of the step with label and rep, or nil.
-func (t *TargetCapture) Step(label string, rep int) *TargetStep {
+func (t *Record) Step(label string, rep int) *StepRecord {
 	if t == nil {
 		return nil
 	}
@@ -62,11 +60,11 @@ func (t *TargetCapture) Step(label string, rep int) *TargetStep {
 }
 
 // Profiled lists the steps that kept a profile analysis, in order.
-func (t *TargetCapture) Profiled() []*TargetStep {
+func (t *Record) Profiled() []*StepRecord {
 	if t == nil {
 		return nil
 	}
-	var out []*TargetStep
+	var out []*StepRecord
 	for i := range t.Steps {
 		if t.Steps[i].Profiles != nil {
 			out = append(out, &t.Steps[i])
@@ -76,7 +74,7 @@ func (t *TargetCapture) Profiled() []*TargetStep {
 }
 
 // AllWarnings lists the capture's warnings followed by each step's, prefixed with its label.
-func (t *TargetCapture) AllWarnings() []string {
+func (t *Record) AllWarnings() []string {
 	if t == nil {
 		return nil
 	}

@@ -1,27 +1,25 @@
-package result
+package profcap
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/apiperf/apiperf/profcap"
 )
 
-func TestTargetCaptureRoundTrip(t *testing.T) {
+func TestRecordRoundTrip(t *testing.T) {
 	g := int64(12)
 	cores := 1.5
-	in := &TargetCapture{
+	in := &Record{
 		Pprof: "http://127.0.0.1:6060/debug/pprof", Metrics: "http://127.0.0.1:6060/metrics",
 		ProfileLevels: []string{"peak", "last"},
-		Steps: []TargetStep{
+		Steps: []StepRecord{
 			{
 				Label: "c=5", Start: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), CPUFrom: 400 * time.Millisecond, CPUSeconds: 1,
-				Profiles: &profcap.Analysis{Goroutines: &g, CPU: &profcap.TopTable{SampleType: "cpu", Unit: "nanoseconds", Total: 10,
-					ByCum: []profcap.TopEntry{{Function: "main.<f>", Flat: 1, FlatPct: 10, Cum: 10, CumPct: 100}}}},
+				Profiles: &Analysis{Goroutines: &g, CPU: &TopTable{SampleType: "cpu", Unit: "nanoseconds", Total: 10,
+					ByCum: []TopEntry{{Function: "main.<f>", Flat: 1, FlatPct: 10, Cum: 10, CumPct: 100}}}},
 				Files:  []string{"profiles/c=5/cpu.pb.gz"},
-				Series: &profcap.Series{URL: "u", Interval: time.Second, Scrapes: 1, Points: []profcap.Point{{Offset: time.Second, CPUCores: &cores}}},
+				Series: &Series{URL: "u", Interval: time.Second, Scrapes: 1, Points: []Point{{Offset: time.Second, CPUCores: &cores}}},
 			},
 			{Label: "c=50", Rep: 1, Warnings: []string{"captured 2 of 3 profiles: heap: 404 Not Found"}},
 		},
@@ -30,7 +28,7 @@ func TestTargetCaptureRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out TargetCapture
+	var out Record
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("Unmarshal(%s): %v", b, err)
 	}
@@ -49,7 +47,7 @@ func TestTargetCaptureRoundTrip(t *testing.T) {
 	if w := out.AllWarnings(); len(w) != 1 || w[0] != "c=50: captured 2 of 3 profiles: heap: 404 Not Found" {
 		t.Errorf("AllWarnings() = %q", w)
 	}
-	var nilCapture *TargetCapture
+	var nilCapture *Record
 	if nilCapture.Step("c=5", 0) != nil || nilCapture.Profiled() != nil || nilCapture.AllWarnings() != nil {
 		t.Error("a nil capture should answer nil")
 	}

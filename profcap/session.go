@@ -1,0 +1,322 @@
+package profcap
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// ProfilesDir is where profiles are saved, next to run.json: profiles/<label>/cpu.pb.gz.
+const ProfilesDir = "profiles"
+
+// Profile level keywords of Session.Levels.
+const (
+	LevelsAll  = "all"
+	LevelsPeak = "peak"
+	LevelsLast = "last"
+)
+
+// DefaultLevels are the sweep levels whose profiles are kept: the level with the highest
+// QPS and the last one.
+var DefaultLevels = []string{LevelsPeak, LevelsLast}
+
+// storedTopRows is how many rows run.json keeps per top table (diffs need the tail).
+const storedTopRows = 60
+
+// MaxUnlistedPct is the largest CPU share a function left out of a stored top table may
+// have: tables keep every function down to half of it, so a diff can tell a function that
+// is gone from one that was cut off.
+const MaxUnlistedPct = 1.0
+
+// Client fetches profiles and metrics on connections of its own, never the load's.
+var Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, DisableCompression: true}}
+
+// Session captures from the target while load steps run: the metrics scraper for the
+// whole of each step, the profiles at their place in its window. Begin starts a step's
+// capture; Finish keeps what --profile-levels chose and makes the Record. Its zero value
+// (nothing to capture) does nothing.
+type Session struct {
+	Pprof   string   // net/http/pprof base URL; "" captures no profile
+	Metrics string   // Prometheus text endpoint; "" scrapes nothing
+	PID     int      // the target's process id: its CPU and RSS sampled from /proc; 0: none
+	Levels  []string // steps whose profiles are kept: LevelsPeak, LevelsLast, LevelsAll, labels or numbers
+	TopN    int      // rows of the top tables shown (at least storedTopRows are kept)
+
+	steps []*Step
+}
+
+// Enabled reports whether anything is captured.
+func (s *Session) Enabled() bool { return s != nil && (s.Pprof != "" || s.Metrics != "" || s.PID > 0) }
+
+// Step is the capture alongside one load step. Its goroutines end in Wait.
+type Step struct {
+	label  string
+	rep    int
+	start  time.Time
+	req    Request
+	cancel context.CancelFunc // ends the scraper
+	abort  context.CancelFunc // ends pending profile fetches
+	wg     sync.WaitGroup
+	pmu    sync.Mutex // guards swarn: the scraper and the /proc sampler both add to it
+	done   chan struct{}
+
+	profiles *Profiles
+	series   *Series
+	process  *Series  // the /proc samples
+	note     string   // why the CPU profile was skipped
+	swarn    []string // the scraper's warnings
+	pwarn    []string // the profile capture's warnings
+	warnings []string // all of them, once Wait has returned
+}
+
+// Begin starts capturing for a step of length window with the given label and
+// repetition. It returns at once (nil when nothing is captured); the load starts right
+// after it, and Wait must be called when it ends.
+func (s *Session) Begin(ctx context.Context, label string, rep int, window time.Duration) *Step {
+	if !s.Enabled() {
+		return nil
+	}
+	c := &Step{label: label, rep: rep, start: time.Now(), done: make(chan struct{})}
+	s.steps = append(s.steps, c)
+	if s.Metrics != "" {
+		sctx, cancel := context.WithCancel(ctx)
+		c.cancel = cancel
+		sc := &Scraper{URL: s.Metrics, Client: Client}
+		c.wg.Go(func() {
+			series, warns := sc.Run(sctx)
+			c.series = &series
+			c.addWarnings(warns)
+		})
+	}
+	if s.PID > 0 {
+		sctx, cancel := context.WithCancel(ctx)
+		prev := c.cancel
+		c.cancel = func() {
+			cancel()
+			if prev != nil {
+				prev()
+			}
+		}
+		ps := &ProcSampler{PID: s.PID}
+		c.wg.Go(func() {
+			series, warns := ps.Run(sctx)
+			c.process = &series
+			c.addWarnings(warns)
+		})
+	}
+	if s.Pprof == "" {
+		close(c.done)
+		return c
+	}
+	c.req, c.note = Request{Base: strings.TrimRight(s.Pprof, "/"), CPU: window, Heap: true, Goroutines: true}.Within(window)
+	req := c.req
+	pctx, abort := context.WithCancel(ctx)
+	c.abort = abort
+	go func() {
+		defer close(c.done)
+		c.profiles, c.pwarn = Capture(pctx, req, Client)
+	}()
+	return c
+}
+
+func (c *Step) addWarnings(w []string) {
+	c.pmu.Lock()
+	c.swarn = append(c.swarn, w...)
+	c.pmu.Unlock()
+}
+
+// Wait ends the scraper as soon as the load has ended and waits, bounded, for the
+// profiles: pending fetches get the rest of their window plus slack, then are abandoned.
+func (c *Step) Wait() {
+	if c == nil {
+		return
+	}
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.wg.Wait()
+	defer func() {
+		if c.note != "" {
+			c.warnings = append(c.warnings, c.note)
+		}
+		c.warnings = append(append(c.warnings, c.pwarn...), c.swarn...)
+	}()
+	if c.abort == nil {
+		return
+	}
+	bound := DefaultSlack + time.Second
+	if end := c.req.CPUAfter + c.req.CPU; c.req.CPU > 0 {
+		bound += max(0, end-time.Since(c.start))
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		c.abort()
+		<-c.done
+	}
+	c.abort()
+}
+
+// Finish keeps the profiles of the steps chosen by Levels (every step of a plain run),
+// saves them as .pb.gz under dir/profiles/<label>/, analyses them and returns the record
+// (nil when nothing was captured). Capture problems become warnings, never errors.
+func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
+	if !s.Enabled() || len(s.steps) == 0 {
+		return nil
+	}
+	tc := &Record{Pprof: s.Pprof, Metrics: s.Metrics}
+	keep := func(*measure.Step) bool { return true }
+	if len(s.Levels) > 0 && len(steps) > 1 {
+		tc.ProfileLevels = s.Levels
+		keep = chooseSteps(steps, s.Levels)
+	}
+	dropped := 0
+	for _, c := range s.steps {
+		ts := StepRecord{Label: c.label, Rep: c.rep, Start: c.start.UTC(), Warnings: c.warnings}
+		step := findStep(steps, c.label, c.rep)
+		if c.series != nil {
+			ts.Series = c.series
+			to := time.Since(c.start)
+			if step != nil {
+				to = step.Elapsed.Duration() + c.series.Interval
+			}
+			sum := c.series.Summarize(0, to)
+			ts.Summary = &sum
+		}
+		if c.process != nil {
+			ts.Process = c.process
+			to := time.Since(c.start)
+			if step != nil {
+				to = step.Elapsed.Duration() + c.process.Interval
+			}
+			sum := c.process.Summarize(0, to)
+			ts.ProcessSummary = &sum
+		}
+		if s.Pprof != "" && c.req.CPU > 0 {
+			ts.CPUFrom, ts.CPUSeconds = c.req.CPUAfter, int(c.req.CPU/time.Second)
+		}
+		switch {
+		case c.profiles == nil || len(c.profiles.All()) == 0:
+		case step == nil || !keep(step):
+			dropped++
+			ts.CPUFrom, ts.CPUSeconds = 0, 0
+		default:
+			ts.Profiles, ts.Files, ts.Warnings = s.keep(c, dir, ts.Warnings)
+		}
+		tc.Steps = append(tc.Steps, ts)
+	}
+	if dropped > 0 {
+		levels := "other levels"
+		if dropped == 1 {
+			levels = "other level"
+		}
+		tc.Warnings = append(tc.Warnings, fmt.Sprintf("profiles captured at %d %s were not kept (--profile-levels %s)", dropped, levels, strings.Join(s.Levels, ",")))
+	}
+	return tc
+}
+
+// keep analyses and saves one step's profiles.
+func (s *Session) keep(c *Step, dir string, warns []string) (*Analysis, []string, []string) {
+	a, aw := Analyze(c.profiles, 1<<20)
+	warns = append(warns, aw...)
+	for _, t := range []*TopTable{a.CPU, a.AllocSpace, a.InuseSpace} {
+		trimTop(t, max(s.TopN, storedTopRows))
+	}
+	if a.Flame != nil {
+		pruned := a.Flame.Pruned(1.0 / SVGWidth)
+		a.Flame = &pruned
+	}
+	sub := filepath.Join(ProfilesDir, stepDir(c.label, c.rep))
+	if err := c.profiles.Save(filepath.Join(dir, sub)); err != nil {
+		return &a, nil, append(warns, err.Error())
+	}
+	var files []string
+	for _, p := range c.profiles.All() {
+		files = append(files, filepath.ToSlash(filepath.Join(sub, p.Kind.FileName())))
+	}
+	return &a, files, warns
+}
+
+// trimTop keeps n rows of t by flat and, by cum, n rows or every function down to
+// MaxUnlistedPct/2 of the total, whichever is more.
+func trimTop(t *TopTable, n int) {
+	if t == nil {
+		return
+	}
+	t.ByFlat = t.ByFlat[:min(n, len(t.ByFlat))]
+	keep := min(n, len(t.ByCum))
+	for keep < len(t.ByCum) && t.ByCum[keep].CumPct >= MaxUnlistedPct/2 {
+		keep++
+	}
+	t.ByCum = t.ByCum[:keep]
+}
+
+// LevelNumber reads "50", "c=50" or "rate=100/s" as a level; -1 if it is none.
+func LevelNumber(s string) float64 {
+	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "c="), "rate="), "/s")
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return -1
+	}
+	return v
+}
+
+// chooseSteps returns which steps' profiles levels keeps.
+func chooseSteps(steps []*measure.Step, levels []string) func(*measure.Step) bool {
+	chosen := map[*measure.Step]bool{}
+	peak := steps[0]
+	for _, s := range steps {
+		if s.QPS() > peak.QPS() {
+			peak = s
+		}
+	}
+	for _, l := range levels {
+		switch l {
+		case LevelsAll:
+			return func(*measure.Step) bool { return true }
+		case LevelsPeak:
+			chosen[peak] = true
+		case LevelsLast:
+			chosen[steps[len(steps)-1]] = true
+		default:
+			for _, s := range steps {
+				if s.Label == l || LevelNumber(s.Label) == LevelNumber(l) {
+					chosen[s] = true
+				}
+			}
+		}
+	}
+	return func(s *measure.Step) bool { return chosen[s] }
+}
+
+func findStep(steps []*measure.Step, label string, rep int) *measure.Step {
+	i := slices.IndexFunc(steps, func(s *measure.Step) bool { return s.Label == label && s.Rep == rep })
+	if i < 0 {
+		return nil
+	}
+	return steps[i]
+}
+
+// stepDir names a step's profile directory: its label with unsafe characters replaced.
+func stepDir(label string, rep int) string {
+	b := []byte(label)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '=' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if rep > 0 {
+		return fmt.Sprintf("%s-rep%d", b, rep)
+	}
+	return string(b)
+}

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/profcap"
+)
+
+// TargetText writes the top of each kept CPU profile (`top -cum`, rows rows), the metrics
+// and /proc summaries to w, after the load summary; profile paths are joined to dir, where
+// they were saved, so they can be pasted into go tool pprof.
+func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
+	if tc == nil {
+		return
+	}
+	for _, s := range tc.Steps {
+		if s.Profiles != nil && s.Profiles.CPU != nil {
+			t := *s.Profiles.CPU
+			t.ByCum = t.ByCum[:min(rows, len(t.ByCum))]
+			fmt.Fprintf(w, "\nTarget CPU profile at %s (%ds), top -cum:\n%s", s.Label, s.CPUSeconds, t)
+			if sh := s.Profiles.Shares; sh != nil {
+				fmt.Fprintf(w, "GC %.1f%% of CPU, allocation %.1f%%\n", sh.GCPct, sh.AllocPct)
+			}
+		}
+		if s.Summary != nil && s.Summary.Points > 0 {
+			fmt.Fprintf(w, "Target metrics at %s: %s\n", s.Label, metricsLine(s.Summary))
+		}
+		if p := s.ProcessSummary; p != nil && p.Points > 0 && p.CPUCores != nil && p.RSSBytes != nil {
+			fmt.Fprintf(w, "Target process at %s: CPU %.2f cores (max %.2f), RSS %.1f MiB (max %.1f)\n", s.Label,
+				p.CPUCores.Mean, p.CPUCores.Max, p.RSSBytes.Mean/(1<<20), p.RSSBytes.Max/(1<<20))
+		}
+	}
+	for _, s := range tc.Steps {
+		if len(s.Files) > 0 {
+			paths := make([]string, len(s.Files))
+			for i, f := range s.Files {
+				paths[i] = filepath.Join(dir, f)
+			}
+			fmt.Fprintf(w, "Profiles: %s (open with go tool pprof)\n", strings.Join(paths, " "))
+		}
+	}
+}
+
+// metricsLine is one line of a metrics summary: means over the step.
+func metricsLine(s *profcap.Summary) string {
+	var parts []string
+	if s.CPUCores != nil {
+		parts = append(parts, fmt.Sprintf("CPU %.2f cores", s.CPUCores.Mean))
+	}
+	if s.RSSBytes != nil {
+		parts = append(parts, fmt.Sprintf("RSS %.1f MiB", s.RSSBytes.Mean/(1<<20)))
+	}
+	if s.Goroutines != nil {
+		parts = append(parts, fmt.Sprintf("goroutines %.0f (max %.0f)", s.Goroutines.Mean, s.Goroutines.Max))
+	}
+	if s.HeapInuseBytes != nil {
+		parts = append(parts, fmt.Sprintf("heap in use %.1f MiB", s.HeapInuseBytes.Mean/(1<<20)))
+	}
+	parts = append(parts, fmt.Sprintf("%.0f GCs", s.GCs))
+	if s.GCPauseMeanSeconds != nil {
+		parts = append(parts, fmt.Sprintf("mean pause %v", time.Duration(*s.GCPauseMeanSeconds*float64(time.Second)).Round(time.Microsecond)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ProfileDiffText writes the functions whose share of the target's CPU grew or shrank the
+// most between two runs; nothing when d has none.
+func ProfileDiffText(w io.Writer, d *compare.ProfileDiff) {
+	if d == nil || len(d.Deltas) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nTarget CPU share, A at %s -> B at %s (percentage points of CPU time):\n", d.LevelA, d.LevelB)
+	fmt.Fprintf(w, "%8s %8s %8s  %8s %8s %8s  %s\n", "cum A", "cum B", "delta", "flat A", "flat B", "delta", "function")
+	for _, x := range d.Deltas {
+		fmt.Fprintf(w, "%7.2f%% %7.2f%% %+7.2f  %7.2f%% %7.2f%% %+7.2f  %s\n",
+			x.CumPctBefore, x.CumPctAfter, x.CumDelta, x.FlatPctBefore, x.FlatPctAfter, x.FlatDelta, x.Function)
+	}
+}
