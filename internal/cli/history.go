@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -217,17 +215,7 @@ func cmdHistoryList(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LAST LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
-	for _, r := range runs {
-		level, qps, p99, ok := "-", math.NaN(), math.NaN(), math.NaN()
-		if n := len(r.Levels); n > 0 {
-			lv := r.Levels[n-1]
-			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
-			qps, p99, ok = lv.QPS, lv.Millis(lv.P99), lv.Success
-		}
-		fmt.Fprintf(e.stdout, "%-5d %-19s %-8s %-40s %-14s %12.2f %10s %8.2f%%  %s\n", r.ID, r.Start.Format(time.DateTime), r.Kind,
-			r.Method+" "+r.URL, level, qps, report.FormatTimeUS(p99*1000), ok, formatLabels(r.Labels))
-	}
+	report.HistoryList(e.stdout, runs)
 	return nil
 }
 
@@ -236,23 +224,6 @@ var trendMetrics = map[string]func(sweep.Level) float64{
 	"qps":     func(l sweep.Level) float64 { return l.QPS },
 	"p99":     func(l sweep.Level) float64 { return l.Millis(l.P99) },
 	"success": func(l sweep.Level) float64 { return l.Success },
-}
-
-func formatLabels(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		v := m[k]
-		if k == "commit" && len(v) > 12 {
-			v = v[:12]
-		}
-		parts[i] = k + "=" + v
-	}
-	return strings.Join(parts, " ")
 }
 
 func cmdHistoryImport(ctx context.Context, e *env, args []string) error {

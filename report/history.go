@@ -1,0 +1,46 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apiperf/apiperf/store"
+)
+
+// HistoryList writes recorded runs as a table, one row each with its last level as every
+// report of the run shows it (QPS, p99, success).
+func HistoryList(w io.Writer, runs []store.Entry) {
+	fmt.Fprintf(w, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LAST LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
+	for _, r := range runs {
+		level, qps, p99, ok := "-", math.NaN(), math.NaN(), math.NaN()
+		if n := len(r.Levels); n > 0 {
+			lv := r.Levels[n-1]
+			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
+			qps, p99, ok = lv.QPS, lv.Millis(lv.P99), lv.Success
+		}
+		fmt.Fprintf(w, "%-5d %-19s %-8s %-40s %-14s %12.2f %10s %8.2f%%  %s\n", r.ID, r.Start.Format(time.DateTime), r.Kind,
+			r.Method+" "+r.URL, level, qps, FormatTimeUS(p99*1000), ok, formatLabels(r.Labels))
+	}
+}
+
+// formatLabels lists labels as key=value in key order, a commit cut to 12 characters.
+func formatLabels(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := m[k]
+		if k == "commit" && len(v) > 12 {
+			v = v[:12]
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, " ")
+}
