@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"path/filepath"
+
+	"github.com/apiperf/apiperf/result"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -52,5 +57,24 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("run %s took %v; want at most %v", strings.Join(tc.args, " "), took, tc.within)
 			}
 		})
+	}
+}
+
+// Finding 7 of issue 12: a capacity probe cut short by Ctrl-C neither passes nor fails, so it
+// bounds nothing (it was the limit before), and the run exits 1.
+func TestCapacityInterruptedProbe(t *testing.T) {
+	srv, _ := sourceServer(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	var o, e bytes.Buffer
+	code := Run(ctx, []string{"capacity", "--start", "50", "-d", "3s", "--warmup", "0", "--dir", dir, "--name", "cut", "--no-history", srv.URL + "/"}, &o, &e)
+	doc, err := result.Load(filepath.Join(dir, "cut", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Capacity
+	if code != ExitFailed || len(c.Probes) != 1 || c.Limit != 0 || c.Answer != 0 || !doc.Steps[0].Interrupted {
+		t.Errorf("capacity interrupted in its first probe: exit %d, probes %+v, limit %g, answer %g; want 1, one interrupted probe bounding nothing\n%s", code, c.Probes, c.Limit, c.Answer, &e)
 	}
 }
