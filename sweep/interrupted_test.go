@@ -29,3 +29,16 @@ func TestInterruptedLevelIsNeitherPeakNorKnee(t *testing.T) {
 		t.Errorf("warnings %q; want c=40 named as interrupted", w)
 	}
 }
+
+// Finding 4 of issue 12: a probe where nothing succeeded never meets an objective, even one
+// that says nothing about success (a dead target answered nothing, fast).
+func TestJudgeNothingSucceeded(t *testing.T) {
+	dead := fakeStep("rate=100/s", 0, 100, 0, 0)
+	dead.Requests, dead.Successes, dead.Errors = 0, 0, measure.Errors{Connect: 100}
+	dead.Latency = measure.NewHistogram()
+	l := Reduce("rate=100/s", 100, true, []*measure.Step{dead}, []int{0})
+	o, _ := ParseObjective("p99<=1s")
+	if met, why := Judge(l, 100, o); met || !strings.Contains(why, "no request succeeded") {
+		t.Errorf("Judge of a probe with no success under p99<=1s = %v, %q; want a failure saying why", met, why)
+	}
+}

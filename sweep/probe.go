@@ -65,6 +65,9 @@ func (p Probe) Met() bool { return p.Verdict == VerdictMet }
 // at its end count as sent, so a slow target is not failed for its latency alone).
 func Judge(l Level, rate float64, o Objective) (met bool, reason string) {
 	misses := o.Misses(l)
+	if l.Successes == 0 {
+		misses = append(misses, "no request succeeded") // whatever the objective leaves out
+	}
 	due := float64(dueOf(l, rate))
 	if due > 0 && float64(l.Attempts) < MinKeptUp*due {
 		misses = append(misses, fmt.Sprintf("sent %d of %.0f requests due (< %.0f%%): the target or the generator fell behind %s req/s",

@@ -131,5 +131,5 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	case c.Answer == 0:
 		return fmt.Errorf("capacity: %w", errFailed)
 	}
-	return nil
+	return checkOutcome(e, doc.Steps)
 }
