@@ -345,3 +345,11 @@ func TestBareSecondsPrintClean(t *testing.T) {
 		}
 	}
 }
+
+// capacity --help says the probe duration it uses: -d defaults to 5s there, not run's 10s.
+func TestCapacityHelpProbeDuration(t *testing.T) {
+	_, _, stderr := newcomerCLI(t, "capacity", "--help")
+	if !regexp.MustCompile(`-d, --duration duration +duration of each probe[^\n]*\(default 5s\)\n`).MatchString(stderr) {
+		t.Errorf("capacity --help: the -d line does not say each probe lasts 5s by default:\n%s", stderr)
+	}
+}
