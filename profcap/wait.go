@@ -43,6 +43,7 @@ var idleFrames = []string{
 	"net/http.(*conn).readRequest", "net/http.(*connReader).backgroundRead", "net.(*TCPListener).Accept",
 	"net.(*UnixListener).Accept", "net/http.(*persistConn).readLoop", "net/http.(*persistConn).writeLoop",
 	"runtime/pprof.", "net/http/pprof.", "os/signal.", "runtime.ensureSigM", "net/http.(*http2serverConn).serve",
+	"main.main", // the main goroutine of a server waits for it to end
 }
 
 // WaitSites groups the goroutines of a goroutine profile by wait site, most first, and keeps n (n <= 0: DefaultWaitSites).

@@ -14,8 +14,10 @@ const (
 	cpuSaturated = 0.85
 	// cpuIdle: a target below this share of its cores is not CPU-bound.
 	cpuIdle = 0.6
-	// starvedWait: a target whose threads wait this share of its cores for a CPU is starved.
-	starvedWait = 0.2
+	// starvedWait and starvedShare: a target whose threads wait this share of its cores for a
+	// CPU, while using at least starvedShare of them, is starved of CPU (frequent short
+	// wake-ups of an idle target also queue on a busy machine, but use little CPU).
+	starvedWait, starvedShare = 0.2, 0.25
 	// machineSaturated: generator and target together on one machine at this share of it.
 	machineSaturated = 0.9
 	// schedSlowPct: over this share of goroutine wake-ups waiting > 1 ms, the generator is
@@ -188,7 +190,10 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 	t := pk.Target
 	if t == nil || t.CPUCores == 0 {
 		v.Silent = append(v.Silent, "target CPU: not measured (give --target-pid PID, or --metrics for a Go target)")
-		return nil
+		if runningShare(in, sat) < 0.5 {
+			return nil
+		}
+		t = &Usage{} // the goroutine profile alone may still show CPU demand
 	}
 	cores := t.Cores
 	if cores == 0 {
@@ -207,16 +212,25 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 		ev = append(ev, fmt.Sprintf("the machine's %d cores were full at %s (the peak): the target used %.2f, apiperf %.2f",
 			in.MachineCores, pk.Label, t.CPUCores, pk.Generator.CPUCores))
 		conf = Medium
-	case cores > 0 && t.RunWaitCores >= starvedWait*cores && demand >= cpuSaturated*cores:
+	case cores > 0 && t.CPUCores >= starvedShare*cores && t.RunWaitCores >= starvedWait*cores && demand >= cpuSaturated*cores:
 		ev = append(ev, fmt.Sprintf("at %s (the peak) the target used %.2f cores and its threads waited %.2f s per second for a CPU: it wanted %.2f of its %g cores on a busy machine",
 			pk.Label, t.CPUCores, t.RunWaitCores, demand, cores))
 		conf = Medium
+	case sat.ok && runningShare(in, sat) >= 0.5:
+		p := runningProfile(in, sat)
+		ev = append(ev, fmt.Sprintf("%s of %s busy goroutines were running or waiting to run in %s: they want CPU, not a resource",
+			num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
+		conf = Low
 	default:
 		return nil
 	}
 	if sat.ok {
 		ev = append(ev, sat.evidence(in))
-		conf = High
+		if conf == Low {
+			conf = Medium
+		} else {
+			conf = High
+		}
 	} else {
 		ev = append(ev, "throughput was still rising at the last level: the plateau is not measured")
 	}
@@ -235,9 +249,13 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 	} else {
 		v.Silent = append(v.Silent, "target CPU profile: not captured at or after the peak (give --pprof to name the hot functions)")
 	}
+	sum := fmt.Sprintf("the target is CPU-bound: %.2f cores busy at %s req/s", t.CPUCores, num(pk.QPS))
+	if t.CPUCores == 0 {
+		sum = fmt.Sprintf("the target is CPU-bound: its goroutines want more CPU than they get at %s req/s", num(pk.QPS))
+	}
 	return &Claim{
 		Kind: TargetCPU, Confidence: conf, Level: pk.Label,
-		Summary:  fmt.Sprintf("the target is CPU-bound: %.2f cores busy at %s req/s", t.CPUCores, num(pk.QPS)),
+		Summary:  sum,
 		Evidence: ev,
 		Fix:      "make the top functions cheaper (less work, fewer allocations if GC is high), or give the target more cores",
 	}
@@ -265,8 +283,9 @@ func waitingClaim(in Input, sat plateau, generatorBound bool, v *Verdict) *Claim
 		if cores == 0 {
 			cores = float64(in.MachineCores)
 		}
-		if cores > 0 && t.CPUCores+t.RunWaitCores >= cpuIdle*cores {
-			return nil // busy (or wanting CPU) enough that the CPU may be the limit
+		if cores > 0 && (t.CPUCores >= cpuIdle*cores ||
+			t.CPUCores >= starvedShare*cores && t.CPUCores+t.RunWaitCores >= cpuSaturated*cores) {
+			return nil // busy (or starved of CPU) enough that the CPU may be the limit
 		}
 		if in.SameMachine && in.MachineCores > 0 && pk.Generator != nil &&
 			t.CPUCores+pk.Generator.CPUCores >= machineSaturated*float64(in.MachineCores) {
@@ -281,6 +300,9 @@ func waitingClaim(in Input, sat plateau, generatorBound bool, v *Verdict) *Claim
 			waits = p
 			break
 		}
+	}
+	if runningShare(in, sat) >= 0.5 {
+		return nil // most busy goroutines run or wait to run: CPU, not a resource
 	}
 	site := ""
 	if waits != nil {
@@ -526,4 +548,27 @@ func dur(d time.Duration) string {
 		return d.Round(10 * time.Microsecond).String()
 	}
 	return d.Round(time.Microsecond).String()
+}
+
+// runningProfile is the latest profile on the plateau with wait sites, or nil.
+func runningProfile(in Input, sat plateau) *Profile {
+	for i := sat.to; i >= sat.from; i-- {
+		if p := in.Levels[i].Profile; p != nil && len(p.Waits) > 0 && p.Goroutines > 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// runningShare is the share of busy goroutines at the top wait site when that site is
+// "running" (on CPU or runnable), on the plateau's latest goroutine profile; 0 otherwise.
+func runningShare(in Input, sat plateau) float64 {
+	if !sat.ok {
+		return 0
+	}
+	p := runningProfile(in, sat)
+	if p == nil || p.Waits[0].Reason != "running" {
+		return 0
+	}
+	return float64(p.Waits[0].Count) / float64(p.Goroutines)
 }

@@ -95,6 +95,22 @@ func TestJudge(t *testing.T) {
 			want: []Kind{TargetCPU}, conf: High, says: "it wanted 1.80 of its 2 cores",
 		},
 		{
+			// An idle target on a busy machine: many short wake-ups queue, but it uses little CPU: waiting.
+			name: "idle target on a busy machine",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.1, RunWaitCores: 1.5, Cores: 2}
+			}),
+			want: []Kind{TargetWaiting}, conf: Medium, says: "target CPU only 0.10 of 2 cores",
+		},
+		{
+			// CPU unknown, but most busy goroutines run: CPU-bound (medium), not waiting.
+			name: "running goroutines",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "main.hash", Count: 60, Reason: "running"}}}
+			}),
+			want: []Kind{TargetCPU}, conf: Medium, says: "60 of 64 busy goroutines were running",
+		},
+		{
 			// Plateau, latency growing, CPU idle, wait sites known: waiting, high.
 			name: "waiting with sites",
 			levels: with(plateauLevels(), func(_ int, l *Level) {
