@@ -149,7 +149,13 @@ func (c *h2conn) setup() error {
 	if !ok || sf.IsAck() {
 		return fmt.Errorf("%w: its first frame was %v, not SETTINGS", errNoH2, f.Header().Type)
 	}
-	return c.settings(sf)
+	if err := c.settings(sf); err != nil {
+		return err
+	}
+	if c.limit < 1 {
+		return errors.New("the server allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)")
+	}
+	return nil
 }
 
 // settings applies the server's SETTINGS and acknowledges them.
