@@ -12,6 +12,7 @@
 # Usage:  scripts/bench-h2.sh [APIPERF_BINARY]        (make bench-h2 writes docs/PERFORMANCE.md)
 # Env:    CONNS=10 STREAMS=10 DUR=10 REPS=5 TARGET=nghttpd|apiperf
 #         OUT=docs/PERFORMANCE.md: also write the result as that file's HTTP/2 section
+#         NOTE="...": a line about the conditions, printed in that section
 # Needs:  h2load, nghttpd (nghttp2-client, nghttp2-server) and GNU time; apt-get installs them.
 set -euo pipefail
 APIPERF=${1:-${APIPERF:-./apiperf}}
@@ -106,6 +107,7 @@ write_section() {
     echo "  h2load \`-c $CONNS -m $STREAMS\` and apiperf \`-c $CONNS --http2 --streams $STREAMS\` alternating, $REPS reps of ${DUR}s."
     echo "  Efficiency is completed requests per generator CPU-second (user+sys); the ratio is apiperf's over h2load's,"
     echo "  rep by rep, and the median is shown."
+    if [[ -n ${NOTE:-} ]]; then echo "- note: $NOTE"; fi
     echo
     echo "| clients x streams | h2load req/CPU-s | apiperf req/CPU-s | efficiency ratio (median) |"
     echo "|---:|---:|---:|---:|"
