@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"net"
 	"strings"
 	"sync"
@@ -321,5 +322,31 @@ func TestH2ContinuationAndInterim(t *testing.T) {
 	s := mustRunH2(t, url, Config{Requests: 300, Connections: 2, Streams: 3})
 	if s.Requests != 300 || s.Status[200] != 300 || s.Errors.Total() != 0 {
 		t.Errorf("103 then 200 split over HEADERS+CONTINUATION: %d responses, statuses %v, errors %v; want 300 of 200", s.Requests, s.Status, s.Errors)
+	}
+}
+
+// Ctrl-C while every stream waits on a server that never answers: the run returns at once
+// and counts nothing it abandoned.
+func TestH2Interrupt(t *testing.T) {
+	fs := &faultServer{act: func(int64, uint32) faultAction { return ignore }}
+	url := startFaultServer(t, fs)
+	src, err := scenario.NewStatic(scenario.Scenario{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, _ := scenario.ParseTarget(url)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	s, err := Run(ctx, Config{HTTP2: true, Streams: 5, Connections: 2, Threads: 1, Duration: measure.Duration(30 * time.Second),
+		Timeout: measure.Duration(20 * time.Second)}, src, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("interrupted after 300ms, Run returned after %v", el)
+	}
+	if s.Attempts != 0 {
+		t.Errorf("abandoned streams were counted: %d attempts (errors %v), want 0", s.Attempts, s.Errors)
 	}
 }
