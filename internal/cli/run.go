@@ -76,7 +76,8 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 // loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
 // and source flags) and where the run is recorded (history flags).
 func loadCommandFlags(fs *pflag.FlagSet, e *env) (*loadFlags, *sourceFlags, *historyFlags) {
-	lf, sf, hf := &loadFlags{notices: e.stderr}, &sourceFlags{stdout: e.stdout}, &historyFlags{}
+	lf, hf := &loadFlags{notices: e.stderr}, &historyFlags{}
+	sf := &sourceFlags{stdout: e.stdout, load: lf}
 	lf.register(fs)
 	sf.register(fs)
 	hf.register(fs)

@@ -20,6 +20,8 @@ type sourceFlags struct {
 	scenario string
 	// stdout receives a script's print output during the run (default os.Stdout).
 	stdout io.Writer
+	// load is the run's load flags: a script's thread states are made before any traffic.
+	load *loadFlags
 }
 
 func (f *sourceFlags) register(fs *pflag.FlagSet) {
@@ -47,7 +49,7 @@ func (f *sourceFlags) build(ctx context.Context, sc scenario.Scenario, extra []s
 		if out == nil {
 			out = os.Stdout
 		}
-		src, err := lua.New(f.script, sc, lua.Options{Args: extra, Stdout: out, Context: ctx})
+		src, err := lua.New(f.script, sc, lua.Options{Args: extra, Stdout: out, Context: ctx, Threads: f.threads()})
 		if err != nil {
 			return nil, err
 		}
@@ -80,4 +82,17 @@ func (s *source) Bound(ctx context.Context) {
 	if b, ok := s.Source.(scenario.Bounded); ok {
 		b.Bound(ctx)
 	}
+}
+
+// threads is how many engine threads the load will run (so a script's states can all be
+// made, and fail, before any traffic); 1 when unknown.
+func (f *sourceFlags) threads() int {
+	if f.load == nil {
+		return 1
+	}
+	n := f.load.threads
+	if c := f.load.connections; c > 0 && c < n {
+		n = c
+	}
+	return max(n, 1)
 }

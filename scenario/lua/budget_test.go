@@ -95,3 +95,18 @@ func TestScriptStuckAtRunTime(t *testing.T) {
 		})
 	}
 }
+
+// Every thread's state is made before traffic: a script stuck only in the second thread's
+// init fails at load time too (exit 2), not once the load has started.
+func TestScriptStuckInSecondThread(t *testing.T) {
+	code := "local n = 0\nfunction setup(thread) n = n + 1; thread:set(\"id\", n) end\nfunction init(args) if id == 2 then while true do end end end\n"
+	sc := scenario.Scenario{URL: "http://127.0.0.1:1/"}
+	if _, err := NewString("second.lua", code, sc, Options{LoadBudget: 200 * time.Millisecond, Threads: 2}); err == nil || !strings.Contains(err.Error(), "still running after 200ms") {
+		t.Errorf("NewString with 2 threads = %v; want the second thread's init stopped at load time", err)
+	}
+	src, err := NewString("second.lua", code, sc, Options{LoadBudget: 200 * time.Millisecond, Threads: 1})
+	if err != nil {
+		t.Fatalf("NewString with 1 thread = %v; want it loaded", err)
+	}
+	src.Close()
+}

@@ -31,6 +31,9 @@ type Options struct {
 	// LoadBudget bounds each load-time phase (top level, setup, init, first request);
 	// default DefaultLoadBudget.
 	LoadBudget time.Duration
+	// Threads is how many engine threads the run will have: their states are made (and a
+	// script stuck or failing in one of them found) before any traffic. Default 1.
+	Threads int
 }
 
 // Source runs a wrk script: it is a scenario.Source whose requests come from the script.
@@ -112,11 +115,13 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	}
 	L.SetContext(s.base)
 	s.main = L
-	// Thread 0 always exists: making it now checks init and request before any traffic,
-	// as wrk checks the first request.
-	if _, err := s.thread(0); err != nil {
-		s.Close()
-		return nil, err
+	// Every thread's state is made now (thread 0 at least): init and the first request are
+	// checked before any traffic, as wrk checks the first request.
+	for id := range max(o.Threads, 1) {
+		if _, err := s.thread(id); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
