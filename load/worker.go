@@ -149,10 +149,6 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 			w.fail(n-k, ep, classify(err), due, start)
 			return
 		}
-		if w.watch != nil && w.e.threadStop[w.th].Load() {
-			w.closeConn() // another connection stopped the thread: this response is not seen
-			return
-		}
 		if k == n-1 && len(w.carry) > 0 && !w.p.close && !w.p.untilEOF {
 			// Bytes past the last response asked for (a second response, garbage): the
 			// exchange is a protocol error and the connection is not trusted again.
@@ -163,16 +159,10 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 		if w.e.cfg.OpenLoop() {
 			s.Uncorrected = end - start
 		}
-		w.record(s)
-		if w.watch != nil {
-			header, body := splitCapture(w.capture)
-			switch w.watch.Response(w.p.status, header, body) {
-			case scenario.StopThread:
-				w.e.stopThread(w.th)
-			case scenario.StopRun:
-				w.e.stop.Store(true)
-			}
+		if w.watch != nil && !w.watched() {
+			return
 		}
+		w.record(s)
 		if w.p.close || w.p.untilEOF {
 			w.closeConn()
 			if k < n-1 {
@@ -181,6 +171,24 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 			return
 		}
 	}
+}
+
+// watched passes the response just read to the script and acts on what it says; false
+// when the script's thread had already been stopped by another connection: then the
+// response is not seen (nor recorded), as wrk's stopped event loop never reads it.
+func (w *worker) watched() bool {
+	header, body := splitCapture(w.capture)
+	switch w.watch.Response(w.p.status, header, body) {
+	case scenario.StopThread:
+		w.e.stopThread(w.th)
+	case scenario.StopRun:
+		w.e.stop.Store(true)
+	case scenario.Stopped:
+		w.e.stopThread(w.th)
+		w.closeConn()
+		return false
+	}
+	return true
 }
 
 // fail records n failed attempts and drops the connection. An attempt abandoned because

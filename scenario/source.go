@@ -24,6 +24,9 @@ const (
 	Continue   Stop = iota // go on
 	StopThread             // end this engine thread's connections (wrk.thread:stop()); the run goes on
 	StopRun                // end the whole run (a script error)
+	// Stopped: the thread had already been stopped before this response; it is not seen
+	// (not recorded), as wrk's stopped event loop never reads it.
+	Stopped
 )
 
 // Delayer is implemented by a Requester that waits before each request (wrk's delay()).

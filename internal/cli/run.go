@@ -239,7 +239,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
-		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", sc.Redact(), cfg)
+		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
 	}
 	if !*asJSON {
 		report.Header(e.stdout, doc)

@@ -36,6 +36,16 @@ type source struct {
 	scenario scenario.Scenario
 	// done runs after the summary is printed (a script's done callback); may be nil.
 	done func(w io.Writer, s *measure.Step) error
+	// banner describes what is sent, for the line printed before the run.
+	banner string
+}
+
+// describe is what the run sends, e.g. "POST http://127.0.0.1:8080/ (from post.lua)".
+func (s *source) describe() string {
+	if s.banner != "" {
+		return s.banner
+	}
+	return s.scenario.Redact().String()
 }
 
 // build makes the request source for sc; extra are the words after "--". A script or
@@ -54,7 +64,9 @@ func (f *sourceFlags) build(ctx context.Context, sc scenario.Scenario, extra []s
 			return nil, err
 		}
 		sc.Script = f.script
-		return &source{Source: src, scenario: sc, done: func(w io.Writer, s *measure.Step) error {
+		banner := sc.Redact()
+		banner.Method = src.Method()
+		return &source{Source: src, scenario: sc, banner: banner.String() + " (from " + f.script + ")", done: func(w io.Writer, s *measure.Step) error {
 			defer src.Close()
 			return src.Done(w, s)
 		}}, nil

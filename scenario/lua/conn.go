@@ -87,10 +87,16 @@ func (e *scriptError) Error() string { return e.msg }
 // called again, as wrk's stopped event loop calls nothing.
 func (c *conn_) response(status int, header, body []byte) scenario.Stop {
 	t, s := c.t, c.t.src
+	t.mu.Lock()
+	// Under the thread's lock, so that of two responses racing at thread:stop() exactly
+	// one is the last the script sees.
 	if st := c.stop(); st != scenario.Continue {
+		t.mu.Unlock()
+		if st == scenario.StopThread {
+			st = scenario.Stopped
+		}
 		return st
 	}
-	t.mu.Lock()
 	if t.L == nil {
 		t.mu.Unlock()
 		return scenario.StopRun

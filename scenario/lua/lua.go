@@ -126,6 +126,21 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	return s, nil
 }
 
+// Method is the method of the script's first request (thread 0's), what the run sends.
+func (s *Source) Method() string {
+	s.mainMu.Lock()
+	defer s.mainMu.Unlock()
+	t := s.threads[0]
+	raw := t.first
+	if raw == "" {
+		raw = string(t.static)
+	}
+	if m, _, ok := strings.Cut(raw, " "); ok && m != "" {
+		return m
+	}
+	return s.sc.MethodOrDefault()
+}
+
 // newState makes a Lua state with wrk's globals and runs the script's top level in it,
 // under ctx.
 func (s *Source) newState(ctx context.Context) (*glua.LState, error) {
