@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -16,14 +15,18 @@ import (
 func HistoryList(w io.Writer, runs []store.Entry) {
 	fmt.Fprintf(w, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LAST LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
 	for _, r := range runs {
-		level, qps, p99, ok := "-", math.NaN(), math.NaN(), math.NaN()
+		level, qps, p99, ok := "-", "-", "-", "-"
 		if n := len(r.Levels); n > 0 {
 			lv := r.Levels[n-1]
 			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
-			qps, p99, ok = lv.QPS, lv.Millis(lv.P99), lv.Success
+			qps, ok = fmt.Sprintf("%.2f", lv.QPS), fmt.Sprintf("%.2f%%", lv.Success)
+			if lv.Responses > 0 {
+				p99 = FormatTimeUS(lv.Millis(lv.P99) * 1000)
+			}
 		}
-		fmt.Fprintf(w, "%-5d %-19s %-8s %-40s %-14s %12.2f %10s %8.2f%%  %s\n", r.ID, r.Start.Format(time.DateTime), r.Kind,
-			r.Method+" "+r.URL, level, qps, FormatTimeUS(p99*1000), ok, formatLabels(r.Labels))
+		line := fmt.Sprintf("%-5d %-19s %-8s %-40s %-14s %12s %10s %9s  %s", r.ID, r.Start.Format(time.DateTime), r.Kind,
+			r.Method+" "+r.URL, level, qps, p99, ok, formatLabels(r.Labels))
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 }
 

@@ -1,0 +1,29 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/internal/golden"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/store"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// The history list a newcomer reads to pick a baseline id: figures with units and a sensible
+// precision, "-" (not NaN) for a run without levels.
+func TestHistoryListGolden(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	runs := []store.Entry{
+		{ID: 1, Kind: "run", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0,
+			Labels: map[string]string{"branch": "main", "commit": "0123456789abcdef0123"},
+			Levels: []sweep.Level{{Label: "c=10", Reps: 5, QPS: 9838.600000000001, Responses: 49193, Success: 99.99796747, P99: measure.Duration(1609999 * time.Nanosecond)}}},
+		{ID: 2, Kind: "capacity", Method: "POST", URL: "http://127.0.0.1:8081/orders", Start: t0.Add(time.Hour),
+			Levels: []sweep.Level{{Label: "rate=93.8/s", Reps: 1, QPS: 93.80000000000001, Responses: 281, Success: 100, P99: measure.Duration(41 * time.Millisecond)}}},
+		{ID: 3, Kind: "sweep", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0.Add(2 * time.Hour), Labels: map[string]string{"side": "base"}},
+	}
+	var b bytes.Buffer
+	HistoryList(&b, runs)
+	golden.Check(t, "history_list.golden.txt", b.Bytes())
+}
