@@ -29,8 +29,8 @@ start() { # start NAME ENV... -- ARGS...: a demo target on a free port; sets URL
 # run ARGS...: prints the command (ports and pids generalised) and its output into the doc.
 run() {
   local shown="${*/#$BIN/apiperf}"
-  shown=$(sed -E 's#http://127\.0\.0\.1:[0-9]+#http://127.0.0.1:PORT#g; s#--target-pid [0-9]+#--target-pid PID#g' <<<"$shown")
-  { echo; echo '```'; echo "\$ $shown"; "$@" 2>&1 | sed -E 's#http://127\.0\.0\.1:[0-9]+#http://127.0.0.1:PORT#g; s#/proc/[0-9]+#/proc/PID#g'; echo '```'; } >>"$DOC.tmp"
+  shown=$(sed -E "s#http://127\\.0\\.0\\.1:[0-9]+#http://127.0.0.1:PORT#g; s#--target-pid [0-9]+#--target-pid PID#g; s#$OUT#verdict-out#g" <<<"$shown")
+  { echo; echo '```'; echo "\$ $shown"; "$@" 2>&1 | sed -E "s#http://127\\.0\\.0\\.1:[0-9]+#http://127.0.0.1:PORT#g; s#/proc/[0-9]+#/proc/PID#g; s#$OUT#verdict-out#g"; echo '```'; } >>"$DOC.tmp"
 }
 text() { printf '%s\n' "$@" >>"$DOC.tmp"; }
 sweep() { # sweep NAME PATH ARGS...: a sweep of a demo target with everything the verdict reads
@@ -38,7 +38,7 @@ sweep() { # sweep NAME PATH ARGS...: a sweep of a demo target with everything th
   local url_var="URL_$name" pid_var="PID_$name"
   local url=${!url_var} pid=${!pid_var}
   run "$BIN" sweep -d 2s --warmup 500ms --no-stop --no-history -q --dir "$OUT" --name "$name" \
-    --pprof "$url/debug/pprof" --metrics "$url/metrics" --target-pid "$pid" --profile-levels last "$@" "$url$path"
+    --pprof "$url/debug/pprof" --metrics "$url/metrics" --target-pid "$pid" --profile-levels last --profile-top 6 "$@" "$url$path"
 }
 
 : >"$DOC.tmp"
@@ -93,13 +93,15 @@ text "" "## 6. Three variants compared" "" \
   "The demo API (\`GET /api/users/7\`, a 1.1 KB JSON user) with every middleware" \
   "(request-id, logger, dump, recovery), with request-id and recovery only, and with none, each" \
   "swept with its process sampled; then \`apiperf compare\` puts them side by side, the first as" \
-  "the reference (\`--vs-native\` adds plain net/http's peak on the same plan):"
+  "the reference (\`--vs-native\` adds plain net/http's peak on the same plan). On a shared 2-core" \
+  "machine the peaks move between runs by as much as the middleware costs; p99 at the common levels" \
+  "and the target's CPU are steadier, and docs/TUNING.md measures the same chain with profiles:"
 for v in all some none; do
   url_var="URL_$v" pid_var="PID_$v"
   "$BIN" sweep --levels 5,20 -d 2s --warmup 500ms --no-stop --no-history -q --vs-native --dir "$OUT" --name "api-$v" \
     --target-pid "${!pid_var}" "${!url_var}/api/users/7" >/dev/null 2>&1
 done
-text "" "    apiperf sweep --levels 5,20 -d 2s --warmup 500ms --no-stop -q --vs-native --dir $OUT --name api-all --target-pid PID http://127.0.0.1:PORT/api/users/7" \
+text "" "    apiperf sweep --levels 5,20 -d 2s --warmup 500ms --no-stop -q --vs-native --dir verdict-out --name api-all --target-pid PID http://127.0.0.1:PORT/api/users/7" \
   "    (and likewise api-some, api-none)"
 run "$BIN" compare -q --dir "$OUT/compare" "$OUT/api-all" "$OUT/api-some" "$OUT/api-none"
 cp "$OUT/compare/compare.qps.png" "$IMG/verdict-compare-qps.png"
