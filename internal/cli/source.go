@@ -25,7 +25,7 @@ type sourceFlags struct {
 }
 
 func (f *sourceFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.script, "script", "s", "", "run a wrk Lua script (words after -- go to its init)")
+	fs.StringVarP(&f.script, "script", "s", "", "run a wrk Lua script (words after -- go to its init); a pipelined batch records one latency per response (wrk: one per batch), see README")
 	fs.StringVar(&f.scenario, "scenario", "", "send a weighted mix of endpoints described in a YAML or JSON file")
 }
 
