@@ -34,9 +34,10 @@ type Config struct {
 
 // Step describes one load.Run of the command.
 type Step struct {
-	Label  string      // e.g. "c=50"
+	Label  string      // the level, e.g. "c=50" (names its .hlog)
+	Name   string      // as shown, e.g. "c=50 run 2/3" ("" : Label)
 	Level  int         // from 1; 0 for a plain run
-	Levels int         // how many levels or probes are planned (0: unknown)
+	Levels int         // how many levels are planned (0: unknown, e.g. capacity probes)
 	Load   load.Config // the step's load
 	Warmup bool        // an unmeasured warmup: shown, not counted or logged
 	// Endpoints names the scenario's endpoints (nil or one name for a single request).
@@ -126,6 +127,16 @@ func (s *Session) Begin(st Step) {
 	}
 }
 
+// Drawing reports whether the session draws the terminal view.
+func (s *Session) Drawing() bool { return s != nil && s.view != nil }
+
+// Clear erases the terminal view (between steps, before other lines are printed).
+func (s *Session) Clear() {
+	if s != nil && s.view != nil {
+		s.view.close()
+	}
+}
+
 // Options returns the load options that feed a step's intervals to the session, as the
 // step last named by Begin.
 func (s *Session) Options() []load.Option {
@@ -165,6 +176,9 @@ func (s *Session) interval(st Step, iv *measure.Interval, first bool) {
 		name := filepath.Join(s.cfg.HlogDir, unsafeName.ReplaceAllString(st.Label, "_")+".hlog")
 		if name != s.hlogName {
 			s.closeHlogLocked()
+			if err := os.MkdirAll(s.cfg.HlogDir, 0o755); err != nil {
+				s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))
+			}
 			f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 			if err != nil {
 				s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -94,14 +95,17 @@ func render(st Step, iv *measure.Interval, sec measure.Second, elapsed, inStep t
 		}
 		head += ", ETA " + left.Truncate(time.Second).String()
 	}
-	if st.Levels > 0 {
+	switch {
+	case st.Levels > 0:
 		head += fmt.Sprintf("  ·  level %d of %d", st.Level, st.Levels)
+	case st.Level > 0:
+		head += fmt.Sprintf("  ·  probe %d", st.Level)
 	}
-	if st.Label != "" {
-		head += "  ·  " + st.Label
+	if name := cmp.Or(st.Name, st.Label); name != "" {
+		head += "  ·  " + name
 	}
 	if st.Warmup {
-		head += " (warmup, not measured)"
+		head += " (not measured)"
 	}
 	b.WriteString(head + "\n")
 	rate := fmt.Sprintf("  req/s    %-9s %s", fmtNum(iv.QPS()), spark(qps))

@@ -39,6 +39,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("dir", DefaultSweepDir, "directory of run directories")
 	name := fs.String("name", "", "run directory and file name (default: the target's host-port-capacity)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on stderr but warnings and errors")
+	var lv liveFlags // --listen (live.go)
+	lv.register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -100,7 +102,12 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: capacity of %s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
 			sc.Redact(), cfg.Duration, warmup, search, obj, runDir)
 	}
+	watch, err := lv.start(e, doc, *quiet, filepath.Join(runDir, "hlog")) // one <rate>.hlog per probed rate
+	if err != nil {
+		return err
+	}
 	eng := newEngine(e, *quiet, src, tgt, expected)
+	eng.watch = watch
 	runPath := filepath.Join(runDir, "run.json")
 	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: eng.step, Hook: eng.progress,
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
@@ -113,6 +120,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}}
 	c, steps, probeErr := r.Run(ctx)
 	doc.Capacity, doc.Steps = c, steps
+	if werr := watch.Close(ctx); werr != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
+	}
 	if len(doc.Steps) == 0 {
 		if probeErr != nil {
 			return fmt.Errorf("capacity: %w", probeErr)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -21,6 +22,7 @@ type engine struct {
 	expected measure.StatusSet
 	start    time.Time      // when the first step began, for the progress line
 	info     sweep.StepInfo // the step running now
+	watch    *live.Session  // the live views (nil: none; then a progress line on a terminal)
 }
 
 func newEngine(e *env, quiet bool, src scenario.Source, tgt scenario.Target, expected measure.StatusSet) *engine {
@@ -29,8 +31,8 @@ func newEngine(e *env, quiet bool, src scenario.Source, tgt scenario.Target, exp
 
 // step runs one step of load.
 func (g *engine) step(ctx context.Context, cfg load.Config) (*measure.Step, error) {
-	opts := []load.Option{load.WithExpected(g.expected)}
-	if g.e.isTerminal && !g.quiet {
+	opts := append([]load.Option{load.WithExpected(g.expected)}, g.watch.Options()...)
+	if g.e.isTerminal && !g.quiet && !g.watch.Drawing() {
 		opts = append(opts, load.WithProgress(g.progressLine(cfg)))
 	}
 	return load.Run(ctx, cfg, g.src, g.target, opts...)
@@ -42,8 +44,11 @@ func (g *engine) progress(_ context.Context, i sweep.StepInfo) func(*measure.Ste
 		g.start = time.Now()
 	}
 	g.info = i
+	g.watch.Begin(live.Step{Label: i.Label, Name: i.Name(), Level: i.Level + 1, Levels: i.Levels, Load: i.Config,
+		Warmup: i.Warmup, Endpoints: g.src.Endpoints()})
 	return func(*measure.Step) {
-		if g.e.isTerminal && !g.quiet {
+		g.watch.Clear()
+		if g.e.isTerminal && !g.quiet && !g.watch.Drawing() {
 			fmt.Fprint(g.e.stderr, "\r\033[K")
 		}
 	}

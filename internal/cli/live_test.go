@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/apiperf/apiperf/internal/browsertest"
 	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/result"
@@ -267,5 +269,56 @@ func TestLivePageScreenshot(t *testing.T) {
 	cancel()
 	if code, _, stderr := wait(); code != 0 && code != 1 {
 		t.Errorf("run exited %d: %s", code, stderr)
+	}
+}
+
+// hlogCount is the corrected sample count of an interval log, as hdrhistogram-go reads it.
+func hlogCount(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := hdr.NewHistogramLogReader(f)
+	var n int64
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading %s: %v", path, err)
+		}
+		if h == nil {
+			return n
+		}
+		if h.Tag() == "" {
+			n += h.TotalCount()
+		}
+	}
+}
+
+// TestSweepLiveAndHlogPerLevel: a sweep with --listen serves the level it runs, and its run
+// directory keeps one interval log per level whose count is the level's requests.
+func TestSweepLiveAndHlogPerLevel(t *testing.T) {
+	url := liveTarget(t)
+	listen, dir := freeAddr(t), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	wait := startRun(ctx, "sweep", "-q", "--levels", "2,4", "-d", "1500ms", "--warmup", "0", "--dir", dir, "--name", "s",
+		"--no-report", "--listen", listen, url)
+	metrics := waitHTTP(t, "http://"+listen+"/metrics", 10*time.Second)
+	if !bytes.Contains(metrics, []byte("apiperf_levels 2")) || !bytes.Contains(metrics, []byte(`apiperf_run_info{command="sweep"`)) {
+		t.Errorf("/metrics during the sweep lacks apiperf_levels 2 or the sweep's run_info:\n%s", metrics)
+	}
+	if code, _, stderr := wait(); code != 0 {
+		t.Fatalf("sweep exited %d: %s", code, stderr)
+	}
+	r := readRun(t, filepath.Join(dir, "s", "run.json"))
+	if len(r.Steps) != 2 {
+		t.Fatalf("sweep measured %d levels, want 2", len(r.Steps))
+	}
+	for _, s := range r.Steps {
+		if got := hlogCount(t, filepath.Join(dir, "s", "hlog", s.Label+".hlog")); got != s.Requests {
+			t.Errorf("hlog/%s.hlog holds %d samples, the level has %d requests", s.Label, got, s.Requests)
+		}
 	}
 }

@@ -153,6 +153,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	wf.register(fs)
 	var tf targetFlags // --pprof, --metrics, --profile-levels (profile.go)
 	tf.register(fs, true)
+	var lv liveFlags // --listen (live.go)
+	lv.register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -228,7 +230,12 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
+	watch, err := lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
+	if err != nil {
+		return err
+	}
 	eng := newEngine(e, wf.quiet, src, tgt, expected)
+	eng.watch = watch
 	capture := tf.session()
 	runPath := filepath.Join(dir, "run.json")
 	r := sweep.Runner{Base: cfg, Step: eng.step, Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
@@ -238,6 +245,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
 	doc.Steps = steps
+	if werr := watch.Close(ctx); werr != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
+	}
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}

@@ -313,7 +313,8 @@ func TestSweepProgress(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sweep on a terminal: %v", err)
 	}
-	if !regexp.MustCompile(`\r\033\[K  level 1/1 c=2  1s/1.3s  sweep [0-9]+s  [0-9]+ req/s  0 errors`).MatchString(stderr.String()) {
-		t.Errorf("stderr %q: want a live progress line naming the level", stderr.String())
+	// The live view (live.Session), drawn on stderr and erased after the level.
+	if !regexp.MustCompile(`\r\033\[K  [0-9]+s elapsed, ETA [0-9]+s  ·  level 1 of 1  ·  c=2\n\r\033\[K  req/s +[0-9]+ `).MatchString(stderr.String()) {
+		t.Errorf("stderr %q: want the live view naming the level", stderr.String())
 	}
 }
