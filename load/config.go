@@ -100,6 +100,15 @@ func (c Config) Validate() error {
 // StreamsPerConn is the number of concurrent streams per connection asked for (at least 1).
 func (c Config) StreamsPerConn() int { return max(c.Streams, DefaultStreams) }
 
+// Over says what the load goes over, for description lines: "" for HTTP/1.1, else
+// " over HTTP/2 (10 streams per connection)".
+func (c Config) Over() string {
+	if !c.HTTP2 {
+		return ""
+	}
+	return fmt.Sprintf(" over HTTP/2 (%d streams per connection)", c.StreamsPerConn())
+}
+
 // OpenLoop reports whether requests follow a rate schedule.
 func (c Config) OpenLoop() bool { return c.Rate > 0 }
 

@@ -99,8 +99,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(e.stderr, "apiperf: capacity of %s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
-			sc.Redact(), cfg.Duration, warmup, search, obj, runDir)
+		fmt.Fprintf(e.stderr, "apiperf: capacity of %s%s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
+			sc.Redact(), cfg.Over(), cfg.Duration, warmup, search, obj, runDir)
 	}
 	watch, err := lv.start(e, doc, *quiet, filepath.Join(runDir, "hlog")) // one <rate>.hlog per probed rate
 	if err != nil {

@@ -227,8 +227,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !wf.quiet {
-		fmt.Fprintf(e.stderr, "apiperf: sweep %s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
-			sc.Redact(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
+		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
+			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
 	watch, err := lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
 	if err != nil {
