@@ -308,6 +308,9 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = filepath.Join(*dir, "trend-"+*metric)
 	}
+	if err := checkFiles(base + ".html"); err != nil {
+		return err // no chain of directories made that the user did not name
+	}
 	if d := filepath.Dir(base); d != "" {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("history trend: %w", err)
