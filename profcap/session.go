@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // ProfilesDir is where profiles are saved, next to run.json: profiles/<label>/cpu.pb.gz.
@@ -261,9 +262,12 @@ func trimTop(t *TopTable, n int) {
 	t.ByCum = t.ByCum[:keep]
 }
 
-// LevelNumber reads "50", "c=50" or "rate=100/s" as a level; -1 if it is none.
+// LevelNumber reads a level label ("c=50", "rate=100/s", as sweep.Label writes them) or a
+// bare number ("50") as a level; -1 if it is none.
 func LevelNumber(s string) float64 {
-	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "c="), "rate="), "/s")
+	if v, _, ok := sweep.ParseLabel(s); ok {
+		return v
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v < 0 {
 		return -1

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/report/chart"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // Trend is one metric of one target across recorded runs over time, one line per level, so
@@ -85,10 +86,8 @@ func (t Trend) levels() []string {
 		}
 	}
 	num := func(s string) float64 {
-		for i := range s {
-			if f, err := strconv.ParseFloat(s[i:], 64); err == nil {
-				return f
-			}
+		if v, _, ok := sweep.ParseLabel(s); ok {
+			return v
 		}
 		return math.Inf(1)
 	}

@@ -120,3 +120,12 @@ func TestTrendSetPerTarget(t *testing.T) {
 		t.Errorf("trend page has %d charts; want 2 and the summary \"6 runs of 2 targets\"", n)
 	}
 }
+
+// TestTrendLevelOrder: levels sort by their number, rate labels included (rate=20/s before
+// rate=100/s), through the one label parser.
+func TestTrendLevelOrder(t *testing.T) {
+	tr := Trend{Runs: []TrendRun{{Values: map[string]float64{"rate=100/s": 1, "rate=20/s": 2, "c=200": 3, "c=50": 4}}}}
+	if got := strings.Join(tr.levels(), " "); got != "rate=20/s c=50 rate=100/s c=200" {
+		t.Errorf("levels() = %q; want them by number", got)
+	}
+}
