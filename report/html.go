@@ -175,12 +175,7 @@ func ms(v float64) string {
 	return FormatTimeUS(v * 1000)
 }
 
-func pct(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", v)
-}
+func pct(v float64) string { return FormatSuccess(v) }
 
 func errorsText(l sweep.Level) string {
 	if s := l.Errors.String(); s != "" {

@@ -25,9 +25,9 @@ func SweepTable(w io.Writer, doc *result.Run) {
 		if open {
 			fmt.Fprintf(w, " %10.1f", p.Achieved)
 		}
-		fmt.Fprintf(w, " %9s %9s %9s %9s %9s %8.2f%% %8d", FormatDuration(p.Mean.Duration()),
+		fmt.Fprintf(w, " %9s %9s %9s %9s %9s %8s%% %8d", FormatDuration(p.Mean.Duration()),
 			FormatDuration(p.P50.Duration()), FormatDuration(p.P90.Duration()),
-			FormatDuration(p.P99.Duration()), FormatDuration(p.P999.Duration()), p.Success, p.Errors.Total())
+			FormatDuration(p.P99.Duration()), FormatDuration(p.P999.Duration()), FormatSuccess(p.Success), p.Errors.Total())
 		var notes []string
 		if cls := p.Errors.String(); cls != "" {
 			notes = append(notes, cls)
@@ -65,8 +65,8 @@ func Repetitions(w io.Writer, doc *result.Run) {
 		return
 	}
 	for _, l := range doc.Levels().Levels {
-		fmt.Fprintf(w, "Level %s of %d repetitions: %.2f req/s (median), p99 %s (all responses), success %.2f%%\n",
-			l.Label, l.Reps, l.QPS, FormatDuration(l.P99.Duration()), l.Success)
+		fmt.Fprintf(w, "Level %s of %d repetitions: %.2f req/s (median), p99 %s (all responses), success %s%%\n",
+			l.Label, l.Reps, l.QPS, FormatDuration(l.P99.Duration()), FormatSuccess(l.Success))
 	}
 }
 
@@ -83,8 +83,8 @@ func CapacityTable(w io.Writer, doc *result.Run) {
 		if p.Confirms {
 			verdict += " (2nd)"
 		}
-		fmt.Fprintf(w, "%-6d %12s %15s %9s %8.2f%%  %-12s %s\n", i+1, sweep.FormatProbeRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
-			FormatDuration(p.P99.Duration()), p.Success, verdict, p.Reason)
+		fmt.Fprintf(w, "%-6d %12s %15s %9s %8s%%  %-12s %s\n", i+1, sweep.FormatProbeRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
+			FormatDuration(p.P99.Duration()), FormatSuccess(p.Success), verdict, p.Reason)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, c.Headline())

@@ -127,7 +127,7 @@ func extras(w io.Writer, s *measure.Step) {
 	fmt.Fprintf(w, "  Errors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d\n",
 		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
 	fmt.Fprintf(w, "  Status codes: %s\n", statusLine(s.Status))
-	fmt.Fprintf(w, "  Success rate: %.2f%% (%d of %d attempts)\n", s.SuccessRate(), s.Successes, s.Attempts)
+	fmt.Fprintf(w, "  Success rate: %s%% (%d of %d attempts)\n", FormatSuccess(s.SuccessRate()), s.Successes, s.Attempts)
 	if s.HTTP2 != nil {
 		fmt.Fprintf(w, "  Protocol: %s\n", s.HTTP2)
 	}
