@@ -19,7 +19,7 @@ func HistoryList(w io.Writer, runs []store.Entry) {
 		if n := len(r.Levels); n > 0 {
 			lv := r.Levels[n-1]
 			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
-			qps, ok = fmt.Sprintf("%.2f", lv.QPS), FormatSuccess(lv.Success) + "%"
+			qps, ok = fmt.Sprintf("%.2f", lv.QPS), FormatSuccess(lv.Success)+"%"
 			if lv.Responses > 0 {
 				p99 = FormatTimeUS(lv.Millis(lv.P99) * 1000)
 			}
