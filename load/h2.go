@@ -178,7 +178,7 @@ func (c *h2conn) run(fatal func(error)) {
 				fatal(err)
 				return
 			}
-			c.failAll(err)
+			c.failAll(h2WriteError{err})
 			continue
 		}
 		if len(c.active) == 0 {

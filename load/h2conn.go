@@ -354,6 +354,9 @@ func (c *h2conn) sendBody(s *h2stream) error {
 // connection; requests above a GOAWAY's last stream were already requeued.
 func (c *h2conn) failAll(err error) {
 	class := classify(err)
+	if _, ok := err.(h2WriteError); ok && class != measure.TimeoutError {
+		class = measure.WriteError
+	}
 	var ce http2.ConnectionError
 	if errors.As(err, &ce) || isDecodingError(err) {
 		class = measure.ProtocolError
@@ -371,6 +374,12 @@ func (c *h2conn) failAll(err error) {
 	}
 	c.drop()
 }
+
+// h2WriteError marks a failure to send (requests, RST_STREAM, WINDOW_UPDATE).
+type h2WriteError struct{ err error }
+
+func (e h2WriteError) Error() string { return e.err.Error() }
+func (e h2WriteError) Unwrap() error { return e.err }
 
 // isDecodingError reports a header block that does not decode (HPACK): a protocol error.
 func isDecodingError(err error) bool {

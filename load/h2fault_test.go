@@ -26,6 +26,7 @@ type faultServer struct {
 	delay      time.Duration // answer after this long (from another goroutine)
 	noWindow   bool          // never give flow-control credit back
 	split      bool          // send each response's header block as HEADERS + CONTINUATION, with a 1xx first
+	early      bool          // answer at HEADERS, before the request body
 	// act is called for the k-th request of the server (from 1) on stream id; it returns
 	// what to do with it.
 	act func(k int64, id uint32) faultAction
@@ -183,7 +184,7 @@ func (fs *faultServer) serve(nc net.Conn) {
 			}
 		case *http2.HeadersFrame:
 			_, _ = dec.DecodeFull(f.HeaderBlockFragment())
-			if f.StreamEnded() {
+			if f.StreamEnded() || fs.early {
 				request(f.StreamID)
 			}
 		case *http2.DataFrame:
@@ -193,7 +194,7 @@ func (fs *faultServer) serve(nc net.Conn) {
 					return fr.WriteWindowUpdate(f.StreamID, n)
 				})
 			}
-			if f.StreamEnded() {
+			if f.StreamEnded() && !fs.early {
 				request(f.StreamID)
 			}
 		case *http2.RSTStreamFrame:
@@ -348,5 +349,18 @@ func TestH2Interrupt(t *testing.T) {
 	}
 	if s.Attempts != 0 {
 		t.Errorf("abandoned streams were counted: %d attempts (errors %v), want 0", s.Attempts, s.Errors)
+	}
+}
+
+// A server may answer before the request body is complete: the response counts, the rest of
+// the body is not sent, and the stream is reset so it no longer counts against the server.
+func TestH2EarlyResponse(t *testing.T) {
+	fs := &faultServer{early: true, noWindow: true}
+	url := startFaultServer(t, fs)
+	sc := scenario.Scenario{Method: "POST", Body: strings.Repeat("x", 100000)}
+	s := mustRunH2(t, url, Config{Requests: 20, Connections: 1, Streams: 2, Timeout: measure.Duration(time.Second)}, sc)
+	time.Sleep(50 * time.Millisecond)
+	if s.Requests != 20 || s.Errors.Total() != 0 || fs.clientRST.Load() != 20 {
+		t.Errorf("answers before the body: %d responses, errors %v, %d RST_STREAM from the client; want 20, none, 20", s.Requests, s.Errors, fs.clientRST.Load())
 	}
 }

@@ -196,6 +196,11 @@ func (c *h2conn) complete(i int) {
 		return
 	}
 	c.record(s, measure.Response, now)
+	if len(s.body) > 0 {
+		// The server answered before the whole request body was sent (it may): close our
+		// side, or the stream would count against the server's concurrency limit for ever.
+		_ = c.fw.WriteRSTStream(s.id, http2.ErrCodeCancel)
+	}
 	if c.w.watch != nil {
 		switch c.w.watch.Response(s.status, append(s.capHeader, "\r\n"...), s.capBody) {
 		case scenario.StopThread:
