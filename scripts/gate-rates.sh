@@ -50,7 +50,8 @@ for i in $(seq 1 "$N"); do
 		[[ $code == 1 ]] && ab_fail[k]=$((ab_fail[k] + 1))
 		echo "ab   $what #$i exit $code: QPS B/A $(grep -E '^c=4 +QPS ' "$W/ab.txt" | awk '{print $7, $8, $9, "p=" $10}');" \
 			"detectable: $(sed -n 's/^c=4 QPS: with .*(±\([0-9.]*%\)), a \([0-9.]*%\) QPS change.*/noise ±\1, \2/p' "$W/ab.txt")" \
-			"$(grep -E '^c=4 +CPU/req ' "$W/ab.txt" | awk '{print "CPU/req B/A", $7, $8, $9, "p=" $10}')"
+			"$(grep -E '^c=4 +CPU/req ' "$W/ab.txt" | awk '{print "CPU/req B/A", $7, $8, $9, "p=" $10}')" \
+			"$(grep -E '^c=4 .*FAIL: ' "$W/ab.txt" | awk '{printf "failed: %s ", $2}')"
 
 		[[ ${GATE:-1} == 0 ]] && continue
 		set +e
@@ -61,7 +62,8 @@ for i in $(seq 1 "$N"); do
 		set -e
 		[[ $code == 2 ]] && { cat "$W/gate.txt"; exit 1; }
 		[[ $code == 1 ]] && gate_fail[k]=$((gate_fail[k] + 1))
-		echo "gate $what #$i exit $code: QPS $(grep -E '^c=4 +QPS ' "$W/gate.txt" | awk '{print $8, $9}')"
+		echo "gate $what #$i exit $code: QPS $(grep -E '^c=4 +QPS ' "$W/gate.txt" | awk '{print $8, $9}')" \
+			"$(grep -E '^c=4 .*FAIL: ' "$W/gate.txt" | awk '{printf "failed: %s ", $2}')"
 	done
 done
 echo "ab:   false alarms ${ab_fail[0]}/$N A/A, detections ${ab_fail[1]}/$N A/B"
