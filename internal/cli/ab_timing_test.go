@@ -45,15 +45,15 @@ func spawnTargetProcess(t *testing.T) *target.Process {
 // separate ports) several times: it must never fail; then with B doing about 15% more CPU
 // work per request: it must fail every time. ab watches both processes' CPU time
 // (--pid-a/--pid-b): on a busy machine QPS and latency swing by tens of percent from one
-// step to the next, the CPU a request costs much less. Each comparison is 24 pairs of
-// 300 ms steps.
+// step to the next, the CPU a request costs much less. Each comparison is 12 pairs of
+// 1 s steps (longer steps average the contention out better than more pairs).
 func TestTimingAB(t *testing.T) {
 	testenv.Timing(t)
 	a, b := spawnTargetProcess(t), spawnTargetProcess(t)
 	urlA := a.URL() + "/knob?work=" + abTimingWork
 	ab := func(urlB string) (int, string) {
 		start := time.Now()
-		code, stdout, stderr := runCLI(t, "ab", "-q", "-c4", "-t1", "-d300ms", "--warmup", "100ms", "--count", "24",
+		code, stdout, stderr := runCLI(t, "ab", "-q", "-c4", "-t1", "-d1s", "--warmup", "100ms", "--count", "12",
 			"--pid-a", strconv.Itoa(a.Pid()), "--pid-b", strconv.Itoa(b.Pid()), urlA, urlB)
 		if code == ExitUsage {
 			t.Fatalf("apiperf ab: exit 2, stderr %s", stderr)
