@@ -41,6 +41,7 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 	if a.Name == b.Name {
 		a.Name, b.Name = a.Name+"-A", b.Name+"-B"
 	}
+	noteExperiments(e, flags.Arg(0), flags.Arg(1))
 	d := compare.New(a, b)
 	if err := report.DiffText(e.stdout, d); err != nil {
 		return err

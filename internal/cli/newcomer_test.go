@@ -353,3 +353,27 @@ func TestCapacityHelpProbeDuration(t *testing.T) {
 		t.Errorf("capacity --help: the -d line does not say each probe lasts 5s by default:\n%s", stderr)
 	}
 }
+
+// TestDiffNotesAnotherExperiment: diff compares runs of two URLs (that is often the point) but
+// says so; runs of one URL get no note.
+func TestDiffNotesAnotherExperiment(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	save := func(name, url string, at time.Time) string {
+		p := filepath.Join(dir, name, "run.json")
+		if err := historyRun(url, at, nil, time.Millisecond).Save(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := save("a", "http://127.0.0.1:8080/api", t0)
+	b := save("b", "http://127.0.0.1:8081/api", t0.Add(time.Hour))
+	a2 := save("a2", "http://127.0.0.1:8080/api", t0.Add(2*time.Hour))
+	_, _, stderr := newcomerCLI(t, "diff", "--dir", filepath.Join(dir, "out"), a, b)
+	if !strings.Contains(stderr, "apiperf: note: B is another experiment than A: URL http://127.0.0.1:8081/api, not http://127.0.0.1:8080/api\n") {
+		t.Errorf("diff of two URLs: stderr %q; want a note naming both", stderr)
+	}
+	if _, _, stderr := newcomerCLI(t, "diff", "--dir", filepath.Join(dir, "out"), a, a2); strings.Contains(stderr, "note:") {
+		t.Errorf("diff of one URL twice: stderr %q; want no note", stderr)
+	}
+}
