@@ -13,16 +13,17 @@ import (
 )
 
 // TestIntervalsSumToTotals loads a server that answers some requests with 500 and lets some
-// time out, in 100 ms intervals, and checks that the emitted intervals add up exactly to the
+// time out, in 100 ms intervals (both HTTP/1.1 I/O paths, open loop, HTTP/2), and checks that the emitted intervals add up exactly to the
 // step's totals: counts, errors by class, statuses, bytes and histogram counts.
 func TestIntervalsSumToTotals(t *testing.T) {
-	bothIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0) })
-	t.Run("open", func(t *testing.T) { testIntervalsSum(t, ioAuto, 400) })
+	bothIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0, false) })
+	t.Run("open", func(t *testing.T) { testIntervalsSum(t, ioAuto, 400, false) })
+	t.Run("h2", func(t *testing.T) { testIntervalsSum(t, ioAuto, 0, true) })
 }
 
-func testIntervalsSum(t *testing.T, mode ioMode, rate float64) {
+func testIntervalsSum(t *testing.T, mode ioMode, rate float64, h2 bool) {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i := n.Add(1)
 		switch {
 		case i%97 == 0:
@@ -31,12 +32,21 @@ func testIntervalsSum(t *testing.T, mode ioMode, rate float64) {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 		_, _ = w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
+	})
+	var srv *httptest.Server
+	if h2 {
+		srv, _ = goH2Server(t, false, handler)
+	} else {
+		srv = httptest.NewServer(handler)
+		defer srv.Close()
+	}
 	src, _ := scenario.NewStatic(scenario.Scenario{URL: srv.URL})
 	tg, _ := scenario.ParseTarget(srv.URL)
 	cfg := Config{Connections: 4, Threads: 2, Duration: measure.Duration(1200 * time.Millisecond),
-		Timeout: measure.Duration(200 * time.Millisecond), Rate: rate}
+		Timeout: measure.Duration(200 * time.Millisecond), Rate: rate, HTTP2: h2}
+	if h2 {
+		cfg.Streams = 4
+	}
 	var ivs []*measure.Interval
 	var at []time.Time
 	step, err := Run(context.Background(), cfg, src, tg, withIO(mode), withInterval(100*time.Millisecond),
