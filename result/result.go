@@ -139,11 +139,11 @@ func (r *Run) Save(path string) error {
 
 // Decode reads a run document; name is used in error messages, which carry the line.
 func Decode(name string, data []byte) (*Run, error) {
+	if v1, ok := decodeV1(data); ok {
+		return finishDecode(name, data, v1)
+	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
-		if v1, ok := decodeV1(data); ok {
-			return finishDecode(name, data, v1)
-		}
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {

@@ -39,6 +39,12 @@ func TestDecodeV1Sweep(t *testing.T) {
 	if r.Native == nil || r.Native.Sweep == nil || len(r.Native.Sweep.Levels) != 1 {
 		t.Errorf("native run = %+v; want it upgraded too", r.Native)
 	}
+	capDoc := fmt.Sprintf(`{"version": 1, "kind": "capacity", "steps": [%s], "sweep": {"rates": [100], "objective": "p99<=20ms"},
+		"capacity": {"search": {"start": 100}, "probes": [{"rate": 100, "met": false, "misses": ["p99 30ms > 20ms"], "step": 0}], "answer": 0}}`, step)
+	c, err := Decode("cap.json", []byte(capDoc))
+	if err != nil || c.Capacity == nil || len(c.Capacity.Probes) != 1 || c.Capacity.Probes[0].Verdict != "failed" || c.Capacity.Probes[0].Reason != "p99 30ms > 20ms" {
+		t.Errorf("Decode(version 1 capacity) = %+v, %v; want the probe failed with its reason", c, err)
+	}
 	if _, err := Decode("bad.json", []byte(`{"version": 1, "sweep": {"levels": "x"}}`)); err == nil {
 		t.Error("Decode of a malformed version 1 sweep succeeded; want an error")
 	}
