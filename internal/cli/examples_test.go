@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/target"
 )
 
 // examplesDir holds the scenario files docs/SCENARIOS.md shows.
@@ -58,11 +59,17 @@ func TestScenarioExamples(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(tmp, name), []byte(strings.ReplaceAll(string(b), "127.0.0.1:8080", host)), 0o644)
 	}
+	demo, err := target.Start(target.Config{Demo: true, Middleware: []string{"none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer demo.Close()
 	for _, tc := range []struct {
 		file  string
 		names []string // the endpoints the report must show
 		want  []*regexp.Regexp
 	}{
+		{"demo.yaml", []string{"read a user", "echo an event"}, nil}, // against the demo target: every request must succeed
 		{"shop.yaml", []string{"list products", "one product", "add to cart"}, []*regexp.Regexp{
 			regexp.MustCompile(`^GET /api/products\?page=([1-9]|1[0-9]|20)&sort=(price|name|newest) accept=application/json $`),
 			regexp.MustCompile(`^GET /api/products/(17|42|256|4096) accept=application/json $`),
@@ -77,8 +84,12 @@ func TestScenarioExamples(t *testing.T) {
 		seen = nil
 		mu.Unlock()
 		out := filepath.Join(tmp, tc.file+".run.json")
+		base := "http://" + host
+		if tc.want == nil {
+			base = demo.URL()
+		}
 		code, stdout, stderr := newcomerCLI(t, "run", "--no-history", "-q", "-c", "2", "-t", "1", "-n", "60",
-			"--scenario", filepath.Join(tmp, tc.file), "-o", out, "http://"+host)
+			"--scenario", filepath.Join(tmp, tc.file), "-o", out, base)
 		if code != ExitOK {
 			t.Errorf("apiperf run --scenario %s: exit %d, stderr %q", tc.file, code, stderr)
 			continue
@@ -87,6 +98,18 @@ func TestScenarioExamples(t *testing.T) {
 			if !strings.Contains(stdout, n) {
 				t.Errorf("run --scenario %s: the report has no row for endpoint %q:\n%s", tc.file, n, stdout)
 			}
+		}
+		r, err := result.Load(out)
+		if err != nil || r.Scenario.Mix == nil || len(r.Scenario.Mix.Endpoints) != len(tc.names) {
+			b, _ := json.Marshal(r)
+			t.Errorf("run.json of %s: %v, %s; want its mix of %d endpoints saved", tc.file, err, b, len(tc.names))
+			continue
+		}
+		if tc.want == nil {
+			if s := r.Last(); s == nil || s.Successes != s.Attempts || s.Attempts != 60 {
+				t.Errorf("run --scenario %s against serve --demo: %+v; want all 60 requests to succeed", tc.file, s)
+			}
+			continue
 		}
 		mu.Lock()
 		got := append([]string(nil), seen...)
@@ -108,11 +131,6 @@ func TestScenarioExamples(t *testing.T) {
 			if n == 0 {
 				t.Errorf("run --scenario %s: no request matched %s", tc.file, tc.want[i])
 			}
-		}
-		r, err := result.Load(out)
-		if err != nil || r.Scenario.Mix == nil || len(r.Scenario.Mix.Endpoints) != len(tc.names) {
-			b, _ := json.Marshal(r)
-			t.Errorf("run.json of %s: %v, %s; want its mix of %d endpoints saved", tc.file, err, b, len(tc.names))
 		}
 	}
 }

@@ -18,7 +18,7 @@ var examples = map[string][]string{
 		"apiperf run -c 50 -d 30s http://127.0.0.1:8080/api/users  # closed loop: 50 connections, wrk-style summary",
 		"apiperf run -R 2k -d 1m --latency http://127.0.0.1:8080/api  # open loop at 2,000 req/s, corrected latency",
 		"apiperf run -t2 -c100 -d10s -s post.lua http://127.0.0.1:8080/  # a wrk Lua script, unchanged",
-		"apiperf run --count 5 --scenario examples/scenarios/shop.yaml http://127.0.0.1:8080  # a mix, 5 repetitions for gate",
+		"apiperf run --count 5 --scenario examples/scenarios/demo.yaml http://127.0.0.1:6060  # a mix against serve --demo, 5 repetitions for gate",
 	},
 	"sweep": {
 		"apiperf sweep  # the built-in target, a short plan (make demo)",
