@@ -47,7 +47,7 @@ func testInterval(idx int64, n int, open bool) *measure.Interval {
 func TestRender(t *testing.T) {
 	st := Step{Label: "rate=100/s", Level: 2, Levels: 5, Load: load.Config{Rate: 100, Duration: measure.Duration(10 * time.Second)}}
 	iv := testInterval(3, 100, true)
-	out := render(st, iv, iv.Second(), 14*time.Second, 4*time.Second, []float64{90, 100}, []float64{5, 5})
+	out := heading(st, 14*time.Second, eta(st, 4*time.Second, 0, 10*time.Second)) + render(st, iv, iv.Second(), []float64{90, 100}, []float64{5, 5})
 	for _, want := range []string{"level 2 of 5", "ETA 36s", "rate=100/s", "req/s    100", "target 100/s, lag 3.00ms", "p50 3.00ms", "connections 10"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render() = \n%s\nwant it to contain %q", out, want)
@@ -56,6 +56,26 @@ func TestRender(t *testing.T) {
 	for _, line := range strings.Split(out, "\n") {
 		if n := len([]rune(line)); n > 80 {
 			t.Errorf("line %q is %d columns, want at most 80", line, n)
+		}
+	}
+}
+
+func TestETA(t *testing.T) {
+	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	d := func(n int) measure.Duration { return measure.Duration(sec(n)) }
+	for _, tc := range []struct {
+		st             Step
+		in, warm, meas time.Duration
+		want           time.Duration
+	}{
+		{Step{Load: load.Config{Duration: d(10)}}, sec(4), 0, 0, sec(6)},                                                          // a run: the rest of it
+		{Step{Load: load.Config{Duration: d(10), Warmup: d(5)}}, sec(4), 0, 0, sec(11)},                                           // its warmup is in the run
+		{Step{Level: 2, Levels: 5, Load: load.Config{Duration: d(10)}}, sec(4), sec(2), sec(10), sec(6 + 3*12)},                   // levels left, each warmup + measure
+		{Step{Level: 2, Levels: 5, Warmup: true, Load: load.Config{Duration: d(2)}}, sec(1), sec(2), sec(10), sec(1 + 10 + 3*12)}, // in a warmup: its level's measure follows
+		{Step{Load: load.Config{Requests: 100}}, sec(4), 0, 0, 0},                                                                 // -n: unknown
+	} {
+		if got := eta(tc.st, tc.in, tc.warm, tc.meas); got != tc.want {
+			t.Errorf("eta(%+v, in %v, warm %v, meas %v) = %v, want %v", tc.st, tc.in, tc.warm, tc.meas, got, tc.want)
 		}
 	}
 }

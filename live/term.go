@@ -21,13 +21,14 @@ type termView struct {
 	kind  string
 	start time.Time
 
-	mu      sync.Mutex
-	st      Step
-	stepAt  time.Time
-	lines   int // lines drawn last time
-	qps     []float64
-	p99     []float64
-	started bool
+	mu     sync.Mutex
+	st     Step
+	stepAt time.Time
+	lines  int // lines drawn last time
+	qps    []float64
+	p99    []float64
+	warm   time.Duration // the latest warmup step's length, for the ETA
+	meas   time.Duration // the latest measured step's length
 }
 
 func newTermView(w io.Writer, kind string, start time.Time) *termView {
@@ -39,6 +40,11 @@ func (v *termView) step(st Step) {
 	defer v.mu.Unlock()
 	v.st, v.stepAt = st, time.Now()
 	v.qps, v.p99 = v.qps[:0], v.p99[:0]
+	if st.Warmup {
+		v.warm = st.Load.Duration.Duration()
+	} else {
+		v.meas = st.Load.Duration.Duration()
+	}
 }
 
 func (v *termView) interval(iv *measure.Interval) {
@@ -47,7 +53,8 @@ func (v *termView) interval(iv *measure.Interval) {
 	sec := iv.Second()
 	v.qps = appendLast(v.qps, iv.QPS())
 	v.p99 = appendLast(v.p99, sec.P99)
-	v.draw(render(v.st, iv, sec, time.Since(v.start), time.Since(v.stepAt), v.qps, v.p99))
+	head := heading(v.st, time.Since(v.start), eta(v.st, time.Since(v.stepAt), v.warm, v.meas))
+	v.draw(head + render(v.st, iv, sec, v.qps, v.p99))
 }
 
 func appendLast(xs []float64, x float64) []float64 {
@@ -84,15 +91,28 @@ func (v *termView) close() {
 	}
 }
 
-// render is the view of one interval: plain text, one line per topic.
-func render(st Step, iv *measure.Interval, sec measure.Second, elapsed, inStep time.Duration, qps, p99 []float64) string {
-	var b strings.Builder
-	head := "  " + elapsed.Truncate(time.Second).String() + " elapsed"
-	if d := st.Load.Duration.Duration(); d > 0 {
-		left := max(d-inStep, 0)
-		if st.Levels > 0 && st.Level > 0 {
-			left += time.Duration(st.Levels-st.Level) * d
+// eta estimates the time left: the rest of this step (its in-run warmup included) and, in a
+// sweep, the levels after it, each a warmup and a measured step as long as the latest ones.
+// 0 when the steps have no duration (-n).
+func eta(st Step, inStep, warm, meas time.Duration) time.Duration {
+	d := st.Load.Duration.Duration()
+	if d <= 0 {
+		return 0
+	}
+	left := max(st.Load.Warmup.Duration()+d-inStep, 0)
+	if st.Levels > 0 && st.Level > 0 {
+		if st.Warmup {
+			left += meas // this level's measured step follows
 		}
+		left += time.Duration(st.Levels-st.Level) * (warm + meas)
+	}
+	return left
+}
+
+// heading is the view's first line: elapsed, ETA, which level or probe, the step's name.
+func heading(st Step, elapsed, left time.Duration) string {
+	head := "  " + elapsed.Truncate(time.Second).String() + " elapsed"
+	if st.Load.Duration > 0 {
 		head += ", ETA " + left.Truncate(time.Second).String()
 	}
 	switch {
@@ -107,7 +127,12 @@ func render(st Step, iv *measure.Interval, sec measure.Second, elapsed, inStep t
 	if st.Warmup {
 		head += " (not measured)"
 	}
-	b.WriteString(head + "\n")
+	return head + "\n"
+}
+
+// render is the rest of the view of one interval: plain text, one line per topic.
+func render(st Step, iv *measure.Interval, sec measure.Second, qps, p99 []float64) string {
+	var b strings.Builder
 	rate := fmt.Sprintf("  req/s    %-9s %s", fmtNum(iv.QPS()), spark(qps))
 	if iv.TargetRate > 0 {
 		rate += fmt.Sprintf("  target %s/s, lag %s", fmtNum(iv.TargetRate), fmtMs(float64(iv.Lag)/1e6))
