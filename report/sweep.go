@@ -7,6 +7,7 @@ import (
 
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
+	"github.com/apiperf/apiperf/verdict"
 )
 
 // SweepTable writes the terminal table of a sweep (or capacity search): one row per level,
@@ -19,7 +20,12 @@ func SweepTable(w io.Writer, doc *result.Run) {
 	if open {
 		fmt.Fprintf(w, " %10s", "achieved/s")
 	}
-	fmt.Fprintf(w, " %9s %9s %9s %9s %9s %9s %8s\n", "mean", "p50", "p90", "p99", "p99.9", "success", "errors")
+	fmt.Fprintf(w, " %9s %9s %9s %9s %9s %9s %8s", "mean", "p50", "p90", "p99", "p99.9", "success", "errors")
+	usage := targetUsage(doc)
+	if usage != nil {
+		fmt.Fprintf(w, " %10s %10s", "target CPU", "target RSS")
+	}
+	fmt.Fprintln(w)
 	for i, p := range sw.Levels {
 		fmt.Fprintf(w, "%-14s %10.1f", p.Label, p.QPS)
 		if open {
@@ -28,6 +34,16 @@ func SweepTable(w io.Writer, doc *result.Run) {
 		fmt.Fprintf(w, " %9s %9s %9s %9s %9s %8s%% %8d", FormatDuration(p.Mean.Duration()),
 			FormatDuration(p.P50.Duration()), FormatDuration(p.P90.Duration()),
 			FormatDuration(p.P99.Duration()), FormatDuration(p.P999.Duration()), FormatSuccess(p.Success), p.Errors.Total())
+		if usage != nil {
+			cpu, rss := "-", "-"
+			if u := usage[i]; u != nil && u.CPUCores > 0 {
+				cpu = fmt.Sprintf("%.2f", u.CPUCores)
+			}
+			if u := usage[i]; u != nil && u.RSSBytes > 0 {
+				rss = fmt.Sprintf("%.1fM", u.RSSBytes/(1<<20))
+			}
+			fmt.Fprintf(w, " %10s %10s", cpu, rss)
+		}
 		var notes []string
 		if cls := p.Errors.String(); cls != "" {
 			notes = append(notes, cls)
@@ -88,4 +104,24 @@ func CapacityTable(w io.Writer, doc *result.Run) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, c.Headline())
+}
+
+// targetUsage is the target's CPU (cores) and RSS per level as the verdict reads them
+// (--target-pid, else --metrics), or nil when no level has them.
+func targetUsage(doc *result.Run) []*verdict.Usage {
+	in, ok := doc.VerdictInput()
+	if !ok || len(in.Levels) != len(doc.Sweep.Levels) {
+		return nil
+	}
+	out := make([]*verdict.Usage, len(in.Levels))
+	found := false
+	for i, l := range in.Levels {
+		if l.Target != nil && (l.Target.CPUCores > 0 || l.Target.RSSBytes > 0) {
+			out[i], found = l.Target, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/verdict"
 )
@@ -49,5 +50,27 @@ func TestVerdictSectionEscapes(t *testing.T) {
 	}
 	if got := verdictSections(&result.Run{}); got != nil {
 		t.Errorf("verdictSections of an unjudged run = %v, want none", got)
+	}
+}
+
+// TestSweepTableTargetColumns: with the target's process sampled, the sweep table shows its
+// CPU and RSS beside QPS; without, the columns are left out.
+func TestSweepTableTargetColumns(t *testing.T) {
+	r := synthSweep()
+	var b strings.Builder
+	SweepTable(&b, r)
+	if strings.Contains(b.String(), "target CPU") {
+		t.Errorf("sweep table without target samples has target columns:\n%s", b.String())
+	}
+	r.Target = &profcap.Record{}
+	for _, s := range r.Steps {
+		r.Target.Steps = append(r.Target.Steps, profcap.StepRecord{Label: s.Label,
+			ProcessSummary: &profcap.Summary{Points: 2, CPUCores: &profcap.Stat{Mean: 0.75, N: 2}, RSSBytes: &profcap.Stat{Max: 30 << 20, N: 2}}})
+	}
+	b.Reset()
+	SweepTable(&b, r)
+	lines := strings.Split(b.String(), "\n")
+	if !strings.Contains(lines[0], "target CPU") || !strings.Contains(lines[1], "0.75") || !strings.Contains(lines[1], "30.0M") {
+		t.Errorf("sweep table with the target's process sampled:\n%s\nwant target CPU 0.75 and RSS 30.0M on every level", b.String())
 	}
 }
