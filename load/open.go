@@ -184,21 +184,27 @@ func (w *worker) openLoop(sched *openSchedule) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	wake := make(chan struct{}, 1)
-	for w.sending() {
+	var freeAt int64 // when this connection's last request ended
+	// The schedule ends the loop (claim): requests due inside the window are sent even when
+	// they are claimed after it closed (all connections were busy); they are drained.
+	for !w.e.halted() && !w.e.threadStop[w.th].Load() {
 		_, dueD, ok := sched.claim()
 		if !ok {
 			return
 		}
 		due := int64(dueD)
-		// Claimed after its due time: no connection was free when it came due.
-		busy := w.e.now()-due > int64(lateThreshold)
+		// Claimed after its due time by a connection whose previous request was still in
+		// flight then: it waited for a connection (not for the generator's CPU or timers).
+		busy := w.e.now()-due > int64(lateThreshold) && freeAt-due > int64(lateThreshold)
 		if !w.waitUntil(due, timer, wake) {
 			return
 		}
 		if w.e.halted() || w.e.threadStop[w.th].Load() {
 			return // a claimed request due inside the window is still sent after it closes
 		}
-		sched.scheduled.Add(1)
+		if due >= int64(w.e.from) {
+			sched.scheduled.Add(1) // due inside the window (not in the warmup)
+		}
 		raw, n, ep, head := w.req.Request()
 		start := w.e.now() // without keep-alive the connect is part of every request
 		if w.nc == nil && !w.connect(n, ep) {
@@ -217,6 +223,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 		if w.e.cfg.NoKeepAlive {
 			w.closeConn()
 		}
+		freeAt = w.e.now()
 	}
 }
 

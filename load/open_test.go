@@ -118,6 +118,10 @@ func TestTimingOpenLoopPacing(t *testing.T) {
 	if c50-u50 > 100*time.Microsecond {
 		t.Errorf("corrected p50 %v is %v above uncorrected %v, want within 100us", c50, c50-u50, u50)
 	}
+	if float64(s.Open.LateSends) > 0.05*float64(s.Open.Scheduled) {
+		t.Logf("%d of %d sends over 1ms late: this machine was too busy to judge the late-send warning", s.Open.LateSends, s.Open.Scheduled)
+		return
+	}
 	for _, w := range s.Warnings {
 		if strings.Contains(w, "every connection was busy") {
 			t.Errorf("warning %q on an idle target with 8 connections at %v req/s", w, rate)

@@ -94,14 +94,18 @@ func testWindowWarmupIsNotRecorded(t *testing.T, mode ioMode) {
 	if d := s.Start.Sub(before); d < 500*time.Millisecond {
 		t.Errorf("window starts %v after Run was called, want after the 500ms warmup", d)
 	}
-	// Requests sent from 0.2 s to 1.2 s complete in the window: about 100.
-	if n := s.InWindow(); n < 90 || n > 110 {
+	// Requests sent from 0.2 s to 1.2 s complete in the window: about 100 (fewer when this
+	// machine is too busy to keep the schedule; about 150 if the warmup's counted).
+	if n := s.InWindow(); n < 60 || n > 110 {
 		t.Errorf("%d responses in the window, want about 100 (warmup completions excluded)", n)
 	}
-	if got := s.AttemptRate(); got < 0.9*rate {
+	if s.Open == nil || s.Open.Scheduled != 100 {
+		t.Errorf("scheduled %+v, want the 100 requests due inside the 1s window (not the warmup's)", s.Open)
+	}
+	if got := s.AttemptRate(); got < 0.6*rate {
 		t.Errorf("achieved %.1f req/s, want about %v: a warmed-up window is in steady state", got, rate)
 	}
-	if len(s.Timeline) == 0 || s.Timeline[0].T != 0 || s.Timeline[0].Requests < 80 {
+	if len(s.Timeline) == 0 || s.Timeline[0].T != 0 || s.Timeline[0].Requests < 60 {
 		t.Errorf("timeline %+v, want its first second to be the window's", s.Timeline)
 	}
 }
