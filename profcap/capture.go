@@ -1,6 +1,6 @@
-// Package profcap captures a target's pprof profiles and Prometheus runtime
-// metrics while a load runs, and turns them into top tables, a flame graph
-// and a metrics timeline that can be embedded in a run's JSON document.
+// Package profcap captures a target's pprof profiles, Prometheus runtime metrics and /proc
+// samples while a load runs (a Session, one Step per load step), and turns them into top
+// tables, a flame graph and a metrics timeline: the Record a run's JSON document keeps.
 package profcap
 
 import (

@@ -1,6 +1,8 @@
-// Package result is the run document, run.json: the spec of what was asked (scenario, load,
-// sweep plan), every step's measurements with histograms, and warnings. Every report is
-// rendered from it, so any report can be re-rendered later from run.json alone.
+// Package result is the run document, run.json: a thin versioned envelope holding the spec
+// of what was asked (scenario, load), every step's measurements with histograms, the
+// records of the packages that made them (sweep.Record, sweep.Capacity, profcap.Record, the
+// verdict) and warnings, with encode, decode (older versions upgraded) and merge. Every
+// report is rendered from it, so any report can be re-rendered later from run.json alone.
 package result
 
 import (

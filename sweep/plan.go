@@ -1,7 +1,8 @@
-// Package sweep is the logic of a load sweep: the plan of levels (concurrency or rate), the
-// rules that stop a sweep early, the objective (SLO) a level must meet, and the analysis that
-// finds the peak (highest QPS) and the knee (largest level meeting the objective). It runs no
-// load itself.
+// Package sweep runs loads over levels: the one Level model (a level's numbers, its
+// repetitions reduced one way) and its labels, the plan of levels (concurrency or rate), the
+// stop rules, the objective (SLO), the analysis (peak; knee, never after the peak; limit),
+// and the runtime of sweeps, repetitions, capacity searches and A/B runs, driven by a step
+// function it is given (the engine in the CLI, a fake in tests).
 package sweep
 
 import (
