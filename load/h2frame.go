@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"io"
+	"net/textproto"
 	"strconv"
 
 	"golang.org/x/net/http2"
@@ -75,7 +76,9 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 		return
 	}
 	if c.w.watch != nil && s.status >= 200 && !f.IsPseudo() {
-		s.capHeader = append(s.capHeader, f.Name...)
+		// HTTP/2 names are lower case; scripts written against HTTP/1.1 servers look up
+		// "Content-Type", so the script sees the canonical form.
+		s.capHeader = append(s.capHeader, textproto.CanonicalMIMEHeaderKey(f.Name)...)
 		s.capHeader = append(s.capHeader, ": "...)
 		s.capHeader = append(s.capHeader, f.Value...)
 		s.capHeader = append(s.capHeader, "\r\n"...)

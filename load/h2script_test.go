@@ -50,7 +50,7 @@ request = function()
   return wrk.format("POST", "/item/" .. counter, {["X-N"] = tostring(counter)}, "body" .. counter)
 end
 response = function(status, headers, body)
-  if status == 200 and body == "ok" and headers["x-stop"] == "1" then
+  if status == 200 and body == "ok" and headers["X-Stop"] == "1" then
     wrk.thread:stop()
   end
 end
