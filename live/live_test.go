@@ -80,8 +80,8 @@ func TestETA(t *testing.T) {
 	}
 }
 
-// TestSessionHlogPerLevel: a sweep's session writes one interval log per level, and a
-// repeated level appends to its log; warmups are not logged.
+// TestSessionHlogPerLevel: a sweep's session writes one interval log per level, and a level
+// measured again (right away or later) appends to its log; warmups are not logged.
 func TestSessionHlogPerLevel(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Start(Config{HlogDir: dir, Kind: "sweep"})
@@ -98,10 +98,11 @@ func TestSessionHlogPerLevel(t *testing.T) {
 	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10)
 	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10) // a repetition
 	feed(Step{Label: "c=2", Level: 2, Levels: 2}, 20)
+	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10) // measured again later: appended
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]int{"c=1.hlog": 4, "c=2.hlog": 2} {
+	for name, want := range map[string]int{"c=1.hlog": 6, "c=2.hlog": 2} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"regexp"
 	"sync"
 	"time"
 
@@ -53,15 +51,14 @@ type Session struct {
 	metrics *metrics
 	view    *termView
 
-	mu       sync.Mutex
-	cur      Step
-	recent   []point // the last intervals, for the live page
-	hlog     *measure.HlogWriter
-	hlogFile *os.File
-	hlogName string
-	errs     []error
-	scrapes  []time.Time // when /metrics was last requested (the last two)
-	updated  time.Time   // when the last interval came in
+	mu      sync.Mutex
+	cur     Step
+	recent  []point                 // the last intervals, for the live page
+	logs    map[string]*intervalLog // by file name (live/hlog.go)
+	log     *intervalLog            // the current step's
+	errs    []error
+	scrapes []time.Time // when /metrics was last requested (the last two)
+	updated time.Time   // when the last interval came in
 }
 
 // Start starts a session: it binds the listener (if any) before any load is sent.
@@ -75,12 +72,13 @@ func Start(cfg Config) (*Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("interval log: %w", err)
 		}
-		s.hlogFile, s.hlog, s.hlogName = f, measure.NewHlogWriter(f), cfg.Hlog
+		s.log = &intervalLog{f: f, w: measure.NewHlogWriter(f), name: cfg.Hlog}
+		s.logs = map[string]*intervalLog{cfg.Hlog: s.log}
 	}
 	if cfg.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
-			s.closeHlog()
+			s.closeLogs()
 			return nil, fmt.Errorf("--listen: %w", err)
 		}
 		s.ln = ln
@@ -140,7 +138,7 @@ func (s *Session) Clear() {
 // Options returns the load options that feed a step's intervals to the session, as the
 // step last named by Begin.
 func (s *Session) Options() []load.Option {
-	if s == nil || (s.view == nil && s.metrics == nil && s.hlog == nil && s.cfg.HlogDir == "") {
+	if s == nil || (s.view == nil && s.metrics == nil && s.log == nil && s.cfg.HlogDir == "") {
 		return nil
 	}
 	return []load.Option{load.WithIntervals(func(iv *measure.Interval) {
@@ -150,8 +148,6 @@ func (s *Session) Options() []load.Option {
 		s.interval(st, iv, iv.Index == 0)
 	})}
 }
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._=-]+`)
 
 // interval takes one interval of step st; first says it is the step's first (a repetition
 // of a step starts again from index 0).
@@ -173,46 +169,13 @@ func (s *Session) interval(st Step, iv *measure.Interval, first bool) {
 		s.recent = append(s.recent[:0], s.recent[n-maxRecent:]...)
 	}
 	if s.cfg.HlogDir != "" && first {
-		name := filepath.Join(s.cfg.HlogDir, unsafeName.ReplaceAllString(st.Label, "_")+".hlog")
-		if name != s.hlogName {
-			s.closeHlogLocked()
-			if err := os.MkdirAll(s.cfg.HlogDir, 0o755); err != nil {
-				s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))
-			}
-			f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))
-			} else {
-				s.hlogFile, s.hlog, s.hlogName = f, measure.NewHlogWriter(f), name
-			}
-		}
+		s.log = s.levelLog(st.Label)
 	}
-	if s.hlog != nil {
+	if s.log != nil {
 		if first {
-			s.noteErr(s.hlog.Begin(iv.StepStart))
+			s.log.note(s, s.log.w.Begin(iv.StepStart))
 		}
-		s.noteErr(s.hlog.Write(iv))
-	}
-}
-
-func (s *Session) noteErr(err error) {
-	if err != nil && len(s.errs) == 0 {
-		s.errs = append(s.errs, fmt.Errorf("interval log %s: %w", s.hlogName, err))
-	}
-}
-
-func (s *Session) closeHlog() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closeHlogLocked()
-}
-
-func (s *Session) closeHlogLocked() {
-	if s.hlogFile != nil {
-		if err := s.hlogFile.Close(); err != nil {
-			s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))
-		}
-		s.hlogFile, s.hlog = nil, nil
+		s.log.note(s, s.log.w.Write(iv))
 	}
 }
 
@@ -230,7 +193,7 @@ func (s *Session) Close(ctx context.Context) error {
 	if s.view != nil {
 		s.view.close()
 	}
-	s.closeHlog()
+	s.closeLogs()
 	if s.srv != nil {
 		s.linger(ctx)
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
