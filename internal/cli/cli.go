@@ -21,9 +21,11 @@ const (
 
 // env is what every subcommand gets besides its arguments.
 type env struct {
-	stdout, stderr io.Writer
+	stdout, stderr io.Writer // both apply the redaction rule (redactw.go)
 	// isTerminal reports whether stderr is a terminal (progress lines are shown only then).
 	isTerminal bool
+	// redact points to the --redact names, filled when the flags are parsed.
+	redact *[]string
 }
 
 type command struct {
@@ -72,7 +74,8 @@ var errFailed = errors.New("failed")
 
 // Run executes apiperf with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr, isTerminal: isTerminal(stderr)}
+	e := &env{isTerminal: isTerminal(stderr)}
+	e.stdout, e.stderr = redactWriter{stdout, e}, redactWriter{stderr, e}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {

@@ -21,7 +21,7 @@ import (
 )
 
 // The secrets every command is given, and must never write anywhere.
-var redactSecrets = []string{"URLPASS7731", "QTOKEN7731", "AUTHVAL7731", "BODYVAL7731", "CUSTOM7731"}
+var redactSecrets = []string{"URLPASS7731", "QTOKEN7731", "AUTHVAL7731", "BODYVAL7731", "CUSTOM7731", "MTOKEN7731", "PKEY7731"}
 
 // redactServer answers 200 to everything on loopback.
 func redactServer(t *testing.T) string {
@@ -117,7 +117,9 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	runA, runB := filepath.Join(dir, "a", "run.json"), filepath.Join(dir, "b", "run.json")
 	os.Mkdir(filepath.Dir(runA), 0o755)
 	os.Mkdir(filepath.Dir(runB), 0o755)
-	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--latency", "-o", runA, "--bench", filepath.Join(dir, "bench.txt"), u}, secret...)...)
+	// The capture endpoints answer 404: their warnings quote their URLs.
+	cli(0, append([]string{"run", "-c", "2", "-d", "1s", "--latency", "-o", runA, "--bench", filepath.Join(dir, "bench.txt"),
+		"--metrics", base + "/metrics?token=MTOKEN7731", "--pprof", base + "/debug/pprof?api_key=PKEY7731", u}, secret...)...)
 	cli(0, append([]string{"run", "-c", "2", "-n", "40", "--json", "-o", runB, "--hlog", filepath.Join(dir, "run.hlog"), u}, secret...)...)
 	cli(0, append([]string{"sweep", "--levels", "1,2", "-d", "200ms", "--warmup", "0", "--dir", filepath.Join(dir, "sweeps"), u}, secret...)...)
 	cli(0, append([]string{"capacity", "--start", "50", "--max-rate", "100", "-d", "300ms", "--warmup", "0", "--slo", "p99<=1s",

@@ -79,6 +79,7 @@ func loadCommandFlags(fs *pflag.FlagSet, e *env) (*loadFlags, *sourceFlags, *his
 	lf, hf := &loadFlags{notices: e.stderr}, &historyFlags{}
 	sf := &sourceFlags{stdout: e.stdout, load: lf}
 	lf.register(fs)
+	e.redact = &lf.redact // what the command prints is redacted with the --redact names too
 	sf.register(fs)
 	hf.register(fs)
 	return lf, sf, hf
