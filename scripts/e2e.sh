@@ -27,6 +27,11 @@ grep -q '"version": [1-9]' "$W/run.json" || fail "run.json has no version"
 timeout 60 "$BIN" run -R 500 -d 2s -c 4 "$URL/healthz" >"$W/open.txt" 2>&1 || fail "open loop failed: $(cat "$W/open.txt")"
 grep -q 'HdrHistogram - Recorded Latency' "$W/open.txt" || fail "open loop has no wrk2 block"
 
+# HTTP/2 with prior knowledge (h2c): the same target, streams per connection, exact count.
+timeout 60 "$BIN" run --no-history --http2 --streams 10 -c 4 -n 2000 "$URL/healthz" >"$W/h2.txt" 2>&1 || fail "HTTP/2 run failed: $(cat "$W/h2.txt")"
+grep -q '^  2000 requests in ' "$W/h2.txt" || fail "HTTP/2: want exactly 2000 requests: $(cat "$W/h2.txt")"
+grep -q 'Protocol: HTTP/2 (h2c), 10 streams per connection' "$W/h2.txt" || fail "HTTP/2: no Protocol line: $(cat "$W/h2.txt")"
+
 # Bad input: exit code 2, one line, no traffic.
 set +e
 "$BIN" run -c 0 "$URL/healthz" >/dev/null 2>"$W/bad.err"; rc=$?
@@ -34,4 +39,4 @@ set -e
 [[ $rc == 2 ]] || fail "bad input exit code $rc, want 2"
 [[ $(wc -l <"$W/bad.err") == 1 ]] || fail "bad input printed more than one line: $(cat "$W/bad.err")"
 
-echo "e2e: ok (run, exact count, run.json, open loop, bad input)"
+echo "e2e: ok (run, exact count, run.json, open loop, HTTP/2, bad input)"
