@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/target"
 	"github.com/apiperf/apiperf/verdict"
@@ -72,6 +73,7 @@ func judgeDemo(t *testing.T, p *target.Process, path string, plan ...string) *ve
 // and the verdict names it and nothing else; a healthy target at moderate load gets no
 // bottleneck claim. Loads are short and bounded (2 s per level, three levels).
 func TestVerdictOnDemoTargets(t *testing.T) {
+	testenv.Timing(t) // the verdict reads CPU shares: it needs the serial pass, without -race
 	if testing.Short() {
 		t.Skip("sweeps demo targets for about a minute")
 	}
