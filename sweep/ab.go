@@ -52,6 +52,7 @@ func RunAB(ctx context.Context, plan Plan, base load.Config, a, b StepFunc, onSt
 	if err := plan.Validate(); err != nil {
 		return nil, fmt.Errorf("a/b plan: %w", err)
 	}
+	defer useThreads(base)()
 	out := &ABRun{}
 	run := map[string]StepFunc{SideA: a, SideB: b}
 	for i := range plan.Len() {

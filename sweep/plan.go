@@ -95,6 +95,15 @@ func (p Plan) Connections(base load.Config, i int) int {
 	return p.Config(base, i).Conns()
 }
 
+// MaxConnections is the most connections any level of the plan may open.
+func (p Plan) MaxConnections(base load.Config) int {
+	n := 0
+	for i := range p.Len() {
+		n = max(n, p.Connections(base, i))
+	}
+	return n
+}
+
 // Truncate returns the plan cut to its first n levels.
 func (p Plan) Truncate(n int) Plan {
 	q := p

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/apiperf/apiperf/compare"
@@ -84,11 +83,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	conns := 0
-	for i := range plan.Len() {
-		conns = max(conns, plan.Connections(lcfg, i))
-	}
-	if err := checkFileLimit(conns); err != nil {
+	if err := checkFileLimit(plan.MaxConnections(lcfg)); err != nil {
 		return err
 	}
 	srcA, err := sf.build(ctx, scA, extra)
@@ -101,7 +96,6 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	}
 	tgtA, _ := scenario.ParseTarget(srcA.scenario.URL)
 	tgtB, _ := scenario.ParseTarget(srcB.scenario.URL)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(lcfg.Threads))
 	docA, docB := newRun(result.KindRun, srcA.scenario, lcfg, args), newRun(result.KindRun, srcB.scenario, lcfg, args)
 	docA.Name, docB.Name = "A", "B"
 	if !*quiet {
