@@ -313,3 +313,24 @@ func TestHTTP2MergeAndString(t *testing.T) {
 		t.Errorf("String() = %q\nwant        %q", got, want)
 	}
 }
+
+// Duration's decoder never panics and what it accepts encodes back to the same duration.
+func FuzzDurationJSON(f *testing.F) {
+	for _, s := range []string{`"1.5s"`, `12`, `"-3m"`, `"x"`, `null`, `"9999999999h"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d Duration
+		if err := d.UnmarshalJSON(b); err != nil {
+			return
+		}
+		enc, err := d.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Duration
+		if err := back.UnmarshalJSON(enc); err != nil || back != d {
+			t.Errorf("%s -> %v -> %s -> %v, %v", b, d, enc, back, err)
+		}
+	})
+}

@@ -176,3 +176,33 @@ func TestRedactRunIdempotent(t *testing.T) {
 	var nilRun *Run
 	nilRun.Redact() // must not panic
 }
+
+// Decode never panics on any input, and what it accepts encodes again and decodes to the
+// same steps.
+func FuzzDecode(f *testing.F) {
+	good, _ := newRun("h", step("c=1", t0, 3, time.Millisecond)).Encode()
+	f.Add(good)
+	f.Add([]byte(`{"version": 1, "steps": []}`))
+	f.Add([]byte(`{"version": 2, "steps": [null]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Decode("f.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.json:") {
+				t.Errorf("error %q does not name the file and line", err)
+			}
+			return
+		}
+		b, err := r.Encode()
+		if err != nil {
+			return // a value JSON cannot hold (say, a histogram that does not encode)
+		}
+		back, err := Decode("again.json", b)
+		if err != nil {
+			t.Fatalf("a decoded run does not decode after Encode: %v", err)
+		}
+		if len(back.Steps) != len(r.Steps) {
+			t.Errorf("%d steps after a round trip, want %d", len(back.Steps), len(r.Steps))
+		}
+	})
+}
