@@ -6,6 +6,8 @@
 // as wrk does; TLS, scripts that watch responses or delay requests, and the open loop run a
 // goroutine per connection on Go's netpoller (worker.go, open.go). Both share the response
 // parser, the recorders and the classification of failures, and the tests run on both.
+// HTTP/2 (h2.go, h2conn.go, h2frame.go, h2req.go) runs a goroutine per connection with many
+// streams, on golang.org/x/net/http2's framer and hpack, into the same recorders.
 package load
 
 import (
