@@ -272,3 +272,54 @@ endpoints:
 		t.Errorf("a mix endpoint on another host: %v, want a refusal", err)
 	}
 }
+
+// Validate reports each problem of a mix with its line, all at once.
+func TestMixValidate(t *testing.T) {
+	m := &Mix{File: "m.yaml", Endpoints: []Endpoint{
+		{Name: "a", Path: "/a", Weight: 1, Line: 2},
+		{Name: "a", Path: "/b", Weight: 1, Line: 4},                             // named twice
+		{Path: "nope", Weight: 1, Line: 6},                                      // no leading slash
+		{Path: "/c", URL: "http://h/c", Weight: 1, Line: 8},                     // both
+		{Weight: 1, Line: 10},                                                   // neither
+		{Path: "/d", Method: "G T", Weight: 0, Line: 12},                        // bad method, no weight
+		{Path: "/e", Body: "x", BodyFile: "f", Weight: 1, Line: 14},             // both bodies
+		{Path: "/f/{{random 9 1}}", Weight: 1, Line: 16},                        // bad template
+		{Path: "/g", Headers: []Header{{"Bad Name", "v"}}, Weight: 1, Line: 18}, // bad header
+	}}
+	err := m.Validate()
+	for _, want := range []string{
+		`m.yaml:4: endpoint "a" is named twice (first at line 2)`, `m.yaml:6: path "nope" must start with /`,
+		"m.yaml:8: give path or url, not both", "m.yaml:10: give path or url", `m.yaml:12: bad method "G T"`,
+		"m.yaml:12: weight 0", "m.yaml:14: give body or body_file, not both", "m.yaml:16:", "m.yaml:18: malformed header",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v\nwant it to report %q", err, want)
+		}
+	}
+	if err := (&Mix{File: "e.yaml"}).Validate(); err == nil || !strings.Contains(err.Error(), "e.yaml:1: no endpoints") {
+		t.Errorf("Validate of an empty mix = %v", err)
+	}
+}
+
+// A saved mix keeps no secret: headers, query parameters and (unless kept) bodies.
+func TestMixRedact(t *testing.T) {
+	m := &Mix{Endpoints: []Endpoint{{Name: "login", Path: "/login?token=abc", Body: "pw=hunter2",
+		Headers: []Header{{"Authorization", "Bearer x"}, {"Accept", "a"}}, Weight: 1}}}
+	r := m.redact(nil, false)
+	e := r.Endpoints[0]
+	if strings.Contains(e.Path, "abc") || strings.Contains(e.Body, "hunter2") || e.Headers[0].Value == "Bearer x" || e.Headers[1].Value != "a" {
+		t.Errorf("redacted endpoint %+v", e)
+	}
+	if m.Endpoints[0].Body != "pw=hunter2" {
+		t.Error("redact changed the mix it was given")
+	}
+	if kept := m.redact(nil, true); kept.Endpoints[0].Body != "pw=hunter2" {
+		t.Errorf("--keep-body: body %q, want it kept", kept.Endpoints[0].Body)
+	}
+	if got := (Endpoint{Method: "post", Path: "/x"}).Label(); got != "POST /x" {
+		t.Errorf("Label() = %q, want POST /x", got)
+	}
+	if got := (Endpoint{URL: "http://h/y"}).Label(); got != "GET http://h/y" {
+		t.Errorf("Label() = %q", got)
+	}
+}
