@@ -318,3 +318,44 @@ func TestSweepProgress(t *testing.T) {
 		t.Errorf("stderr %q: want the live view naming the level", stderr.String())
 	}
 }
+
+// TestSweepCountSameEverywhere: `sweep --count 3` prints, for each level, the same QPS and p99
+// in the terminal table, the .dat file, report.html and run.json (one reduction of the
+// repetitions, sweep.Reduce).
+func TestSweepCountSameEverywhere(t *testing.T) {
+	url := sweepServer(t, 200)
+	dir := t.TempDir()
+	code, stdout, stderr := sweepCLI(context.Background(), "--no-history", "--levels", "2,4", "-d", "300ms", "--warmup", "0", "--count", "3",
+		"--name", "reps", "--dir", dir, url)
+	if code != ExitOK {
+		t.Fatalf("sweep --count 3 = exit %d, stderr %q", code, stderr)
+	}
+	run := filepath.Join(dir, "reps")
+	r := sweepLoadRun(t, run)
+	dat, err := os.ReadFile(filepath.Join(run, "reps.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(run, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Sweep.Levels) != 2 {
+		t.Fatalf("run.json levels = %+v; want 2", r.Sweep.Levels)
+	}
+	for _, l := range r.Sweep.Levels {
+		p99 := report.FormatDuration(l.P99.Duration())
+		if l.Reps != 3 {
+			t.Errorf("%s: %d repetitions; want 3", l.Label, l.Reps)
+		}
+		if row := fmt.Sprintf("%-14s %10.1f", l.Label, l.QPS); !strings.Contains(stdout, row) || !strings.Contains(stdout, p99) {
+			t.Errorf("table lacks %s's QPS %q or p99 %s:\n%s", l.Label, row, p99, stdout)
+		}
+		if line := fmt.Sprintf("%s %.2f ", sweep.FormatValue(l.Value), l.QPS); !strings.Contains(string(dat), line) {
+			t.Errorf(".dat lacks %q:\n%s", line, dat)
+		}
+		if cell := fmt.Sprintf("<td>%s</td><td>3</td><td>%.2f</td>", l.Label, l.QPS); !strings.Contains(string(html), cell) || !strings.Contains(string(html), "<td>"+p99+"</td>") {
+			t.Errorf("report.html lacks %s's row %q with p99 %s", l.Label, cell, p99)
+		}
+	}
+}
