@@ -38,7 +38,7 @@ func testInterval(idx int64, n int, open bool) *measure.Interval {
 	}
 	if open {
 		iv.Uncorrected = iv.Latency.Clone()
-		iv.TargetRate, iv.Lag = float64(n), measure.Duration(3*time.Millisecond)
+		iv.TargetRate, iv.Lag, iv.InFlight = float64(n), measure.Duration(3*time.Millisecond), 7
 	}
 	return iv
 }
@@ -48,7 +48,7 @@ func TestRender(t *testing.T) {
 	st := Step{Label: "rate=100/s", Level: 2, Levels: 5, Load: load.Config{Rate: 100, Duration: measure.Duration(10 * time.Second)}}
 	iv := testInterval(3, 100, true)
 	out := heading(st, 14*time.Second, eta(st, 4*time.Second, 0, 10*time.Second)) + render(st, iv, iv.Second(), []float64{90, 100}, []float64{5, 5})
-	for _, want := range []string{"level 2 of 5", "ETA 36s", "rate=100/s", "req/s    100", "target 100/s, lag 3.00ms", "p50 3.00ms", "connections 10"} {
+	for _, want := range []string{"level 2 of 5", "ETA 36s", "rate=100/s", "req/s    100", "target 100/s, lag 3.00ms", "p50 3.00ms", "in flight 7 of 10 connections"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render() = \n%s\nwant it to contain %q", out, want)
 		}

@@ -22,6 +22,7 @@ type metrics struct {
 	latency     prometheus.Histogram
 	uncorrected prometheus.Histogram
 	conns       prometheus.Gauge
+	inFlight    prometheus.Gauge
 	target      prometheus.Gauge
 	achieved    prometheus.Gauge
 	lag         prometheus.Gauge
@@ -48,7 +49,9 @@ func newMetrics(cfg Config) *metrics {
 		latency: hist("apiperf_request_duration_seconds",
 			"Latency of complete responses, from send (open loop: from when the request was due) to the last byte."),
 		conns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "apiperf_connections",
-			Help: "Connections open (closed loop: each has one request in flight)."}),
+			Help: "Connections open."}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "apiperf_in_flight",
+			Help: "Requests in flight at the end of the last interval (closed loop: connections x streams)."}),
 		target: prometheus.NewGauge(prometheus.GaugeOpts{Name: "apiperf_target_rate",
 			Help: "Open loop: requests per second the schedule starts (0 in closed loop)."}),
 		achieved: prometheus.NewGauge(prometheus.GaugeOpts{Name: "apiperf_achieved_rate",
@@ -65,7 +68,7 @@ func newMetrics(cfg Config) *metrics {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "apiperf_run_info",
 		Help: "1, labelled with the command, the target and the run's labels.", ConstLabels: runLabels(cfg)})
 	info.Set(1)
-	reg.MustRegister(m.requests, m.errors, m.latency, m.conns, m.target, m.achieved, m.lag, m.level, m.levels, m.levelInfo, info,
+	reg.MustRegister(m.requests, m.errors, m.latency, m.conns, m.inFlight, m.target, m.achieved, m.lag, m.level, m.levels, m.levelInfo, info,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -134,6 +137,9 @@ func (m *metrics) interval(iv *measure.Interval) {
 		observe(m.uncorrected, iv.Uncorrected)
 	}
 	m.conns.Set(float64(iv.Connections))
+	if iv.InFlight >= 0 {
+		m.inFlight.Set(float64(iv.InFlight))
+	}
 	m.achieved.Set(iv.QPS())
 	m.lag.Set(iv.Lag.Duration().Seconds())
 }

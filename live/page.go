@@ -28,6 +28,7 @@ type point struct {
 	ByClass    measure.Errors   `json:"errors_by_class"`
 	Status     map[string]int64 `json:"status"`
 	Conns      int              `json:"connections"`
+	InFlight   *int             `json:"in_flight,omitempty"`
 	TargetRate float64          `json:"target_rate,omitempty"`
 	LagMs      float64          `json:"lag_ms,omitempty"`
 }
@@ -43,6 +44,10 @@ func newPoint(st Step, iv *measure.Interval, start time.Time) point {
 	}
 	for code, n := range iv.Status {
 		p.Status[itoa(code)] += n
+	}
+	if iv.InFlight >= 0 {
+		n := iv.InFlight
+		p.InFlight = &n
 	}
 	return p
 }

@@ -143,7 +143,11 @@ func render(st Step, iv *measure.Interval, sec measure.Second, qps, p99 []float6
 	if n := iv.Errors.Total(); n > 0 {
 		errs = fmt.Sprintf("%d (%s)", n, iv.Errors)
 	}
-	fmt.Fprintf(&b, "  errors   %s   connections %d\n", errs, iv.Connections)
+	conns := fmt.Sprintf("connections %d", iv.Connections)
+	if iv.InFlight >= 0 && iv.TargetRate > 0 {
+		conns = fmt.Sprintf("in flight %d of %d connections", iv.InFlight, iv.Connections)
+	}
+	fmt.Fprintf(&b, "  errors   %s   %s\n", errs, conns)
 	return b.String()
 }
 

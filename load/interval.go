@@ -40,9 +40,22 @@ func (e *engine) emit(iv *measure.Interval) {
 	iv.StepStart = e.base.Add(e.from) // the measured window starts after the warmup
 	e.mu.Lock()
 	iv.Connections = len(e.workers)
+	switch {
+	case e.cfg.OpenLoop() && e.cfg.HTTP2:
+		iv.InFlight = -1 // streams are not counted per connection here: unknown
+	case e.cfg.OpenLoop():
+		for _, w := range e.workers {
+			if w.inFlight.Load() {
+				iv.InFlight++
+			}
+		}
+	}
 	e.mu.Unlock()
 	if e.loops != nil {
 		iv.Connections = e.cfg.Connections
+	}
+	if !e.cfg.OpenLoop() {
+		iv.InFlight = iv.Connections * max(e.cfg.Streams, 1) // closed loop: each keeps its requests in flight
 	}
 	if e.cfg.OpenLoop() {
 		iv.TargetRate = e.cfg.Rate

@@ -71,6 +71,12 @@ func testIntervalsSum(t *testing.T, mode ioMode, rate float64, h2 bool) {
 		sum.Errors.Add(iv.Errors)
 		sum.Status = measure.AddStatus(sum.Status, iv.Status)
 		lat.Merge(iv.Latency)
+		if want := cfg.Connections * max(cfg.Streams, 1); rate == 0 && iv.InFlight != want {
+			t.Fatalf("closed-loop interval %d: %d in flight, want %d (connections x streams)", i, iv.InFlight, want)
+		}
+		if rate > 0 && (iv.InFlight < 0 || iv.InFlight > iv.Connections) {
+			t.Fatalf("open-loop interval %d: %d in flight on %d connections", i, iv.InFlight, iv.Connections)
+		}
 		if rate > 0 {
 			if iv.Uncorrected == nil || iv.TargetRate != rate {
 				t.Fatalf("open-loop interval %d: uncorrected %v, target rate %v; want a histogram and %v", i, iv.Uncorrected, iv.TargetRate, rate)

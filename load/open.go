@@ -219,7 +219,9 @@ func (w *worker) openLoop(sched *openSchedule) {
 				w.e.lateBusy.Add(1)
 			}
 		}
+		w.inFlight.Store(true) // read by the supervisor for the live in-flight count
 		w.exchange(raw, n, ep, head, due, start)
+		w.inFlight.Store(false)
 		if w.e.cfg.NoKeepAlive {
 			w.closeConn()
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,14 +26,15 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); retur
 
 // worker owns one connection slot and its goroutine.
 type worker struct {
-	e      *engine
-	id     int
-	th     int // engine thread
-	req    scenario.Requester
-	dialed chan dialResult // replies from the dialer pool
-	watch  scenario.ResponseWatcher
-	delay  scenario.Delayer
-	budget int64 // requests left; -1: until stopped
+	e        *engine
+	inFlight atomic.Bool // open loop: a request is in flight (written by this worker only)
+	id       int
+	th       int // engine thread
+	req      scenario.Requester
+	dialed   chan dialResult // replies from the dialer pool
+	watch    scenario.ResponseWatcher
+	delay    scenario.Delayer
+	budget   int64 // requests left; -1: until stopped
 
 	mu sync.Mutex // guards nc against interrupt
 	nc net.Conn

@@ -29,7 +29,8 @@ type Interval struct {
 
 	// Set by the engine when the interval is sealed.
 	StepStart   time.Time `json:"step_start"`            // when the step's measured window started (wall clock)
-	Connections int       `json:"connections"`           // connections open (closed loop: each has a request in flight)
+	Connections int       `json:"connections"`           // connections open
+	InFlight    int       `json:"in_flight"`             // requests in flight when sealed (closed loop: connections x streams; -1: not known)
 	TargetRate  float64   `json:"target_rate,omitempty"` // open loop: the schedule's requests per second
 	Scheduled   int64     `json:"scheduled,omitempty"`   // open loop: requests that came due in the interval
 	Lag         Duration  `json:"lag,omitempty"`         // open loop: the largest delay between due and actual send in it

@@ -193,7 +193,7 @@ func TestListenPrometheus(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s\n--- /metrics:\n%s", err, b, metrics)
 	}
 	for _, name := range []string{"apiperf_requests_total{", "apiperf_errors_total{", "apiperf_request_duration_seconds_bucket{",
-		"apiperf_request_duration_uncorrected_seconds_bucket{", "apiperf_target_rate 300", "apiperf_schedule_lag_seconds", "apiperf_connections", "apiperf_run_info{"} {
+		"apiperf_request_duration_uncorrected_seconds_bucket{", "apiperf_target_rate 300", "apiperf_schedule_lag_seconds", "apiperf_connections", "apiperf_in_flight", "apiperf_run_info{"} {
 		if !bytes.Contains(metrics, []byte(name)) {
 			t.Errorf("/metrics has no %q", name)
 		}
