@@ -15,7 +15,7 @@ type HTTP2 struct {
 	// below Streams (the limit was honoured: fewer streams were in flight than asked for).
 	MaxConcurrent int              `json:"max_concurrent,omitempty"`
 	GoAways       map[string]int64 `json:"goaways,omitempty"`     // GOAWAY frames received, by error code
-	Retried       int64            `json:"retried,omitempty"`     // requests re-sent on a new connection (above a GOAWAY's last stream, or refused)
+	Retried       int64            `json:"retried,omitempty"`     // requests re-sent: above a GOAWAY's last stream (on a new connection), or REFUSED_STREAM
 	Resets        map[string]int64 `json:"resets,omitempty"`      // RST_STREAM frames the server sent, by error code
 	Cancelled     int64            `json:"cancelled,omitempty"`   // streams reset by the generator (timed out: RST_STREAM CANCEL)
 	FlowStalls    int64            `json:"flow_stalls,omitempty"` // request bodies that had to wait for the server's flow-control window
@@ -51,7 +51,7 @@ func addCounts(a, b map[string]int64) map[string]int64 {
 }
 
 // String describes the protocol and its events in one line, e.g.
-// "HTTP/2 (h2c), 10 streams per connection; GOAWAY NO_ERROR 1; 3 retried".
+// "HTTP/2 (h2c), 10 streams per connection; GOAWAY NO_ERROR 1; 3 retried (not processed by the server)".
 func (h *HTTP2) String() string {
 	if h == nil {
 		return "HTTP/1.1"
@@ -65,7 +65,7 @@ func (h *HTTP2) String() string {
 		fmt.Fprintf(&b, "; GOAWAY %s", codeCounts(h.GoAways))
 	}
 	if h.Retried > 0 {
-		fmt.Fprintf(&b, "; %d retried on a new connection", h.Retried)
+		fmt.Fprintf(&b, "; %d retried (not processed by the server)", h.Retried)
 	}
 	if len(h.Resets) > 0 {
 		fmt.Fprintf(&b, "; RST_STREAM by server %s", codeCounts(h.Resets))

@@ -308,7 +308,7 @@ func TestHTTP2MergeAndString(t *testing.T) {
 	h = h.Merge(&HTTP2{Protocol: "h2c", Streams: 10, MaxConcurrent: 100, GoAways: map[string]int64{"NO_ERROR": 1}})
 	h = h.Merge(&HTTP2{Protocol: "h2c", Streams: 10, MaxConcurrent: 50, Retried: 3, Resets: map[string]int64{"REFUSED_STREAM": 2}})
 	h = h.Merge(nil)
-	want := "HTTP/2 (h2c), 10 streams per connection (server allows 50: honoured); GOAWAY NO_ERROR 1; 3 retried on a new connection; RST_STREAM by server REFUSED_STREAM 2"
+	want := "HTTP/2 (h2c), 10 streams per connection (server allows 50: honoured); GOAWAY NO_ERROR 1; 3 retried (not processed by the server); RST_STREAM by server REFUSED_STREAM 2"
 	if got := h.String(); got != want {
 		t.Errorf("String() = %q\nwant        %q", got, want)
 	}
