@@ -23,8 +23,10 @@ const DefaultABWarmup = time.Second
 
 func cmdAB(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("ab", e)
-	lf, sf := &loadFlags{}, &sourceFlags{stdout: e.stdout}
+	lf := &loadFlags{}
+	sf := &sourceFlags{stdout: e.stdout, load: lf}
 	lf.register(fs)
+	e.redact = &lf.redact // what ab prints is redacted with the --redact names too
 	sf.register(fs)
 	cfg := compare.DefaultGateConfig
 	pairs := fs.Int("count", compare.DefaultPairs, "A/B pairs per level (ABBA order)")
