@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/internal/browsertest"
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
@@ -47,6 +49,7 @@ func TestCompareText(t *testing.T) {
 	if err := CompareText(&b, synthMulti()); err != nil {
 		t.Fatal(err)
 	}
+	golden.Check(t, "compare.txt", b.Bytes())
 	got := strings.Join(strings.Fields(b.String()), " ") // columns are aligned with spaces
 	for _, want := range []string{
 		"% of net/http", "p99 @10", "p99 @50", // common levels only: echo did not run c=100
@@ -71,6 +74,13 @@ func TestCompareInBrowser(t *testing.T) {
 	}
 	if len(paths) != 7 {
 		t.Errorf("WriteCompare wrote %v, want 3 charts as .png and .svg and compare.html", paths)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, CompareHTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "&lt;b&gt;gin&lt;/b&gt;") || strings.Contains(string(page), "<b>gin</b>") {
+		t.Errorf("compare.html does not escape the run name <b>gin</b>")
 	}
 	p := browsertest.Open(t, filepath.Join(dir, CompareHTMLFile))
 	checkPage(t, p, []string{"qps", "p99", "successrate"})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/verdict"
@@ -24,6 +25,7 @@ func sampleVerdict() *verdict.Verdict {
 
 func TestVerdictText(t *testing.T) {
 	got := VerdictText(sampleVerdict())
+	golden.Check(t, "verdict.txt", []byte(got))
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
 		"    - throughput stopped growing from c=8 to c=64",
@@ -42,6 +44,7 @@ func TestVerdictSectionEscapes(t *testing.T) {
 		t.Fatalf("verdictSections: %d sections, want 1", len(secs))
 	}
 	body := string(secs[0].Body)
+	golden.Check(t, "verdict_section.html", []byte(body))
 	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
 		t.Errorf("verdict section does not escape a wait site from the target:\n%s", body)
 	}

@@ -31,6 +31,9 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if r.Verdict == nil {
+		r.Judge() // a run saved before the verdict existed: judged from what it holds
+	}
 	out := *dir
 	if out == "" {
 		out = path
