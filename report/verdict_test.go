@@ -1,10 +1,12 @@
 package report
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/browsertest"
 	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
@@ -75,5 +77,31 @@ func TestSweepTableTargetColumns(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	if !strings.Contains(lines[0], "target CPU") || !strings.Contains(lines[1], "0.75") || !strings.Contains(lines[1], "30.0M") {
 		t.Errorf("sweep table with the target's process sampled:\n%s\nwant target CPU 0.75 and RSS 30.0M on every level", b.String())
+	}
+}
+
+// TestVerdictAndProcessInBrowser: report.html with a verdict and the target's process
+// sampled shows the verdict section and draws the process charts.
+func TestVerdictAndProcessInBrowser(t *testing.T) {
+	r := synthSweep()
+	r.Target = &profcap.Record{}
+	for i, s := range r.Steps {
+		cpu := 0.3 + 0.2*float64(i)
+		r.Target.Steps = append(r.Target.Steps, profcap.StepRecord{Label: s.Label,
+			Process:        &profcap.Series{URL: "/proc/4242", Cores: 2},
+			ProcessSummary: &profcap.Summary{Points: 2, CPUCores: &profcap.Stat{Mean: cpu, Max: cpu, N: 2}, RSSBytes: &profcap.Stat{Mean: 20 << 20, Max: 21 << 20, N: 2}}})
+	}
+	r.Judge()
+	dir := t.TempDir()
+	if _, err := WriteAll(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.Open(t, filepath.Join(dir, HTMLFile))
+	checkPage(t, p, []string{"target_process_cpu", "target_process_rss"})
+	if got := p.Text(t, ".verdict-headline"); !strings.HasPrefix(got, "verdict: ") {
+		t.Errorf("verdict headline = %q", got)
+	}
+	if got := p.Text(t, "#target-process"); !strings.Contains(got, "0.50") || !strings.Contains(got, "20.0") {
+		t.Errorf("target process table = %q, want CPU 0.50 and RSS 20.0 MiB at a level", got)
 	}
 }
