@@ -116,21 +116,23 @@ func TestStatusSetAddRange(t *testing.T) {
 // A scenario mix: per-endpoint counts and statuses add up to the step's.
 func TestRecorderEndpoints(t *testing.T) {
 	r := NewRecorder(DefaultExpected(), false, 2)
+	r.Window(0, 500*time.Millisecond)
 	r.Add([]Sample{
+		{Done: 600 * ms, Latency: ms, Status: 200, Class: Response, Endpoint: 0}, // drained
 		{Done: ms, Latency: ms, Status: 200, Class: Response, Endpoint: 0},
 		{Done: ms, Latency: ms, Status: 404, Class: Response, Endpoint: 1},
 		{Done: ms, Class: ReadError, Endpoint: 1},
 		{Done: ms, Latency: ms, Status: 200, Class: Response, Endpoint: 1},
 	})
-	if req, errs := r.Progress(); req != 3 || errs != 2 {
-		t.Errorf("Progress() = %d, %d; want 3 responses and 2 errors (a 404, a read error)", req, errs)
+	if req, errs := r.Progress(); req != 4 || errs != 2 {
+		t.Errorf("Progress() = %d, %d; want 4 responses and 2 errors (a 404, a read error)", req, errs)
 	}
 	s := Combine(time.Unix(0, 0), time.Second, []*Recorder{r}, []string{"home", "cart"})
 	if len(s.Endpoints) != 2 {
 		t.Fatalf("endpoints %+v", s.Endpoints)
 	}
 	home, cart := s.Endpoints[0], s.Endpoints[1]
-	if home.Name != "home" || home.Requests != 1 || home.Successes != 1 {
+	if home.Name != "home" || home.Requests != 2 || home.Drained != 1 || home.Successes != 2 {
 		t.Errorf("home = %+v", home)
 	}
 	if cart.Name != "cart" || cart.Requests != 2 || cart.Successes != 1 || cart.Errors != (Errors{Read: 1, Status: 1}) || cart.Status[404] != 1 {

@@ -68,6 +68,7 @@ type Recorder struct {
 
 type endpointRec struct {
 	requests, successes int64
+	drained             int64 // responses after the window
 	errors              Errors
 	status              map[int]int64
 	latency             *Histogram
@@ -159,6 +160,9 @@ func (r *Recorder) add(s *Sample) {
 		}
 		if ep != nil {
 			ep.requests++
+			if s.Done > r.to {
+				ep.drained++
+			}
 			ep.status[code]++
 			ep.latency.Record(lat)
 			if ok {
@@ -239,7 +243,7 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 				name = names[i]
 			}
 			s.Endpoints = mergeEndpoint(s.Endpoints, EndpointStats{
-				Name: name, Requests: ep.requests, Successes: ep.successes, Errors: ep.errors,
+				Name: name, Requests: ep.requests, Drained: ep.drained, Successes: ep.successes, Errors: ep.errors,
 				Status: ep.status, Latency: ep.latency,
 			})
 		}

@@ -212,6 +212,7 @@ type Step struct {
 type EndpointStats struct {
 	Name           string        `json:"name"`
 	Requests       int64         `json:"requests"`
+	Drained        int64         `json:"drained,omitempty"` // of Requests, those completed after the window
 	Successes      int64         `json:"successes"`
 	Errors         Errors        `json:"errors"`
 	Status         map[int]int64 `json:"status"`
@@ -397,6 +398,7 @@ func mergeEndpoint(eps []EndpointStats, ep EndpointStats) []EndpointStats {
 		if eps[i].Name == ep.Name {
 			e := &eps[i]
 			e.Requests += ep.Requests
+			e.Drained += ep.Drained
 			e.Successes += ep.Successes
 			e.Errors.Add(ep.Errors)
 			e.Status = AddStatus(e.Status, ep.Status)

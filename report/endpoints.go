@@ -23,7 +23,7 @@ func endpointRows(r *result.Run, s *measure.Step) (rows []endpointRow, rates str
 	for _, ep := range s.Endpoints {
 		qps, share := 0.0, 0.0
 		if secs > 0 {
-			qps = float64(ep.Requests) / secs
+			qps = float64(ep.Requests-ep.Drained) / secs // inside the window, as the step's QPS
 		}
 		if s.Requests > 0 {
 			share = 100 * float64(ep.Requests) / float64(s.Requests)
