@@ -39,4 +39,18 @@ set -e
 [[ $rc == 2 ]] || fail "bad input exit code $rc, want 2"
 [[ $(wc -l <"$W/bad.err") == 1 ]] || fail "bad input printed more than one line: $(cat "$W/bad.err")"
 
-echo "e2e: ok (run, exact count, run.json, open loop, HTTP/2, bad input)"
+# Exit codes CI can trust: a target nobody listens on stops within 2 s, exit 1, and says why.
+set +e
+start=$SECONDS
+timeout 20 "$BIN" run --no-history -d3s http://127.0.0.1:1/ >/dev/null 2>"$W/dead.err"; rc=$?
+set -e
+[[ $rc == 1 ]] || fail "unreachable target: exit code $rc, want 1"
+(( SECONDS - start <= 2 )) || fail "unreachable target: took $((SECONDS - start)) s, want at most 2"
+grep -q 'unable to connect to 127.0.0.1:1: connection refused' "$W/dead.err" || fail "unreachable target: $(cat "$W/dead.err")"
+
+# Secrets: a URL password and a ?token= value are in no output.
+timeout 60 "$BIN" run --no-history -c 2 -n 100 -o "$W/secret.json" "${URL/http:\/\//http://u:E2EPASS@}/healthz?token=E2ETOKEN" >"$W/secret.txt" 2>&1 || fail "run with secrets failed: $(cat "$W/secret.txt")"
+grep -q 'u:REDACTED@.*token=REDACTED' "$W/secret.json" || fail "run.json does not show the redacted URL: $(grep -m1 '"url"' "$W/secret.json")"
+! grep -q 'E2EPASS\|E2ETOKEN' "$W/secret.json" "$W/secret.txt" || fail "a secret was written: $(grep -h 'E2EPASS\|E2ETOKEN' "$W/secret.json" "$W/secret.txt")"
+
+echo "e2e: ok (run, exact count, run.json, open loop, HTTP/2, bad input, unreachable, secrets)"
