@@ -69,10 +69,10 @@ func judgeDemo(t *testing.T, p *target.Process, path string, plan ...string) *ve
 	return r.Verdict
 }
 
-// TestVerdictOnDemoTargets is issue 18's check: each demo target has exactly one bottleneck,
+// TestTimingVerdictOnDemoTargets (make timing) is issue 18's check: each demo target has exactly one bottleneck,
 // and the verdict names it and nothing else; a healthy target at moderate load gets no
 // bottleneck claim. Loads are short and bounded (2 s per level, three levels).
-func TestVerdictOnDemoTargets(t *testing.T) {
+func TestTimingVerdictOnDemoTargets(t *testing.T) {
 	testenv.Timing(t) // the verdict reads CPU shares: it needs the serial pass, without -race
 	if testing.Short() {
 		t.Skip("sweeps demo targets for about a minute")
