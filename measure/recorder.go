@@ -148,7 +148,11 @@ func (r *Recorder) add(s *Sample) {
 		code := int(s.Status)
 		if code >= 0 && code < len(r.status) {
 			r.status[code]++
-			iv.codes[int(s.Endpoint)%max(1, len(r.endpoints))*1000+code]++
+			ei := 0 // the endpoint's block of codes (one block for a single request)
+			if int(s.Endpoint) < len(r.endpoints) {
+				ei = int(s.Endpoint)
+			}
+			iv.codes[ei*1000+code]++
 		}
 		ok := r.expected.Has(code)
 		if ok {
