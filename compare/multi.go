@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
@@ -113,6 +114,17 @@ func (m *Multi) PeakQPS(i int) float64 {
 		return p.QPS
 	}
 	return math.NaN()
+}
+
+// CPUPerRequest is the target's CPU time per request at variant i's peak (target CPU over
+// peak QPS), -1 when the target's CPU was not sampled. On a shared machine it moves far
+// less than QPS: the cost of a request, whatever else the machine does.
+func (m *Multi) CPUPerRequest(i int) time.Duration {
+	q := m.PeakQPS(i)
+	if m.Variants[i].TargetCPU <= 0 || !(q > 0) {
+		return -1
+	}
+	return time.Duration(m.Variants[i].TargetCPU / q * float64(time.Second))
 }
 
 // PctOfFirst is variant i's peak QPS in percent of the first variant's.

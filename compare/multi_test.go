@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/sweep"
@@ -47,6 +48,14 @@ func TestMulti(t *testing.T) {
 	}
 	if h := m.Headline(); !strings.Contains(h, "b has the highest peak: 900 req/s, 180.0% of a's 500 req/s") {
 		t.Errorf("Headline = %q", h)
+	}
+	c.TargetCPU = 0.5
+	m = NewMulti([]Variant{a, b, c})
+	if got := m.CPUPerRequest(2); got != 5*time.Millisecond {
+		t.Errorf("CPUPerRequest(c) = %v, want 5ms (0.5 cores at 100 req/s)", got)
+	}
+	if got := m.CPUPerRequest(0); got != -1 {
+		t.Errorf("CPUPerRequest(a) = %v, want -1 (not sampled)", got)
 	}
 	if len(m.Warnings) != 0 {
 		t.Errorf("Warnings = %v, want none", m.Warnings)

@@ -27,7 +27,7 @@ func compareHeader(m *compare.Multi) []string {
 	for _, v := range commonShown(m) {
 		h = append(h, "p99 @"+sweep.FormatValue(v))
 	}
-	return append(h, "errors", "target CPU", "target RSS", "req/conn")
+	return append(h, "errors", "target CPU", "CPU/req", "target RSS", "req/conn")
 }
 
 func first(m *compare.Multi) string {
@@ -70,7 +70,11 @@ func compareCells(m *compare.Multi, i int) []string {
 			conns = fmt.Sprintf("%.2f", v.RequestsPerConn)
 		}
 	}
-	return append(row, pctText(m.ErrorPct(i)), cpu, rss, conns)
+	perReq := "-"
+	if d := m.CPUPerRequest(i); d >= 0 {
+		perReq = FormatDuration(d)
+	}
+	return append(row, pctText(m.ErrorPct(i)), cpu, perReq, rss, conns)
 }
 
 func pctText(v float64) string {
