@@ -1,0 +1,254 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+const testToken = "test-token-0123456789abcdef"
+
+// countingServer counts the requests it answers.
+func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// cluster is a coordinator and its in-process workers over loopback.
+type cluster struct {
+	coord *Coordinator
+	errs  []error
+	wg    sync.WaitGroup
+	stop  []context.CancelFunc
+}
+
+func startCluster(t *testing.T, url string, workers int, run RunFunc) *cluster {
+	t.Helper()
+	coord, err := Listen("127.0.0.1:0", Job{Scenario: scenario.Scenario{URL: url}, Expected: measure.DefaultExpected()},
+		Options{Workers: workers, Token: testToken, JoinTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	cl := &cluster{coord: coord, errs: make([]error, workers)}
+	for k := range workers {
+		ctx, cancel := context.WithCancel(context.Background())
+		cl.stop = append(cl.stop, cancel)
+		cl.wg.Add(1)
+		go func() {
+			defer cl.wg.Done()
+			cl.errs[k] = Work(ctx, coord.Addr(), testToken, run, WorkerOptions{})
+		}()
+	}
+	if err := coord.Join(context.Background()); err != nil {
+		t.Fatalf("Join: %v", err)
+	}
+	t.Cleanup(func() {
+		coord.Close()
+		for _, c := range cl.stop {
+			c()
+		}
+		cl.wg.Wait()
+	})
+	return cl
+}
+
+// TestExactRequests is the check: -n 30000 -c 30 over 3 workers sends exactly
+// 30000 requests, counted by the server and in the merged step.
+func TestExactRequests(t *testing.T) {
+	srv, served := countingServer(t)
+	cl := startCluster(t, srv.URL, 3, Engine(io.Discard))
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 30, Threads: 1, Requests: 30000, Timeout: measure.Duration(5 * time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	if step.Requests != 30000 || served.Load() != 30000 {
+		t.Errorf("merged step has %d requests, the server answered %d; want 30000 and 30000", step.Requests, served.Load())
+	}
+	if step.Latency.Count() != 30000 || step.Concurrency != 30 || step.Threads < 3 {
+		t.Errorf("merged latency count %d, concurrency %d, threads %d; want 30000, 30, >=3", step.Latency.Count(), step.Concurrency, step.Threads)
+	}
+	if cl.coord.Partial() {
+		t.Errorf("Partial() = true, lost: %v", cl.coord.Lost())
+	}
+	var table bytes.Buffer
+	cl.coord.WriteTable(&table)
+	for _, want := range []string{"Workers: 3", "10000"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("worker table lacks %q:\n%s", want, table.String())
+		}
+	}
+	t.Logf("start spread %v\n%s", cl.coord.StartSpread(), table.String())
+	if err := cl.coord.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cl.wg.Wait()
+	for k, err := range cl.errs {
+		if err != nil {
+			t.Errorf("worker %d: Work = %v, want nil after the coordinator is done", k+1, err)
+		}
+	}
+}
+
+// TestOpenLoopRate checks the merged rate of an open-loop run is the target within 1%.
+func TestOpenLoopRate(t *testing.T) {
+	srv, served := countingServer(t)
+	cl := startCluster(t, srv.URL, 3, Engine(io.Discard))
+	const rate = 300.0
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 6, Threads: 1, Rate: rate, Duration: measure.Duration(2 * time.Second), Timeout: measure.Duration(2 * time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	got := float64(step.Open.Scheduled) / step.Elapsed.Duration().Seconds()
+	if d := got/rate - 1; d < -0.01 || d > 0.01 {
+		t.Errorf("merged scheduled rate %.1f/s (%d in %v), want %.0f/s within 1%%", got, step.Open.Scheduled, step.Elapsed, rate)
+	}
+	// What was sent: the rate is the target's unless the generator (this busy machine)
+	// was short of CPU, which the step then says.
+	if sent := float64(step.Attempts) / step.Elapsed.Duration().Seconds(); sent/rate-1 < -0.01 || sent/rate-1 > 0.01 {
+		if step.Open.LateSends*10 < step.Open.Scheduled {
+			t.Errorf("merged sent rate %.1f/s (%d attempts in %v), want %.0f/s within 1%%", sent, step.Attempts, step.Elapsed, rate)
+		} else {
+			t.Logf("sent rate %.1f/s off target, but %d of %d sends were late: the machine is short of CPU", sent, step.Open.LateSends, step.Open.Scheduled)
+		}
+	}
+	if step.Open.TargetRate != rate {
+		t.Errorf("merged target rate %v, want %v", step.Open.TargetRate, rate)
+	}
+	t.Logf("rate %.1f/s achieved %.1f/s, served %d, spread %v; attempts %d requests %d errors %+v drained %+v elapsed %v open %+v warnings %q", got, step.QPS(), served.Load(), cl.coord.StartSpread(), step.Attempts, step.Requests, step.Errors, step.Drained, step.Elapsed, *step.Open, step.Warnings)
+}
+
+// TestWrongTokenRefused checks a worker with a wrong token is refused and never runs a plan.
+func TestWrongTokenRefused(t *testing.T) {
+	coord, err := Listen("127.0.0.1:0", Job{Scenario: scenario.Scenario{URL: "http://127.0.0.1:1/"}},
+		Options{Workers: 1, Token: testToken, JoinTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	var ran atomic.Bool
+	run := func(context.Context, *Plan, func(*measure.Interval)) (*measure.Step, error) {
+		ran.Store(true)
+		return nil, errors.New("should not run")
+	}
+	joined := make(chan error, 1)
+	go func() { joined <- coord.Join(context.Background()) }()
+	err = Work(context.Background(), coord.Addr(), "another-token-0123456789", run, WorkerOptions{})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "wrong token") {
+		t.Errorf("Work with a wrong token = %v, want ErrRefused saying wrong token", err)
+	}
+	if strings.Contains(err.Error(), testToken) {
+		t.Errorf("the error quotes the token: %v", err)
+	}
+	if err := <-joined; !errors.Is(err, ErrJoinTimeout) {
+		t.Errorf("Join with only a refused worker = %v, want ErrJoinTimeout", err)
+	}
+	if ran.Load() {
+		t.Error("the refused worker was given a plan")
+	}
+}
+
+// TestVersionMismatchRefused checks another protocol version is a clear error.
+func TestVersionMismatchRefused(t *testing.T) {
+	coord, err := Listen("127.0.0.1:0", Job{Scenario: scenario.Scenario{URL: "http://127.0.0.1:1/"}},
+		Options{Workers: 1, Token: testToken, JoinTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	go coord.Join(context.Background())
+	err = Work(context.Background(), coord.Addr(), testToken, nil, WorkerOptions{version: Version + 1})
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "version") {
+		t.Errorf("Work speaking version %d = %v, want ErrRefused naming the version", Version+1, err)
+	}
+}
+
+// TestJoinTimeout checks the coordinator gives up when a worker never joins.
+func TestJoinTimeout(t *testing.T) {
+	coord, err := Listen("127.0.0.1:0", Job{}, Options{Workers: 2, Token: testToken, JoinTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	go Work(context.Background(), coord.Addr(), testToken, nil, WorkerOptions{Dial: time.Second})
+	if err := coord.Join(context.Background()); !errors.Is(err, ErrJoinTimeout) || !strings.Contains(err.Error(), "1 of 2") {
+		t.Errorf("Join with 1 of 2 workers = %v, want ErrJoinTimeout saying 1 of 2", err)
+	}
+}
+
+// TestWorkerLost kills one worker mid-run: it is named, the step is partial, the others'
+// data and what it streamed are kept.
+func TestWorkerLost(t *testing.T) {
+	srv, _ := countingServer(t)
+	cl := startCluster(t, srv.URL, 3, Engine(io.Discard))
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		cl.stop[1]() // one worker's process dies: its connection drops
+	}()
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 3, Threads: 1, Rate: 300, Duration: measure.Duration(4 * time.Second), Timeout: measure.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	if !cl.coord.Partial() || !step.Interrupted {
+		t.Fatalf("Partial() = %v, step.Interrupted = %v; want both true", cl.coord.Partial(), step.Interrupted)
+	}
+	lost := strings.Join(cl.coord.Lost(), "\n")
+	if len(cl.coord.Lost()) != 1 || !strings.Contains(lost, "worker ") || strings.Contains(lost, "after 0 responses") {
+		t.Errorf("Lost() = %q, want one worker named with the responses it had done", lost)
+	}
+	// Two workers ran 4s at 100/s each; the lost one streamed at least its first interval.
+	if step.Requests < 900 {
+		t.Errorf("merged step kept %d responses, want the other workers' ~800 and the lost one's streamed ones", step.Requests)
+	}
+	t.Logf("%s; merged %d responses", lost, step.Requests)
+}
+
+// TestCoordinatorLost kills the coordinator mid-run: every worker stops within 5s.
+func TestCoordinatorLost(t *testing.T) {
+	srv, served := countingServer(t)
+	cl := startCluster(t, srv.URL, 3, Engine(io.Discard))
+	stepDone := make(chan struct{})
+	go func() {
+		defer close(stepDone)
+		cl.coord.Step(context.Background(), load.Config{Connections: 3, Threads: 1, Rate: 300, Duration: measure.Duration(30 * time.Second), Timeout: measure.Duration(time.Second)})
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	cl.coord.Abort()
+	killed := time.Now()
+	allDone := make(chan struct{})
+	go func() { cl.wg.Wait(); close(allDone) }()
+	select {
+	case <-allDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("workers still running 5s after the coordinator died")
+	}
+	stopped := time.Since(killed)
+	for k, err := range cl.errs {
+		if !errors.Is(err, ErrCoordinatorLost) {
+			t.Errorf("worker %d: Work = %v, want ErrCoordinatorLost", k+1, err)
+		}
+	}
+	at := served.Load()
+	time.Sleep(300 * time.Millisecond)
+	if after := served.Load(); after != at {
+		t.Errorf("the server got %d more requests after every worker returned", after-at)
+	}
+	<-stepDone
+	t.Logf("workers stopped %v after the coordinator died", stopped.Round(time.Millisecond))
+}

@@ -1,0 +1,224 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// ErrJoinTimeout is returned by Join when fewer workers than asked joined in time.
+var ErrJoinTimeout = errors.New("workers did not join in time")
+
+// startLead is how far ahead of now a step's common start is set, at least: time for the
+// plans to arrive and the workers to build their sources.
+const startLead = 500 * time.Millisecond
+
+// Job is what every worker is sent besides its load: the request and how to judge it.
+type Job struct {
+	Scenario   scenario.Scenario // unredacted: the headers and body are sent as given
+	ScriptCode string            // the wrk script's text, when Scenario.Script is set
+	ScriptArgs []string
+	Expected   measure.StatusSet
+}
+
+// Options configure a coordinator.
+type Options struct {
+	Workers     int           // how many workers to wait for
+	Token       string        // the shared secret (never printed)
+	JoinTimeout time.Duration // default DefaultJoinTimeout
+	Log         io.Writer     // progress lines (default: discarded)
+}
+
+// Coordinator listens for workers, hands each its share of every step and merges the steps.
+// Its Step method is a sweep.StepFunc, so run, sweep and capacity can drive it level by level.
+type Coordinator struct {
+	ln     net.Listener
+	o      Options
+	job    Job
+	events chan event
+	wait   sync.WaitGroup // readers' forwarders
+
+	mu      sync.Mutex
+	members []*member
+	lost    []string // what was lost, one line per worker
+	closed  bool
+}
+
+// member is one joined worker.
+type member struct {
+	index  int
+	host   string // as the worker names itself
+	addr   string // its address as the coordinator sees it
+	cores  int
+	c      *conn
+	offset time.Duration // worker clock minus coordinator clock
+	rtt    time.Duration
+	gone   error // set once its connection failed
+
+	// Of the last step:
+	share     load.Config
+	phase     time.Duration
+	step      *measure.Step
+	intervals []*measure.Interval
+	lostAt    time.Duration // since the step's common start
+}
+
+// event is a message from worker k, or its loss (m nil).
+type event struct {
+	k int
+	m *message
+}
+
+// Listen starts a coordinator on addr (host:port).
+func Listen(addr string, job Job, o Options) (*Coordinator, error) {
+	if o.Workers < 1 {
+		return nil, fmt.Errorf("workers must be at least 1, got %d", o.Workers)
+	}
+	if err := CheckToken(o.Token); err != nil {
+		return nil, err
+	}
+	if job.ScriptCode != "" && job.Scenario.Script == "" {
+		job.Scenario.Script = "script.lua"
+	}
+	if o.JoinTimeout <= 0 {
+		o.JoinTimeout = DefaultJoinTimeout
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for workers: %w", err)
+	}
+	return &Coordinator{ln: ln, o: o, job: job, events: make(chan event, 256)}, nil
+}
+
+// Addr is the address workers join.
+func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
+
+// Join waits until every worker has joined, refusing those with a wrong token or another
+// protocol version (they never see a plan). It gives up after the join timeout.
+func (c *Coordinator) Join(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.o.JoinTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.ln.Close() })
+	defer stop()
+	fmt.Fprintf(c.o.Log, "apiperf: waiting for %d workers on %s (join timeout %v)\n", c.o.Workers, c.Addr(), c.o.JoinTimeout)
+	for len(c.members) < c.o.Workers {
+		nc, err := c.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return fmt.Errorf("%w: %d of %d joined within %v", ErrJoinTimeout, len(c.members), c.o.Workers, c.o.JoinTimeout)
+				}
+				return ctx.Err()
+			}
+			return fmt.Errorf("accepting workers: %w", err)
+		}
+		m, err := c.admit(nc)
+		if err != nil {
+			fmt.Fprintf(c.o.Log, "apiperf: refused a worker from %s: %v\n", nc.RemoteAddr(), err)
+			nc.Close()
+			continue
+		}
+		c.members = append(c.members, m)
+		fmt.Fprintf(c.o.Log, "apiperf: worker %d of %d joined: %s (%s, %d cores)\n", m.index+1, c.o.Workers, m.host, m.addr, m.cores)
+	}
+	c.ln.Close() // no more joins: a late worker is refused by the closed port
+	for _, m := range c.members {
+		c.wait.Add(1)
+		go c.forward(m)
+	}
+	return nil
+}
+
+// admit runs the handshake: challenge, hello checked for version and token, welcome.
+func (c *Coordinator) admit(nc net.Conn) (*member, error) {
+	cn := newConn(nc)
+	nonce := newNonce()
+	if err := cn.send(&message{Type: msgChallenge, Version: Version, Nonce: nonce}, 5*time.Second); err != nil {
+		return nil, err
+	}
+	h, err := cn.recv(10 * time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("no hello: %w", err)
+	}
+	refuse := func(reason string) error {
+		cn.send(&message{Type: msgRefused, Reason: reason}, 5*time.Second)
+		return errors.New(reason)
+	}
+	switch {
+	case h.Type != msgHello:
+		return nil, refuse(fmt.Sprintf("want hello, got %q", h.Type))
+	case h.Version != Version:
+		return nil, refuse(fmt.Sprintf("protocol version mismatch: coordinator %d, worker %d (use the same apiperf release)", Version, h.Version))
+	case !validProof(c.o.Token, nonce, h.MAC):
+		return nil, refuse("wrong token")
+	}
+	m := &member{index: len(c.members), host: h.Host, addr: nc.RemoteAddr().String(), cores: max(h.Cores, 1), c: cn}
+	if err := cn.send(&message{Type: msgWelcome, Worker: m.index, Workers: c.o.Workers}, 5*time.Second); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// forward passes worker m's messages to the coordinator's event channel, then its loss,
+// and beats to it until then.
+func (c *Coordinator) forward(m *member) {
+	defer c.wait.Done()
+	done := make(chan struct{})
+	go m.c.beat(done)
+	for msg := range m.c.readLoop() {
+		c.events <- event{m.index, msg}
+	}
+	close(done)
+	c.events <- event{m.index, nil}
+}
+
+// Close tells the workers there is nothing more to do and closes every connection.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.ln.Close()
+	for _, m := range c.members {
+		if m.gone == nil {
+			m.c.send(&message{Type: msgDone}, time.Second)
+		}
+		m.c.nc.Close()
+	}
+	go func() { // drain, so the forwarders end
+		for range c.events {
+		}
+	}()
+	c.wait.Wait()
+	close(c.events)
+	return nil
+}
+
+// Abort drops every worker connection without a word, as a coordinator that dies would.
+func (c *Coordinator) Abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ln.Close()
+	for _, m := range c.members {
+		m.c.nc.Close()
+	}
+}
+
+// Partial reports whether a worker was lost: what was merged lacks part of the load.
+func (c *Coordinator) Partial() bool { return len(c.lost) > 0 }
+
+// Lost lists the workers lost, one line each: who, when, and what they had done.
+func (c *Coordinator) Lost() []string { return c.lost }

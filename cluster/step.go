@@ -1,0 +1,259 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+)
+
+// Step runs cfg across the workers: it splits it (Split), measures each worker's clock,
+// sends every worker its plan with a common start, and merges the final steps exactly
+// (measure.Step.Merge), each moved to the coordinator's clock. A worker lost during the
+// step is named in a warning with when and what it had done; its streamed intervals are
+// kept in the merge and the step is marked interrupted (Partial reports it). When ctx ends
+// the workers are told to stop and their steps are still merged.
+func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step, error) {
+	if len(c.members) != c.o.Workers {
+		return nil, errors.New("cluster: Step before every worker joined")
+	}
+	if len(c.lost) > 0 {
+		return nil, fmt.Errorf("cluster: a worker was lost earlier: %s", c.lost[0])
+	}
+	shares, err := Split(cfg, len(c.members))
+	if err != nil {
+		return nil, err
+	}
+	phases := Offsets(cfg, len(c.members))
+	if err := c.syncClocks(ctx); err != nil {
+		return nil, err
+	}
+	var maxRTT time.Duration
+	for _, m := range c.members {
+		maxRTT = max(maxRTT, m.rtt)
+	}
+	start := time.Now().Add(max(startLead, 4*maxRTT))
+	for k, m := range c.members {
+		share := shares[k]
+		share.Threads = m.cores
+		share = share.WithConnections(share.Connections)
+		m.share, m.phase, m.step, m.intervals, m.lostAt = share, time.Duration(phases[k]), nil, nil, 0
+		p := &Plan{
+			Worker: k, Workers: len(c.members), Scenario: c.job.Scenario, ScriptCode: c.job.ScriptCode,
+			ScriptArgs: c.job.ScriptArgs, Load: share, Expected: c.job.Expected,
+			StartAt: start.Add(m.offset + m.phase), Offset: phases[k],
+		}
+		if err := m.c.send(&message{Type: msgPlan, Plan: p}, 5*time.Second); err != nil {
+			c.lose(m, start, err)
+		}
+	}
+	fmt.Fprintf(c.o.Log, "apiperf: %d workers start at %s\n", len(c.members), start.Format("15:04:05.000"))
+	if err := c.collect(ctx, start); err != nil {
+		return nil, err
+	}
+	return c.merge(cfg)
+}
+
+// collect waits for every worker's final step or loss; when ctx ends it tells the
+// workers to stop (once) and keeps waiting for what they measured.
+func (c *Coordinator) collect(ctx context.Context, start time.Time) error {
+	pending := 0
+	for _, m := range c.members {
+		if m.gone == nil {
+			pending++
+		}
+	}
+	stopped := false
+	done := ctx.Done()
+	for pending > 0 {
+		select {
+		case <-done:
+			done = nil
+			if !stopped {
+				stopped = true
+				for _, m := range c.members {
+					if m.gone == nil {
+						m.c.send(&message{Type: msgStop}, time.Second)
+					}
+				}
+			}
+		case ev, ok := <-c.events:
+			if !ok {
+				return errors.New("cluster: coordinator closed")
+			}
+			m := c.members[ev.k]
+			if m.gone != nil || m.step != nil {
+				continue
+			}
+			switch {
+			case ev.m == nil:
+				c.lose(m, start, m.c.err)
+				pending--
+			case ev.m.Type == msgInterval && ev.m.Interval != nil:
+				m.intervals = append(m.intervals, ev.m.Interval)
+			case ev.m.Type == msgStep && ev.m.Step != nil:
+				m.step = ev.m.Step
+				pending--
+			case ev.m.Type == msgFailed:
+				c.lose(m, start, fmt.Errorf("its step failed: %s", ev.m.Error))
+				pending--
+			}
+		}
+	}
+	return nil
+}
+
+// lose records that m was lost, with when and what it had done, and closes its connection.
+func (c *Coordinator) lose(m *member, start time.Time, err error) {
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	m.gone = err
+	m.lostAt = time.Since(start)
+	var done int64
+	for _, iv := range m.intervals {
+		done += iv.Requests
+	}
+	line := fmt.Sprintf("worker %d (%s, %s) lost %v into the step, after %d responses in %d intervals: %v",
+		m.index+1, m.host, m.addr, m.lostAt.Round(time.Millisecond), done, len(m.intervals), err)
+	c.lost = append(c.lost, line)
+	fmt.Fprintf(c.o.Log, "apiperf: %s\n", line)
+	m.c.nc.Close()
+}
+
+// syncClocks measures each worker's clock offset and round trip, NTP-style: the
+// coordinator sends T0, the worker answers with its clock T1, the answer arrives at T2;
+// offset = T1 - (T0+T2)/2. The exchange with the shortest round trip is kept.
+func (c *Coordinator) syncClocks(ctx context.Context) error {
+	for _, m := range c.members {
+		m.rtt = -1
+	}
+	for range syncRounds {
+		t0 := time.Now()
+		for _, m := range c.members {
+			if err := m.c.send(&message{Type: msgPing, T0: t0.UnixNano()}, 2*time.Second); err != nil {
+				return fmt.Errorf("clock sync with worker %d: %w", m.index+1, err)
+			}
+		}
+		got := 0
+		timeout := time.After(5 * time.Second)
+		for got < len(c.members) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-timeout:
+				return fmt.Errorf("clock sync: %d of %d workers answered within 5s", got, len(c.members))
+			case ev, ok := <-c.events:
+				if !ok {
+					return errors.New("cluster: coordinator closed")
+				}
+				m := c.members[ev.k]
+				if ev.m == nil {
+					return fmt.Errorf("clock sync: worker %d (%s) lost: %v", m.index+1, m.host, m.c.err)
+				}
+				if ev.m.Type != msgPong || ev.m.T0 != t0.UnixNano() {
+					continue
+				}
+				t2 := time.Now()
+				rtt := t2.Sub(t0)
+				if m.rtt < 0 || rtt < m.rtt {
+					mid := t0.UnixNano() + int64(rtt)/2
+					m.rtt, m.offset = rtt, time.Duration(ev.m.T1-mid)
+				}
+				got++
+			}
+		}
+	}
+	return nil
+}
+
+// merge moves each worker's step to the coordinator's clock and merges them exactly; a
+// lost worker's streamed intervals count as its step.
+func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
+	var merged *measure.Step
+	var lo, hi time.Time // latest start and earliest end: the windows overlap when lo < hi
+	for _, m := range c.members {
+		s := m.step
+		if s == nil {
+			s = fromIntervals(m.intervals)
+			if s == nil {
+				continue
+			}
+		}
+		s.Start = s.Start.Add(-m.offset)
+		if end := s.Start.Add(time.Duration(s.Elapsed)); hi.IsZero() || end.Before(hi) {
+			hi = end
+		}
+		if lo.IsZero() || s.Start.After(lo) {
+			lo = s.Start
+		}
+		if merged == nil {
+			merged = cloneStep(s)
+			continue
+		}
+		merged.Merge(s)
+	}
+	if merged == nil {
+		return nil, fmt.Errorf("cluster: no worker measured anything: %v", c.lost)
+	}
+	if !lo.Before(hi) && len(c.lost) == 0 {
+		return nil, fmt.Errorf("cluster: the workers' measured windows do not overlap (latest start %s, earliest end %s): not merging",
+			lo.Format("15:04:05.000"), hi.Format("15:04:05.000"))
+	}
+	merged.Concurrency = cfg.Connections
+	if len(c.lost) > 0 {
+		merged.Interrupted = true
+		merged.Warnings = append(merged.Warnings, c.lost...)
+	}
+	return merged, nil
+}
+
+// cloneStep returns a copy of s that merging into does not change s (its histograms are
+// cloned).
+func cloneStep(s *measure.Step) *measure.Step {
+	cp := *s
+	clone := func(h *measure.Histogram) *measure.Histogram {
+		if h == nil {
+			return nil
+		}
+		return h.Clone()
+	}
+	cp.Latency, cp.Uncorrected, cp.AllAttempts, cp.SendLag = clone(s.Latency), clone(s.Uncorrected), clone(s.AllAttempts), clone(s.SendLag)
+	cp.Status = measure.AddStatus(nil, s.Status)
+	cp.Timeline = append([]measure.Second(nil), s.Timeline...)
+	cp.Warnings = append([]string(nil), s.Warnings...)
+	return &cp
+}
+
+// fromIntervals rebuilds what a lost worker measured from the intervals it streamed:
+// counts, errors, statuses and latency are exact up to its last interval (nil: none).
+func fromIntervals(ivs []*measure.Interval) *measure.Step {
+	if len(ivs) == 0 {
+		return nil
+	}
+	s := &measure.Step{Start: ivs[0].StepStart, Latency: measure.NewHistogram(), Interrupted: true}
+	for _, iv := range ivs {
+		s.Attempts += iv.Attempts
+		s.Requests += iv.Requests
+		s.Successes += iv.Successes
+		s.Bytes += iv.Bytes
+		s.Errors.Add(iv.Errors)
+		s.Status = measure.AddStatus(s.Status, iv.Status)
+		if iv.Latency != nil {
+			s.Latency.Merge(iv.Latency)
+		}
+		if iv.Uncorrected != nil {
+			if s.Uncorrected == nil {
+				s.Uncorrected = measure.NewHistogram()
+			}
+			s.Uncorrected.Merge(iv.Uncorrected)
+		}
+		s.Timeline = append(s.Timeline, iv.Second())
+		s.Elapsed = iv.Start + iv.Length
+	}
+	s.Finish()
+	return s
+}

@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// WorkerReport is one worker's part in the last step, for the per-worker table and run.json.
+type WorkerReport struct {
+	Worker      int           `json:"worker"` // from 1
+	Host        string        `json:"host"`
+	Addr        string        `json:"addr"`
+	Connections int           `json:"connections"`
+	Requests    int64         `json:"requests"` // planned (-n share); 0: by duration
+	Rate        float64       `json:"rate,omitempty"`
+	Offset      time.Duration `json:"clock_offset"` // its clock minus the coordinator's
+	RTT         time.Duration `json:"rtt"`
+	// StartLag is when its measured window started, after the common start plus its phase.
+	StartLag  time.Duration `json:"start_lag"`
+	Responses int64         `json:"responses"`
+	Errors    int64         `json:"errors"`
+	QPS       float64       `json:"qps"`
+	Lost      string        `json:"lost,omitempty"`
+}
+
+// Workers reports each worker's part in the last step.
+func (c *Coordinator) Workers() []WorkerReport {
+	var first time.Time
+	for _, m := range c.members {
+		if m.step != nil {
+			if t := m.step.Start.Add(-m.phase); first.IsZero() || t.Before(first) {
+				first = t
+			}
+		}
+	}
+	out := make([]WorkerReport, 0, len(c.members))
+	for _, m := range c.members {
+		r := WorkerReport{
+			Worker: m.index + 1, Host: m.host, Addr: m.addr, Connections: m.share.Connections,
+			Requests: m.share.Requests, Rate: m.share.Rate, Offset: m.offset, RTT: m.rtt,
+		}
+		if s := m.step; s != nil {
+			r.StartLag = s.Start.Add(-m.phase).Sub(first)
+			r.Responses, r.Errors, r.QPS = s.Requests, s.Errors.Total(), s.QPS()
+		} else {
+			for _, iv := range m.intervals {
+				r.Responses += iv.Requests
+				r.Errors += iv.Errors.Total()
+			}
+		}
+		if m.gone != nil {
+			r.Lost = fmt.Sprintf("lost at %v: %v", m.lostAt.Round(time.Millisecond), m.gone)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// StartSpread is the spread of the workers' actual start times in the last step (their
+// open-loop phases taken out): how well the synchronized start worked.
+func (c *Coordinator) StartSpread() time.Duration {
+	var spread time.Duration
+	for _, r := range c.Workers() {
+		if r.Lost == "" {
+			spread = max(spread, r.StartLag)
+		}
+	}
+	return spread
+}
+
+// WriteTable prints the per-worker table of the last step.
+func (c *Coordinator) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "  Workers: %d, start spread %v\n", len(c.members), c.StartSpread().Round(time.Microsecond))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "    worker\thost\tconns\tresponses\terrors\treq/s\tclock offset\trtt\tstart\t")
+	for _, r := range c.Workers() {
+		fmt.Fprintf(tw, "    %d\t%s\t%d\t%d\t%d\t%.1f\t%v\t%v\t+%v\t\n", r.Worker, r.Host, r.Connections, r.Responses, r.Errors, r.QPS,
+			r.Offset.Round(time.Microsecond), r.RTT.Round(time.Microsecond), r.StartLag.Round(time.Microsecond))
+	}
+	tw.Flush()
+	for _, r := range c.Workers() {
+		if r.Lost != "" {
+			fmt.Fprintf(w, "  worker %d %s\n", r.Worker, r.Lost)
+		}
+	}
+}
