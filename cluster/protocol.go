@@ -38,7 +38,7 @@ const (
 // hears nothing for deadAfter stops its load (the coordinator is gone).
 const (
 	beatEvery = time.Second
-	deadAfter = 3 * time.Second
+	deadAfter = 4 * time.Second
 )
 
 // syncRounds is the number of NTP-style exchanges per worker; the one with the shortest

@@ -86,3 +86,17 @@ func (c *Coordinator) WriteTable(w io.Writer) {
 		}
 	}
 }
+
+// Record is what run.json keeps of a scale-out: how many workers took part, their shares
+// and how well they started together (of the last step).
+type Record struct {
+	Workers     int            `json:"workers"`
+	StartSpread time.Duration  `json:"start_spread"`
+	Shares      []WorkerReport `json:"shares"`
+	Lost        []string       `json:"lost,omitempty"`
+}
+
+// Record returns the coordinator's record of the last step.
+func (c *Coordinator) Record() *Record {
+	return &Record{Workers: len(c.members), StartSpread: c.StartSpread(), Shares: c.Workers(), Lost: c.Lost()}
+}

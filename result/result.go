@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/profcap"
@@ -57,8 +58,10 @@ type Run struct {
 	// Target holds what was captured from the target under load (profiles, metrics).
 	Target *profcap.Record `json:"target,omitempty"`
 	// Verdict is what limited the run (see package verdict), nil when not judged.
-	Verdict  *verdict.Verdict `json:"verdict,omitempty"`
-	Warnings []string         `json:"warnings,omitempty"`
+	Verdict *verdict.Verdict `json:"verdict,omitempty"`
+	// Cluster is the workers' shares when the run was scaled out (run --workers).
+	Cluster  *cluster.Record `json:"cluster,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
 }
 
 // Last is the last step (the only one of a plain run), or nil.

@@ -45,6 +45,7 @@ func commands() []command {
 		{"gate", "fail when the current run is measurably slower than a baseline", cmdGate},
 		{"ab", "compare two targets run alternately (ABBA pairs, paired test); fail when B is slower", cmdAB},
 		{"history", "list recorded runs, import run directories, chart trends", cmdHistory},
+		{"worker", "join a coordinator (`run --workers N`) and run its share of the load", cmdWorker},
 		{"merge", "merge run.json files from several generators exactly", cmdMerge},
 		{"serve", "start the built-in reference target on loopback", cmdServe},
 	}

@@ -194,6 +194,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	tf.register(fs, false)
 	var lv liveFlags // --listen, --hlog (live.go)
 	lv.register(fs, true)
+	var cf clusterFlags // --workers, --join-addr (worker.go)
+	cf.register(fs)
 	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
 	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
@@ -235,6 +237,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
+	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
+	if err != nil {
+		return err
+	}
+	if coord != nil {
+		defer coord.Close()
+	}
 	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
 	if err != nil {
 		return err
@@ -253,9 +262,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	capture := tf.session()
-	steps, err := sweep.Repeat(ctx, cfg, rf.count, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
+	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
-	}, captureHook(capture))
+	}), captureHook(capture))
 	stopProfile()
 	if werr := watch.Close(ctx); werr != nil && err == nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
@@ -265,6 +274,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	step := steps[len(steps)-1]
 	doc.Steps = steps
+	if coord != nil {
+		doc.Cluster = coord.Record()
+	}
 	doc.End = time.Now().UTC()
 	finishCapture(e, doc, capture, profileOutDir(*out), false)
 	if *asJSON {
@@ -276,6 +288,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
 		report.Repetitions(e.stdout, doc)
+		if coord != nil {
+			coord.WriteTable(e.stdout)
+		}
 		if doc.Target != nil {
 			report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out))
 		}
@@ -303,6 +318,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	if coord != nil && coord.Partial() {
+		fmt.Fprintf(e.stderr, "apiperf: partial run: %s\n", strings.Join(coord.Lost(), "; "))
+		return errFailed
 	}
 	return checkOutcome(e, steps)
 }

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+)
+
+// tokenEnv holds the shared cluster token when --token-file is not given.
+const tokenEnv = "APIPERF_TOKEN"
+
+// clusterFlags make run a coordinator of workers (cluster package).
+type clusterFlags struct {
+	workers     int
+	joinAddr    string
+	joinTimeout time.Duration
+	tokenFile   string
+}
+
+func (f *clusterFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.workers, "workers", 0, "scale out: wait for this many `apiperf worker`s and split the load over them exactly (token: "+tokenEnv+" or --token-file)")
+	fs.StringVar(&f.joinAddr, "join-addr", cluster.DefaultJoinAddr, "with --workers: the address workers join")
+	fs.DurationVar(&f.joinTimeout, "join-timeout", cluster.DefaultJoinTimeout, "with --workers: give up (exit 1) when not every worker joined within this")
+	registerTokenFile(fs, &f.tokenFile)
+}
+
+func registerTokenFile(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "token-file", "", "read the shared cluster token from this file (default: $"+tokenEnv+")")
+}
+
+// readToken returns the cluster token from file or the environment; it is never printed.
+func readToken(file string) (string, error) {
+	tok := os.Getenv(tokenEnv)
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("reading the token file: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok == "" {
+		return "", fmt.Errorf("a cluster needs a shared token: set %s or give --token-file", tokenEnv)
+	}
+	return tok, cluster.CheckToken(tok)
+}
+
+// coordinate starts the coordinator for --workers (nil without it) and waits for the
+// workers to join; the script's text, the scenario and the statuses are what they get.
+func (f *clusterFlags) coordinate(ctx context.Context, e *env, src *source, expected measure.StatusSet, extra []string) (*cluster.Coordinator, error) {
+	if f.workers == 0 {
+		return nil, nil
+	}
+	token, err := readToken(f.tokenFile)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	job := cluster.Job{Scenario: src.scenario, ScriptArgs: extra, Expected: expected}
+	if src.scenario.Script != "" {
+		b, err := os.ReadFile(src.scenario.Script)
+		if err != nil {
+			return nil, asUsage(err)
+		}
+		job.ScriptCode = string(b)
+	}
+	if host, _, err := net.SplitHostPort(f.joinAddr); err == nil {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			fmt.Fprintf(e.stderr, "apiperf: warning: workers join on %s, beyond loopback: the plan (headers, body) travels unencrypted; anyone who can reach it needs the token\n", f.joinAddr)
+		}
+	}
+	c, err := cluster.Listen(f.joinAddr, job, cluster.Options{Workers: f.workers, Token: token, JoinTimeout: f.joinTimeout, Log: e.stderr})
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	if err := c.Join(ctx); err != nil {
+		c.Close()
+		fmt.Fprintf(e.stderr, "apiperf: %v\n", err)
+		return nil, errFailed
+	}
+	return c, nil
+}
+
+// stepFunc is the run's step function: the coordinator's when scaling out, else the engine.
+func stepFunc(c *cluster.Coordinator, local func(context.Context, load.Config) (*measure.Step, error)) func(context.Context, load.Config) (*measure.Step, error) {
+	if c == nil {
+		return local
+	}
+	return c.Step
+}
+
+func cmdWorker(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("worker", e)
+	join := fs.String("join", "", "the coordinator's address HOST:PORT (`apiperf run --workers N --join-addr ...`)")
+	var tokenFile string
+	registerTokenFile(fs, &tokenFile)
+	patience := fs.Duration("dial-timeout", 30*time.Second, "keep trying to reach the coordinator this long")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf worker --join HOST:PORT\n\nJoin a coordinator, run the share of the load it sends with this machine's engine, and\nstream the results back. The worker never listens and stops when the coordinator goes away.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *join == "" || fs.NArg() > 0 {
+		return usagef("worker: want --join HOST:PORT and no arguments")
+	}
+	token, err := readToken(tokenFile)
+	if err != nil {
+		return asUsage(err)
+	}
+	err = cluster.Work(ctx, *join, token, cluster.Engine(e.stdout), cluster.WorkerOptions{Log: e.stderr, Dial: *patience})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cluster.ErrRefused):
+		return asUsage(err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	fmt.Fprintf(e.stderr, "apiperf: worker: %v\n", err)
+	return errFailed
+}

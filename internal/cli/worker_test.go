@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestClusterRunCLI runs `run --workers 3` and three `worker --join` through cli.Run: the
+// counting server and the merged summary both see exactly -n requests, run.json keeps the
+// workers' shares, the workers exit 0 when the coordinator is done.
+func TestClusterRunCLI(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	t.Setenv(tokenEnv, "cli-test-token-0123456789")
+	addr := freeAddr(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	codes := make([]int, 3)
+	for k := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[k] = Run(ctx, []string{"worker", "--join", addr}, io.Discard, io.Discard)
+		}()
+	}
+	out := filepath.Join(t.TempDir(), "run.json")
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"run", "--workers", "3", "--join-addr", addr, "--join-timeout", "20s", "-n", "3000", "-c", "6", "-o", out, srv.URL}, &stdout, &stderr)
+	wg.Wait()
+	if code != 0 {
+		t.Fatalf("run --workers 3 exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for k, c := range codes {
+		if c != 0 {
+			t.Errorf("worker %d exited %d, want 0", k+1, c)
+		}
+	}
+	if served.Load() != 3000 || !strings.Contains(stdout.String(), "3000 requests in") {
+		t.Errorf("server answered %d requests, want 3000; summary:\n%s", served.Load(), stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "Workers: 3") {
+		t.Errorf("summary lacks the worker table:\n%s", stdout.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "cli-test-token") {
+		t.Error("the token was printed")
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cluster struct {
+			Workers int `json:"workers"`
+			Shares  []struct {
+				Connections int   `json:"connections"`
+				Requests    int64 `json:"requests"`
+			} `json:"shares"`
+		} `json:"cluster"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, s := range doc.Cluster.Shares {
+		n += s.Requests
+	}
+	if doc.Cluster.Workers != 3 || len(doc.Cluster.Shares) != 3 || n != 3000 {
+		t.Errorf("run.json cluster = %+v, want 3 workers sharing 3000 requests", doc.Cluster)
+	}
+	t.Logf("%s", stdout.String())
+}
+
+// TestClusterJoinTimeoutCLI: a worker that never joins makes run exit 1 without traffic.
+func TestClusterJoinTimeoutCLI(t *testing.T) {
+	t.Setenv(tokenEnv, "cli-test-token-0123456789")
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"run", "--workers", "2", "--join-addr", freeAddr(t), "--join-timeout", "200ms", "-n", "10", "-c", "2", "http://127.0.0.1:9/"}, io.Discard, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "0 of 2 joined") {
+		t.Errorf("run with no worker exited %d, stderr %q; want 1 saying 0 of 2 joined", code, stderr.String())
+	}
+}
+
+// TestClusterNeedsToken: no token is bad usage, before anything listens.
+func TestClusterNeedsToken(t *testing.T) {
+	t.Setenv(tokenEnv, "")
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"worker", "--join", "127.0.0.1:9"}, io.Discard, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), tokenEnv) {
+		t.Errorf("worker without a token exited %d, stderr %q; want 2 naming %s", code, stderr.String(), tokenEnv)
+	}
+}
