@@ -70,6 +70,10 @@ var examples = map[string][]string{
 		"apiperf merge -o merged/run.json pod-0/run.json pod-1/run.json pod-2/run.json  # three generators, one result",
 		"apiperf merge --latency results/*/run.json  # and print the merged latency distribution",
 	},
+	"worker": {
+		"apiperf worker --join 127.0.0.1:7070  # join `apiperf run --workers N` (token in APIPERF_TOKEN), run its share",
+		"apiperf worker --join coordinator:7070 --token-file /etc/apiperf/token  # the token from a file (a Kubernetes Secret)",
+	},
 	"serve": {
 		"apiperf serve  # plain target on 127.0.0.1:8080 (/healthz, /knob)",
 		"apiperf serve --demo --addr 127.0.0.1:6060  # a JSON API behind middleware, with pprof and metrics",
