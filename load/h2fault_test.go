@@ -299,7 +299,9 @@ func TestH2FlowControlStallTimesOut(t *testing.T) {
 }
 
 // Open loop: a stream that times out is counted and the schedule goes on over the same
-// connections; latency is measured from when each request was due.
+// connections; latency is measured from when each request was due. The timeout is long
+// enough that no answered stream reaches it on a starved machine (a late answer would be
+// one more timeout), and there are streams enough for all 20 unanswered ones at once.
 func TestH2OpenLoopTimeouts(t *testing.T) {
 	fs := &faultServer{act: func(k int64, id uint32) faultAction {
 		if k%20 == 0 {
@@ -308,7 +310,7 @@ func TestH2OpenLoopTimeouts(t *testing.T) {
 		return answer
 	}}
 	url := startFaultServer(t, fs)
-	s := mustRunH2(t, url, Config{Rate: 1000, Requests: 400, Connections: 2, Streams: 4, Timeout: measure.Duration(300 * time.Millisecond)})
+	s := mustRunH2(t, url, Config{Rate: 1000, Requests: 400, Connections: 2, Streams: 16, Timeout: measure.Duration(2 * time.Second)})
 	if s.Errors.Timeout != 20 || s.Requests != 380 || s.Open.Scheduled != 400 || s.HTTP2.Cancelled != 20 {
 		t.Errorf("open loop, every 20th stream unanswered: timeouts %d, responses %d, scheduled %d, cancelled %d; want 20, 380, 400, 20",
 			s.Errors.Timeout, s.Requests, s.Open.Scheduled, s.HTTP2.Cancelled)
