@@ -314,7 +314,7 @@ func TestSweepProgress(t *testing.T) {
 		t.Fatalf("sweep on a terminal: %v", err)
 	}
 	// The live view (live.Session), drawn on stderr and erased after the level.
-	if !regexp.MustCompile(`\r\033\[K  [0-9]+s elapsed, ETA [0-9]+s  ·  level 1 of 1  ·  c=2\n\r\033\[K  req/s +[0-9]+ `).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`\r\033\[K  [0-9]+s elapsed, ETA [0-9]+s  ·  level 1 of 1  ·  c=2\n\r\033\[K  req/s +[0-9.]+[kM]? `).MatchString(stderr.String()) {
 		t.Errorf("stderr %q: want the live view naming the level", stderr.String())
 	}
 }
