@@ -196,7 +196,7 @@ func CompareHTML(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		p.Rows = append(p.Rows, compareCells(m, i))
 	}
-	if err := templates.ExecuteTemplate(w, "compare", p); err != nil {
+	if err := templates().ExecuteTemplate(w, "compare", p); err != nil {
 		return fmt.Errorf("writing comparison: %w", err)
 	}
 	return nil

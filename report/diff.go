@@ -171,7 +171,7 @@ func DiffHTML(w io.Writer, d *compare.Diff) error {
 	for _, r := range d.Rows {
 		p.Rows = append(p.Rows, diffCells(d, r))
 	}
-	if err := templates.ExecuteTemplate(w, "diff", p); err != nil {
+	if err := templates().ExecuteTemplate(w, "diff", p); err != nil {
 		return fmt.Errorf("writing diff: %w", err)
 	}
 	return nil

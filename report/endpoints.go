@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
@@ -66,10 +67,12 @@ func Endpoints(w io.Writer, r *result.Run, s *measure.Step) {
 	}
 }
 
-var endpointsTmpl = template.Must(template.New("endpoints").Parse(`{{if .Rates}}<p>{{.Rates}}</p>
+var endpointsTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("endpoints").Parse(`{{if .Rates}}<p>{{.Rates}}</p>
 {{end}}<table class="endpoints"><thead><tr><th>endpoint</th><th>req/s</th><th>share</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>errors</th><th>status codes</th></tr></thead><tbody>
 {{range .Rows}}<tr><td>{{.Name}}</td><td>{{.QPS}}</td><td>{{.Share}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td>{{.Errors}}</td><td>{{.Status}}</td></tr>
 {{end}}</tbody></table>`))
+})
 
 // endpointSections is a table per step of a scenario mix (none for a single request).
 func endpointSections(r *result.Run) []Section {
@@ -80,7 +83,7 @@ func endpointSections(r *result.Run) []Section {
 		}
 		rows, rates := endpointRows(r, s)
 		var b bytes.Buffer
-		if err := endpointsTmpl.Execute(&b, struct {
+		if err := endpointsTmpl().Execute(&b, struct {
 			Rows  []endpointRow
 			Rates string
 		}{rows, rates}); err != nil {

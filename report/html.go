@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apiperf/apiperf/report/chart"
@@ -20,8 +21,11 @@ import (
 //go:embed templates
 var templateFS embed.FS
 
-// templates are parsed once; html/template escapes everything that is not typed as safe.
-var templates = template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+// templates are parsed once, on first use (not at program start: a run that writes no HTML
+// report does not pay for them); html/template escapes everything that is not typed as safe.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").ParseFS(templateFS, "templates/*.tmpl"))
+})
 
 func css() template.CSS {
 	b, err := templateFS.ReadFile("templates/style.css")
@@ -118,7 +122,7 @@ func HTML(w io.Writer, r *result.Run) error {
 	for i, l := range rec.Levels {
 		d.Levels = append(d.Levels, htmlLevelOf(l, levelNotes(rec, i)))
 	}
-	if err := templates.ExecuteTemplate(w, "report", d); err != nil {
+	if err := templates().ExecuteTemplate(w, "report", d); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil

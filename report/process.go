@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"sync"
 
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
 )
 
-var processTmpl = template.Must(template.New("process").Parse(`{{range .Charts}}<figure class="chart" id="chart-{{.ID}}">
+var processTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("process").Parse(`{{range .Charts}}<figure class="chart" id="chart-{{.ID}}">
 <img alt="{{.Title}}" src="{{.Src}}" width="{{.Width}}" height="{{.Height}}">
 <figcaption>{{.Title}}</figcaption>
 </figure>
@@ -17,6 +19,7 @@ var processTmpl = template.Must(template.New("process").Parse(`{{range .Charts}}
 {{range .Rows}}<tr><td>{{.Label}}</td><td>{{.QPS}}</td><td>{{.CPU}}</td><td>{{.CPUMax}}</td><td>{{.RSS}}</td><td>{{.RSSMax}}</td></tr>
 {{end}}</tbody></table>
 <p class="note">Sampled from {{.Source}} every second (--target-pid): CPU is user + system time per second of the process, RSS its resident memory. Works for any process on this machine.</p>`))
+})
 
 type processRow struct{ Label, QPS, CPU, CPUMax, RSS, RSSMax string }
 
@@ -73,7 +76,7 @@ func processSections(r *result.Run) []Section {
 		Rows   []processRow
 		Source string
 	}{charts, rows, source}
-	if err := processTmpl.Execute(&b, data); err != nil {
+	if err := processTmpl().Execute(&b, data); err != nil {
 		return []Section{{Title: "Target process", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
 	}
 	return []Section{{Title: "Target process (CPU and RSS from /proc)", Body: template.HTML(b.String())}}

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -18,7 +19,8 @@ import (
 const TargetTopRows = 15
 
 // targetTmpl renders one profiled step; html/template escapes every function name.
-var targetTmpl = template.Must(template.New("target").Parse(`<div class="target-profile" id="profile-{{.ID}}">
+var targetTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("target").Parse(`<div class="target-profile" id="profile-{{.ID}}">
 {{with .Note}}<p>{{.}}</p>{{end}}
 {{if .Cum}}<h3>CPU: top {{len .Cum}} by cumulative time (top -cum)</h3>
 <table class="top" id="top-cum-{{.ID}}"><thead><tr><th>flat</th><th>flat%</th><th>cum</th><th>cum%</th><th class="l">function</th></tr></thead><tbody>
@@ -36,6 +38,7 @@ var targetTmpl = template.Must(template.New("target").Parse(`<div class="target-
 <div class="flame" id="flame-{{.ID}}" style="overflow-x:auto">{{.Flame}}</div>{{end}}
 {{if .Files}}<p class="note">Profiles, beside this report: {{range .Files}}<code>{{.}}</code> {{end}}(open with <code>go tool pprof</code> from this directory)</p>{{end}}
 </div>`))
+})
 
 type topRow struct{ Flat, FlatPct, Cum, CumPct, Function string }
 
@@ -100,7 +103,7 @@ func profileSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 		v.Flame = template.HTML(svg) // profcap.WriteSVG escapes every name it writes
 	}
 	var b bytes.Buffer
-	if err := targetTmpl.Execute(&b, v); err != nil {
+	if err := targetTmpl().Execute(&b, v); err != nil {
 		return "", fmt.Errorf("rendering profile of %s: %w", ts.Label, err)
 	}
 	return template.HTML(b.String()), nil
@@ -118,7 +121,8 @@ func topRows(t profcap.TopTable, entries []profcap.TopEntry) []topRow {
 }
 
 // metricsTmpl is the per-level metrics table and the charts.
-var metricsTmpl = template.Must(template.New("metrics").Parse(`{{range .Charts}}<figure class="chart" id="chart-{{.ID}}">
+var metricsTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("metrics").Parse(`{{range .Charts}}<figure class="chart" id="chart-{{.ID}}">
 <img alt="{{.Title}}" src="{{.Src}}" width="{{.Width}}" height="{{.Height}}">
 <figcaption>{{.Title}}</figcaption>
 </figure>
@@ -126,6 +130,7 @@ var metricsTmpl = template.Must(template.New("metrics").Parse(`{{range .Charts}}
 {{range .Rows}}<tr><td>{{.Label}}</td><td>{{.QPS}}</td><td>{{.CPU}}</td><td>{{.RSS}}</td><td>{{.Goroutines}}</td><td>{{.Heap}}</td><td>{{.GCs}}</td><td>{{.Pause}}</td></tr>
 {{end}}</tbody></table>
 <p class="note">Scraped from {{.URL}} every second; CPU is the rate of process_cpu_seconds_total. A dash: the target does not expose that metric.</p>`))
+})
 
 type metricsRow struct{ Label, QPS, CPU, RSS, Goroutines, Heap, GCs, Pause string }
 
@@ -197,7 +202,7 @@ func metricsSection(r *result.Run) template.HTML {
 		Rows   []metricsRow
 		URL    string
 	}{charts, rows, tc.Metrics}
-	if err := metricsTmpl.Execute(&b, data); err != nil {
+	if err := metricsTmpl().Execute(&b, data); err != nil {
 		return template.HTML(template.HTMLEscapeString(err.Error()))
 	}
 	return template.HTML(b.String())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -12,11 +13,13 @@ import (
 )
 
 // timelineTmpl is the "Over time" section: the interval stream of every step as charts.
-var timelineTmpl = template.Must(template.New("timeline").Parse(`{{range .}}<figure class="chart" id="chart-{{.ID}}">
+var timelineTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("timeline").Parse(`{{range .}}<figure class="chart" id="chart-{{.ID}}">
 <img alt="{{.Title}}" src="{{.Src}}" width="{{.Width}}" height="{{.Height}}">
 <figcaption>{{.Title}}</figcaption>
 </figure>
 {{end}}<p class="note">One point per second of each level (its intervals), on one time axis from the start of the first level; gaps separate levels. Latency is corrected in open loop.</p>`))
+})
 
 // stepSeconds is one step's timeline as points on the run's time axis.
 type stepSeconds struct {
@@ -111,7 +114,7 @@ func timelineSections(r *result.Run) []Section {
 		return nil
 	}
 	var b bytes.Buffer
-	if err := timelineTmpl.Execute(&b, charts); err != nil {
+	if err := timelineTmpl().Execute(&b, charts); err != nil {
 		return []Section{{Title: "Over time", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
 	}
 	return []Section{{Title: "Over time", Body: template.HTML(b.String())}}

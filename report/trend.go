@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apiperf/apiperf/report/chart"
@@ -127,7 +128,8 @@ func (t Trend) Chart() chart.Chart {
 	return c
 }
 
-var trendPage = template.Must(template.New("trend").Parse(`<!DOCTYPE html>
+var trendPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("trend").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -158,6 +160,7 @@ Change points (▲, dashed segment medians): {{.Method}}.</p>
 {{end}}</body>
 </html>
 `))
+})
 
 // HTML writes a self-contained page of the one trend (see TrendSet.HTML).
 func (t Trend) HTML(w io.Writer) error {
@@ -212,7 +215,7 @@ func (s TrendSet) HTML(w io.Writer) error {
 		Metric, Summary, Method string
 		Trends                  []section
 	}{Metric: s.Metric, Summary: Plural(runs, "run") + " of " + Plural(len(s.Trends), "target"), Method: ChangeMethod, Trends: sections}
-	if err := trendPage.Execute(w, data); err != nil {
+	if err := trendPage().Execute(w, data); err != nil {
 		return fmt.Errorf("writing trend page: %w", err)
 	}
 	return nil

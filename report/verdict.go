@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/verdict"
@@ -51,7 +52,8 @@ func VerdictText(v *verdict.Verdict) string {
 	return b.String()
 }
 
-var verdictTmpl = template.Must(template.New("verdict").Parse(`<p class="verdict-headline">{{.V.Headline}}</p>
+var verdictTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("verdict").Parse(`<p class="verdict-headline">{{.V.Headline}}</p>
 {{range .V.Claims}}<div class="claim" data-kind="{{.Kind}}"><h3>{{.Kind}} <span class="confidence">({{.Confidence}} confidence{{if .Level}}, from {{.Level}}{{end}})</span></h3>
 <p>{{.Summary}}</p>
 <ul>{{range .Evidence}}<li>{{.}}</li>{{end}}</ul>
@@ -60,6 +62,7 @@ var verdictTmpl = template.Must(template.New("verdict").Parse(`<p class="verdict
 {{range .V.Little}}<tr><td>{{.Label}}</td><td>{{printf "%g" .Load}}</td><td>{{printf "%.1f" .InFlight}}</td><td>{{if .Ratio}}{{printf "%.2f" .Ratio}}{{else}}-{{end}}</td><td>{{if .OK}}consistent{{else}}off{{end}}{{if .Note}}: {{.Note}}{{end}}</td></tr>
 {{end}}</tbody></table>
 {{if .V.Silent}}<p class="note">Not judged:</p><ul class="silent">{{range .V.Silent}}<li>{{.}}</li>{{end}}</ul>{{end}}`))
+})
 
 // verdictSections is the report's verdict section, first of the extra sections; none
 // when the run was not judged.
@@ -68,7 +71,7 @@ func verdictSections(r *result.Run) []Section {
 		return nil
 	}
 	var b bytes.Buffer
-	if err := verdictTmpl.Execute(&b, struct{ V *verdict.Verdict }{r.Verdict}); err != nil {
+	if err := verdictTmpl().Execute(&b, struct{ V *verdict.Verdict }{r.Verdict}); err != nil {
 		return []Section{{Title: "Verdict", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
 	}
 	return []Section{{Title: "Verdict: why it is slow", Body: template.HTML(b.String())}}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -18,14 +19,15 @@ var jsonType = []string{"application/json"}
 // bodyPattern[i%len(bodyPattern)].
 const bodyPattern = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.\n"
 
-// patternBlock is bodyPattern repeated, to write large bodies without allocating.
-var patternBlock = func() []byte {
+// patternBlock is bodyPattern repeated, to write large bodies without allocating; built on
+// the first sized body, not at program start (a load run never serves one).
+var patternBlock = sync.OnceValue(func() []byte {
 	b := make([]byte, 64*1024)
 	for i := range b {
 		b[i] = bodyPattern[i%len(bodyPattern)]
 	}
 	return b
-}()
+})
 
 // Body returns the deterministic n-byte body the size knob sends.
 func Body(n int) []byte {
@@ -36,12 +38,13 @@ func Body(n int) []byte {
 	return b
 }
 
-// writeBody writes the n-byte body from byte offset off in pieces of at most len(patternBlock).
+// writeBody writes the n-byte body from byte offset off in pieces of at most len(patternBlock()).
 func writeBody(w io.Writer, off, n int) error {
+	block := patternBlock()
 	for n > 0 {
 		start := off % len(bodyPattern)
-		k := min(n, len(patternBlock)-start)
-		if _, err := w.Write(patternBlock[start : start+k]); err != nil {
+		k := min(n, len(block)-start)
+		if _, err := w.Write(block[start : start+k]); err != nil {
 			return err
 		}
 		off += k
