@@ -135,7 +135,7 @@ func testTimeoutIsRealAndKeepsTheSample(t *testing.T, mode ioMode) {
 		t.Fatalf("timeouts = %d, want 4 (errors %+v)", s.Errors.Timeout, s.Errors)
 	}
 	// Two rounds of two: each abandoned between timeout and timeout+slack, never waiting for the server.
-	if took > 2*timeout+time.Second {
+	if took > 2*timeout+4*time.Second { // generous for -race on a busy machine; the server never answers
 		t.Errorf("4 hung requests on 2 connections took %v, want about %v: the timer is not real", took, 2*timeout)
 	}
 	// The histogram keeps 3 significant digits: Min is the lowest value of its bucket, up to
@@ -238,16 +238,18 @@ func TestTLS(t *testing.T) {
 	}
 }
 
-// TestTimingTLSGrace: with the machine to itself, a run whose every handshake fails stops
-// within a second of the connect grace.
-func TestTimingTLSGrace(t *testing.T) {
+// TestTimingConnectGrace: with the machine to itself, a run whose every handshake fails, or
+// whose target refuses every connection, stops within a second of the connect grace.
+func TestTimingConnectGrace(t *testing.T) {
 	testenv.Timing(t)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	start := time.Now()
-	run(t, ioAuto, context.Background(), srv.URL, Config{Duration: measure.Duration(5 * time.Second), Connections: 2})
-	if took := time.Since(start); took > DefaultConnectGrace+time.Second {
-		t.Errorf("a 5s run with every handshake failing took %v, want a stop after the %v grace", took, DefaultConnectGrace)
+	for _, url := range []string{srv.URL, deadURL(t)} {
+		start := time.Now()
+		run(t, ioAuto, context.Background(), url, Config{Duration: measure.Duration(5 * time.Second), Connections: 2})
+		if took := time.Since(start); took > DefaultConnectGrace+time.Second {
+			t.Errorf("a 5s run against %s took %v, want a stop after the %v grace", url, took, DefaultConnectGrace)
+		}
 	}
 }
 
