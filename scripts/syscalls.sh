@@ -41,6 +41,7 @@ measure() {
   local reqs
   reqs=$(grep -oE '^ *[0-9]+ requests in' "$tmp/out" | grep -oE '[0-9]+' | head -1)
   [[ -n $reqs && $reqs -gt 0 ]] || { echo "$name: no request count in its output:" >&2; cat "$tmp/out" >&2; return; }
+  grep -hE 'connections used|late sends|requests in' "$tmp/out" | sed "s/^ */    $name: /" >>"$tmp/notes" || true
   awk -F, -v name="$name" -v reqs="$reqs" '
     $3 == "raw_syscalls:sys_enter" { total = $1 }
     $3 ~ /^syscalls:sys_enter_/ { sub("syscalls:sys_enter_", "", $3); n[$3] = $1 }
@@ -58,6 +59,8 @@ echo
 echo "| generator | requests | syscalls/req | read | write | epoll_wait | epoll_ctl | futex | nanosleep | sched_yield | other |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 [[ -n $WRK ]] && measure "wrk (closed)" "$WRK" -t1 -c"$CONNS" -d"${DUR}s" "$URL"
-measure "apiperf (closed)" "$APIPERF" run -t1 -c"$CONNS" -d"${DUR}s" --db '' "$URL"
+measure "apiperf (closed)" "$APIPERF" run -t1 -c"$CONNS" -d"${DUR}s" --no-history "$URL"
 [[ -n $WRK2 && -x $WRK2 ]] && measure "wrk2 (open, -R $RATE)" "$WRK2" -t1 -c"$CONNS" -d"${DUR}s" -R"$RATE" "$URL"
-measure "apiperf (open, -R $RATE)" "$APIPERF" run -t1 -c"$CONNS" -d"${DUR}s" -R"$RATE" --db '' "$URL"
+measure "apiperf (open, -R $RATE)" "$APIPERF" run -t1 -c"$CONNS" -d"${DUR}s" -R"$RATE" --no-history "$URL"
+echo
+[[ -s $tmp/notes ]] && { echo "What each generator said:"; echo; echo '```'; cat "$tmp/notes"; echo '```'; }
