@@ -122,12 +122,14 @@ func TestMetrics(t *testing.T) {
 
 // The observability endpoints are not held by the stall or the ceiling.
 func TestObservabilityNotStalled(t *testing.T) {
-	s := start(t, Config{Metrics: true, Stall: 2 * time.Second, StallEvery: 10 * time.Second, MaxRPS: 1})
+	// Held by the 20 s stall or paced at 1 req/s, 10 requests would take 9 s or more; the 5 s
+	// bound leaves room for a busy -race run.
+	s := start(t, Config{Metrics: true, Stall: 20 * time.Second, StallEvery: 30 * time.Second, MaxRPS: 1})
 	begin := time.Now()
-	for range 3 {
+	for range 10 {
 		get(t, s.URL()+"/metrics")
 	}
-	if d := time.Since(begin); d > time.Second {
-		t.Errorf("3 GET /metrics during a stall with max-rps 1 took %v, want them unaffected", d)
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("10 GET /metrics during a stall with max-rps 1 took %v, want them unaffected", d)
 	}
 }

@@ -221,9 +221,10 @@ func TestSweepRatesCount(t *testing.T) {
 	if len(sw.Levels) != 2 || len(sw.Plan.Rates) != 2 || sw.Plan.Count != 2 || sw.Levels[1].Value != 100 || len(sw.Levels[1].Steps) != 2 {
 		t.Fatalf("sweep = %+v; want 2 rate points of 2 runs each", sw)
 	}
-	// Achieved rate: bounds, not exact figures (a shared machine).
-	if a := sw.Levels[1].Achieved; a < 50 || a > 150 {
-		t.Errorf("achieved rate at 100/s = %v; want it near 100", a)
+	// Achieved rate: bounds that hold on a starved -race run, where the generator sends late
+	// (no more than the 60 due by the end of the 500 ms window, 120/s; some).
+	if a := sw.Levels[1].Achieved; a <= 0 || a > 150 {
+		t.Errorf("achieved rate at 100/s = %v; want it up to about 100", a)
 	}
 	if !strings.Contains(stdout, "achieved/s") || !strings.Contains(stdout, "rate=100/s") {
 		t.Errorf("stdout %q: want the achieved-rate column and the rate levels", stdout)
@@ -239,7 +240,7 @@ func TestSweepInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(600*time.Millisecond, cancel)
 	defer timer.Stop()
-	code, stdout, stderr := sweepCLI(ctx, "--levels", "2,4", "-d", "2s", "--warmup", "0", "--name", "cut", "--dir", dir, srv.URL)
+	code, stdout, stderr := sweepCLI(ctx, "--levels", "2,4", "-d", "20s", "--warmup", "0", "--name", "cut", "--dir", dir, srv.URL)
 	if code != ExitFailed || !strings.Contains(stderr, "interrupted during c=2") {
 		t.Errorf("interrupted sweep = exit %d, stderr %q; want exit 1 and the interruption reported", code, stderr)
 	}
@@ -247,8 +248,8 @@ func TestSweepInterrupted(t *testing.T) {
 	if stepLabels(r) != "c=2#0" || r.Sweep.Stop == nil || r.Sweep.Stop.Rule != sweep.RuleInterrupted || r.Steps[0].Requests == 0 {
 		t.Fatalf("run.json after Ctrl-C: steps %s, stop %+v; want the partial c=2 step kept", stepLabels(r), r.Sweep.Stop)
 	}
-	// The load stops at the cancel (600ms), not at the end of the 2s level.
-	if el := r.Steps[0].Elapsed.Duration(); el > 1500*time.Millisecond {
+	// The load stops at the cancel (600ms), not at the end of the 20s level (5s: room for -race).
+	if el := r.Steps[0].Elapsed.Duration(); el > 5*time.Second {
 		t.Errorf("interrupted step measured for %v; want it cut soon after the cancel at 600ms", el)
 	}
 	if w := strings.Join(r.AllWarnings(), "\n"); !strings.Contains(w, "interrupted: measured") {
