@@ -128,7 +128,7 @@ func (h *Histogram) Equal(o *Histogram) bool { return h.h.Equals(o.h) }
 
 // MarshalJSON encodes the histogram in the HdrHistogram V2 compressed base64 form.
 func (h *Histogram) MarshalJSON() ([]byte, error) {
-	b, err := h.h.Encode(hdr.V2CompressedEncodingCookieBase)
+	b, err := encodeV2(h.h)
 	if err != nil {
 		return nil, fmt.Errorf("encoding histogram: %w", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // HlogUncorrectedTag tags the open loop's uncorrected histograms in an interval log; the
@@ -62,7 +60,7 @@ func (l *HlogWriter) line(tag string, iv *Interval, h *Histogram) {
 	if h == nil || l.err != nil {
 		return
 	}
-	payload, err := h.h.Encode(hdr.V2CompressedEncodingCookieBase)
+	payload, err := encodeV2(h.h)
 	if err != nil {
 		l.err = fmt.Errorf("encoding interval %d: %w", iv.Index, err)
 		return

@@ -1,0 +1,96 @@
+package measure
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"sync"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// zlibWriter is one writer reused by every encoding (under zlibMu): hdrhistogram-go's
+// Encode builds a fresh BestCompression writer for every histogram, about 1 MB of
+// compressor state each, which made recording a run (dozens of histograms in run.json) the
+// largest step in the process's peak memory. A sync.Pool would not do: it is emptied by the
+// garbage collections that those very encodings trigger.
+var (
+	zlibMu     sync.Mutex
+	zlibWriter *zlib.Writer
+)
+
+// encodeV2 returns h in HdrHistogram's V2 compressed base64 form, byte for byte what
+// h.Encode(hdr.V2CompressedEncodingCookieBase) returns (TestEncodeV2MatchesLibrary).
+func encodeV2(h *hdr.Histogram) ([]byte, error) {
+	s := h.Export()
+	counts := s.Counts
+	limit := 1 // the library writes counts up to the bucket of Max, and at least one
+	for i := len(counts) - 1; i > 0; i-- {
+		if counts[i] != 0 {
+			limit = i + 1
+			break
+		}
+	}
+	var body []byte
+	for i := 0; i < limit; {
+		c := counts[i]
+		i++
+		if c == 0 {
+			zeros := int64(1)
+			for i < limit && counts[i] == 0 {
+				zeros++
+				i++
+			}
+			if zeros > 1 {
+				c = -zeros // a run of zeros
+			}
+		}
+		body = appendZigZag(body, c)
+	}
+	ratio := s.IntegerToDoubleConversionRatio
+	if ratio == 0 {
+		ratio = 1
+	}
+	raw := make([]byte, 0, 40+len(body))
+	raw = binary.BigEndian.AppendUint32(raw, uint32(hdr.V2EncodingCookieBase|0x10))
+	raw = binary.BigEndian.AppendUint32(raw, uint32(len(body)))
+	raw = binary.BigEndian.AppendUint32(raw, 0) // normalizing index offset: hdrhistogram-go always writes 0
+	raw = binary.BigEndian.AppendUint32(raw, uint32(s.SignificantFigures))
+	raw = binary.BigEndian.AppendUint64(raw, uint64(s.LowestTrackableValue))
+	raw = binary.BigEndian.AppendUint64(raw, uint64(s.HighestTrackableValue))
+	raw = binary.BigEndian.AppendUint64(raw, math.Float64bits(ratio))
+	raw = append(raw, body...)
+
+	var z bytes.Buffer
+	z.Write(make([]byte, 8)) // cookie and compressed length, filled below
+	zlibMu.Lock()
+	if zlibWriter == nil {
+		zlibWriter, _ = zlib.NewWriterLevel(&z, zlib.BestCompression) // the level is valid
+	} else {
+		zlibWriter.Reset(&z)
+	}
+	_, err := zlibWriter.Write(raw)
+	if err == nil {
+		err = zlibWriter.Close()
+	}
+	zlibMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := z.Bytes()
+	binary.BigEndian.PutUint32(out[0:], uint32(hdr.V2CompressedEncodingCookieBase|0x10))
+	binary.BigEndian.PutUint32(out[4:], uint32(len(out)-8))
+	return base64.StdEncoding.AppendEncode(nil, out), nil
+}
+
+// appendZigZag appends v as a ZigZag LEB128 long of at most 9 bytes (the V2 counts format).
+func appendZigZag(b []byte, v int64) []byte {
+	u := uint64((v << 1) ^ (v >> 63))
+	for i := 0; i < 8 && u>>7 != 0; i++ {
+		b = append(b, byte(u&0x7f|0x80))
+		u >>= 7
+	}
+	return append(b, byte(u)) // the ninth byte carries all 8 remaining bits
+}
