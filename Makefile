@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= ./apiperf
 PKGS    := ./...
 
-.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean
+.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean image-context
 
 all: build
 
@@ -45,5 +45,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 30s ./load
 	$(GO) test -run '^$$' -fuzz FuzzHistogramJSON -fuzztime 15s ./measure
 
+## image-context: a static binary and the CA bundle in image/, for `docker build image/`
+## (Dockerfile: FROM scratch; see docs/SCALEOUT.md for the Kubernetes manifests).
+image-context:
+	mkdir -p image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o image/apiperf ./cmd/apiperf
+	cp /etc/ssl/certs/ca-certificates.crt image/
+	cp Dockerfile image/
+
 clean:
-	rm -rf $(BIN) apiperf-out
+	rm -rf $(BIN) apiperf-out image

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -106,8 +107,9 @@ func TestExactRequests(t *testing.T) {
 	}
 }
 
-// TestOpenLoopRate checks the merged rate of an open-loop run is the target within 1%.
-func TestOpenLoopRate(t *testing.T) {
+// TestTimingOpenLoopRate checks the merged rate of an open-loop run is the target within 1%.
+func TestTimingOpenLoopRate(t *testing.T) {
+	testenv.Timing(t)
 	srv, served := countingServer(t)
 	cl := startCluster(t, srv.URL, 3, Engine(io.Discard))
 	const rate = 300.0

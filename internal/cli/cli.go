@@ -46,6 +46,7 @@ func commands() []command {
 		{"ab", "compare two targets run alternately (ABBA pairs, paired test); fail when B is slower", cmdAB},
 		{"history", "list recorded runs, import run directories, chart trends", cmdHistory},
 		{"worker", "join a coordinator (`run --workers N`) and run its share of the load", cmdWorker},
+		{"k8s", "print Kubernetes manifests for a scale-out run (coordinator Job, workers Indexed Job, token Secret)", cmdK8s},
 		{"merge", "merge run.json files from several generators exactly", cmdMerge},
 		{"serve", "start the built-in reference target on loopback", cmdServe},
 	}

@@ -74,6 +74,10 @@ var examples = map[string][]string{
 		"apiperf worker --join 127.0.0.1:7070  # join `apiperf run --workers N` (token in APIPERF_TOKEN), run its share",
 		"apiperf worker --join coordinator:7070 --token-file /etc/apiperf/token  # the token from a file (a Kubernetes Secret)",
 	},
+	"k8s": {
+		"apiperf k8s --workers 3 -- run -n 300000 -c 300 http://api.default.svc:8080/  # print the manifests; pipe to kubectl apply -f -",
+		"apiperf k8s --workers 10 --image registry.local/apiperf:v1 --cpu 2 -- run -R 50k -d 2m http://api:8080/  # open loop over 10 pods",
+	},
 	"serve": {
 		"apiperf serve  # plain target on 127.0.0.1:8080 (/healthz, /knob)",
 		"apiperf serve --demo --addr 127.0.0.1:6060  # a JSON API behind middleware, with pprof and metrics",

@@ -1,0 +1,207 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// Manifests describes the Kubernetes objects of a scale-out run: the coordinator as a Job
+// behind a Service, the workers as an Indexed Job spread over nodes, the token as a Secret.
+type Manifests struct {
+	Name      string   // prefix of every object's name (default "apiperf")
+	Namespace string   // default "default"
+	Image     string   // the apiperf image (Dockerfile: FROM scratch, /apiperf)
+	Workers   int      // worker pods
+	Port      int      // the coordinator's join port (default 7070)
+	CPU       string   // CPU request and limit of each pod (default "1")
+	Memory    string   // memory request and limit of each pod (default "512Mi")
+	Token     string   // the shared token put in the Secret
+	Args      []string // the coordinator's command after `apiperf`: run [flags] URL
+}
+
+// Command is the coordinator container's command line.
+func (m Manifests) Command() []string {
+	m = m.withDefaults()
+	cmd := []string{"/apiperf", m.Args[0], "--workers", fmt.Sprint(m.Workers), "--join-addr", fmt.Sprintf("0.0.0.0:%d", m.Port)}
+	return append(cmd, m.Args[1:]...)
+}
+
+// WorkerCommand is a worker container's command line.
+func (m Manifests) WorkerCommand() []string {
+	m = m.withDefaults()
+	return []string{"/apiperf", "worker", "--join", fmt.Sprintf("%s-coordinator.%s.svc:%d", m.Name, m.Namespace, m.Port)}
+}
+
+func (m Manifests) withDefaults() Manifests {
+	if m.Name == "" {
+		m.Name = "apiperf"
+	}
+	if m.Namespace == "" {
+		m.Namespace = "default"
+	}
+	if m.Port == 0 {
+		m.Port = 7070
+	}
+	if m.CPU == "" {
+		m.CPU = "1"
+	}
+	if m.Memory == "" {
+		m.Memory = "512Mi"
+	}
+	if m.Image == "" {
+		m.Image = "apiperf:latest"
+	}
+	return m
+}
+
+// Validate reports every problem at once.
+func (m Manifests) Validate() error {
+	var errs []error
+	if m.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", m.Workers))
+	}
+	if len(m.Args) < 2 || m.Args[0] != "run" {
+		errs = append(errs, errors.New("give the coordinator's command after --: run [flags] URL"))
+	}
+	for _, a := range m.Args {
+		if a == "--workers" || strings.HasPrefix(a, "--workers=") || a == "--join-addr" || strings.HasPrefix(a, "--join-addr=") {
+			errs = append(errs, fmt.Errorf("%s is set by apiperf k8s", strings.SplitN(a, "=", 2)[0]))
+		}
+	}
+	if err := CheckToken(m.Token); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// YAML renders the manifests, one document per object, ready for kubectl apply -f -.
+func (m Manifests) YAML() ([]byte, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	m = m.withDefaults()
+	var b bytes.Buffer
+	err := k8sTemplate.Execute(&b, struct {
+		Manifests
+		Cmd, WorkerCmd string
+	}{m, quoteList(m.Command()), quoteList(m.WorkerCommand())})
+	return b.Bytes(), err
+}
+
+// quoteList renders strings as a YAML flow sequence (JSON strings are YAML scalars).
+func quoteList(xs []string) string {
+	b, _ := json.Marshal(xs)
+	return string(b)
+}
+
+var k8sTemplate = template.Must(template.New("k8s").Funcs(template.FuncMap{"q": func(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}}).Parse(`# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{.Name}}-token
+  namespace: {{.Namespace}}
+type: Opaque
+stringData:
+  token: {{q .Token}}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{.Name}}-coordinator
+  namespace: {{.Namespace}}
+spec:
+  selector:
+    app.kubernetes.io/name: {{.Name}}
+    app.kubernetes.io/component: coordinator
+  ports:
+  - name: join
+    port: {{.Port}}
+    targetPort: {{.Port}}
+    protocol: TCP
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{.Name}}-coordinator
+  namespace: {{.Namespace}}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{.Name}}
+        app.kubernetes.io/component: coordinator
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: coordinator
+        image: {{q .Image}}
+        command: {{.Cmd}}
+        env:
+        - name: APIPERF_TOKEN
+          valueFrom:
+            secretKeyRef:
+              name: {{.Name}}-token
+              key: token
+        ports:
+        - containerPort: {{.Port}}
+          name: join
+        resources:
+          requests:
+            cpu: {{q .CPU}}
+            memory: {{q .Memory}}
+          limits:
+            cpu: {{q .CPU}}
+            memory: {{q .Memory}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{.Name}}-workers
+  namespace: {{.Namespace}}
+spec:
+  completionMode: Indexed
+  completions: {{.Workers}}
+  parallelism: {{.Workers}}
+  backoffLimit: 0
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{.Name}}
+        app.kubernetes.io/component: worker
+    spec:
+      restartPolicy: Never
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 100
+            podAffinityTerm:
+              topologyKey: kubernetes.io/hostname
+              labelSelector:
+                matchLabels:
+                  app.kubernetes.io/name: {{.Name}}
+      containers:
+      - name: worker
+        image: {{q .Image}}
+        command: {{.WorkerCmd}}
+        env:
+        - name: APIPERF_TOKEN
+          valueFrom:
+            secretKeyRef:
+              name: {{.Name}}-token
+              key: token
+        resources:
+          requests:
+            cpu: {{q .CPU}}
+            memory: {{q .Memory}}
+          limits:
+            cpu: {{q .CPU}}
+            memory: {{q .Memory}}
+`))

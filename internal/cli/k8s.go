@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiperf/apiperf/cluster"
+)
+
+func cmdK8s(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("k8s", e)
+	var m cluster.Manifests
+	fs.IntVar(&m.Workers, "workers", 0, "worker pods (an Indexed Job, spread over nodes)")
+	fs.StringVar(&m.Image, "image", "apiperf:latest", "the apiperf image (see Dockerfile: FROM scratch)")
+	fs.StringVar(&m.Name, "name", "apiperf", "prefix of the objects' names")
+	fs.StringVar(&m.Namespace, "namespace", "default", "namespace of the objects")
+	fs.StringVar(&m.CPU, "cpu", "1", "CPU request and limit of each pod")
+	fs.StringVar(&m.Memory, "memory", "512Mi", "memory request and limit of each pod")
+	fs.IntVar(&m.Port, "port", 7070, "the coordinator's join port")
+	var tokenFile string
+	registerTokenFile(fs, &tokenFile)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: apiperf k8s --workers N [flags] -- run [flags] URL\n\nPrint Kubernetes manifests for a scale-out run: the token as a Secret, the coordinator as a\nJob behind a Service, the workers as an Indexed Job with anti-affinity. Apply them with\n`kubectl apply -f -`; the result is in `kubectl logs job/apiperf-coordinator`. Without\n"+tokenEnv+" or --token-file a random token is made.\n\n%s", fs.FlagUsages())
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	m.Args = fs.Args()
+	for _, a := range m.Args {
+		if a == "-h" || a == "--help" {
+			fs.Usage()
+			printExamples(e.stderr, "k8s")
+			return pflag.ErrHelp
+		}
+	}
+	if tokenFile != "" || os.Getenv(tokenEnv) != "" {
+		tok, err := readToken(tokenFile)
+		if err != nil {
+			return asUsage(err)
+		}
+		m.Token = tok
+	} else {
+		b := make([]byte, 24)
+		rand.Read(b)
+		m.Token = hex.EncodeToString(b)
+	}
+	out, err := m.YAML()
+	if err != nil {
+		return asUsage(fmt.Errorf("k8s: %w", err))
+	}
+	_, err = e.stdout.Write(out)
+	return err
+}
