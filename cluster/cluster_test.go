@@ -261,3 +261,29 @@ func TestCoordinatorLost(t *testing.T) {
 	<-stepDone
 	t.Logf("workers stopped %v after the coordinator died", stopped.Round(time.Millisecond))
 }
+
+// TestLiveIntervals checks the coordinator's merged intervals come in order and add up
+// exactly to the merged step.
+func TestLiveIntervals(t *testing.T) {
+	srv, _ := countingServer(t)
+	cl := startCluster(t, srv.URL, 3, Engine(io.Discard))
+	var got []*measure.Interval
+	cl.coord.o.Intervals = func(iv *measure.Interval) { got = append(got, iv) }
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 3, Threads: 1, Rate: 300, Duration: measure.Duration(2 * time.Second), Timeout: measure.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	var n, lat int64
+	for i, iv := range got {
+		if iv.Index != int64(i) {
+			t.Errorf("merged interval %d has index %d", i, iv.Index)
+		}
+		n += iv.Requests
+		if iv.Latency != nil {
+			lat += iv.Latency.Count()
+		}
+	}
+	if n != step.Requests || lat != step.Latency.Count() || len(got) < 2 {
+		t.Errorf("%d merged intervals hold %d responses and %d latencies; the step %d and %d", len(got), n, lat, step.Requests, step.Latency.Count())
+	}
+}

@@ -35,6 +35,9 @@ type Options struct {
 	Token       string        // the shared secret (never printed)
 	JoinTimeout time.Duration // default DefaultJoinTimeout
 	Log         io.Writer     // progress lines (default: discarded)
+	// Intervals, when set, receives the workers' intervals merged by index, in order, as a
+	// step runs (the coordinator's live view and --listen).
+	Intervals func(*measure.Interval)
 }
 
 // Coordinator listens for workers, hands each its share of every step and merges the steps.
@@ -216,6 +219,9 @@ func (c *Coordinator) Abort() {
 		m.c.nc.Close()
 	}
 }
+
+// WatchIntervals sets where the merged intervals of the next steps go (nil: nowhere).
+func (c *Coordinator) WatchIntervals(f func(*measure.Interval)) { c.o.Intervals = f }
 
 // Partial reports whether a worker was lost: what was merged lacks part of the load.
 func (c *Coordinator) Partial() bool { return len(c.lost) > 0 }

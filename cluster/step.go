@@ -66,6 +66,15 @@ func (c *Coordinator) collect(ctx context.Context, start time.Time) error {
 			pending++
 		}
 	}
+	var live *liveMerge
+	if c.o.Intervals != nil {
+		live = newLiveMerge(len(c.members), c.o.Intervals)
+		for _, m := range c.members {
+			if m.gone != nil {
+				live.end(m.index)
+			}
+		}
+	}
 	stopped := false
 	done := ctx.Done()
 	for pending > 0 {
@@ -92,14 +101,20 @@ func (c *Coordinator) collect(ctx context.Context, start time.Time) error {
 			case ev.m == nil:
 				c.lose(m, start, m.c.err)
 				pending--
+				live.end(m.index)
 			case ev.m.Type == msgInterval && ev.m.Interval != nil:
 				m.intervals = append(m.intervals, ev.m.Interval)
+				shown := *ev.m.Interval
+				shown.StepStart = shown.StepStart.Add(-m.offset)
+				live.add(m.index, &shown)
 			case ev.m.Type == msgStep && ev.m.Step != nil:
 				m.step = ev.m.Step
 				pending--
+				live.end(m.index)
 			case ev.m.Type == msgFailed:
 				c.lose(m, start, fmt.Errorf("its step failed: %s", ev.m.Error))
 				pending--
+				live.end(m.index)
 			}
 		}
 	}

@@ -248,6 +248,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if coord != nil {
+		coord.WatchIntervals(watch.Feed()) // the live view shows the workers' merged intervals
+	}
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
 	}

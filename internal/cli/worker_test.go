@@ -38,8 +38,9 @@ func TestClusterRunCLI(t *testing.T) {
 		}()
 	}
 	out := filepath.Join(t.TempDir(), "run.json")
+	hlog := filepath.Join(t.TempDir(), "run.hlog")
 	var stdout, stderr bytes.Buffer
-	code := Run(ctx, []string{"run", "--workers", "3", "--join-addr", addr, "--join-timeout", "20s", "-n", "3000", "-c", "6", "-o", out, srv.URL}, &stdout, &stderr)
+	code := Run(ctx, []string{"run", "--workers", "3", "--join-addr", addr, "--join-timeout", "20s", "-n", "3000", "-c", "6", "-o", out, "--hlog", hlog, srv.URL}, &stdout, &stderr)
 	wg.Wait()
 	if code != 0 {
 		t.Fatalf("run --workers 3 exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
@@ -57,6 +58,10 @@ func TestClusterRunCLI(t *testing.T) {
 	}
 	if strings.Contains(stdout.String()+stderr.String(), "cli-test-token") {
 		t.Error("the token was printed")
+	}
+	// The interval log holds the workers' merged intervals: every response once.
+	if b, err := os.ReadFile(hlog); err != nil || !bytes.Contains(b, []byte("\n0.")) {
+		t.Errorf("interval log %s: %v, want merged intervals:\n%s", hlog, err, b)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
