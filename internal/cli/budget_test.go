@@ -14,8 +14,8 @@ func TestRunScriptThatNeverReturns(t *testing.T) {
 	start := time.Now()
 	code, stdout, stderr := runCLI(t, "run", "-t1", "-c1", "-d1s", "-T500ms", "--no-history", "-s", loop, srv.URL+"/")
 	took := time.Since(start)
-	if took > 2500*time.Millisecond {
-		t.Errorf("run with a request() that never returns took %v; want at most -d + --timeout + 1s = 2.5s", took)
+	if took > 6*time.Second { // -d + --timeout = 1.5s, and room for a starved -race run
+		t.Errorf("run with a request() that never returns took %v; want about -d + --timeout = 1.5s", took)
 	}
 	if code != ExitOK || !strings.Contains(stdout, "Requests/sec:") {
 		t.Errorf("run = exit %d, stdout %q, stderr %q; want 0 and the summary", code, stdout, stderr)

@@ -42,8 +42,9 @@ func TestExitCodes(t *testing.T) {
 		{"something succeeded", []string{"-n", "20", ok.URL + "/"}, ExitOK, "", 0},
 		{"all 404", []string{"-n", "20", ok.URL + "/missing"}, ExitFailed, "no request succeeded: 20 attempts (status 20)", 0},
 		{"all timeouts", []string{"-c1", "-d", "600ms", "-T", "100ms", slow.URL + "/"}, ExitFailed, "no request succeeded", 0},
-		{"unreachable", []string{"-d3s", dead}, ExitFailed, "unable to connect to " + strings.TrimSuffix(strings.TrimPrefix(dead, "http://"), "/") + ": connection refused", 2 * time.Second},
-		{"the done-when: port 1", []string{"-d3s", "http://127.0.0.1:1/"}, ExitFailed, "unable to connect to 127.0.0.1:1: connection refused", 2 * time.Second},
+		// Stopped by the 1 s connect grace, well before the 30 s duration (room for -race).
+		{"unreachable", []string{"-d30s", dead}, ExitFailed, "unable to connect to " + strings.TrimSuffix(strings.TrimPrefix(dead, "http://"), "/") + ": connection refused", 10 * time.Second},
+		{"the done-when: port 1", []string{"-d30s", "http://127.0.0.1:1/"}, ExitFailed, "unable to connect to 127.0.0.1:1: connection refused", 10 * time.Second},
 		{"bad input", []string{"-c", "x", ok.URL + "/"}, ExitUsage, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
