@@ -155,6 +155,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	tf.register(fs, true)
 	var lv liveFlags // --listen (live.go)
 	lv.register(fs, false)
+	var cf clusterFlags // --workers, --join-addr (worker.go)
+	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -236,15 +238,27 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	}
 	eng := newEngine(e, wf.quiet, src, tgt, expected)
 	eng.watch = watch
+	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
+	if err != nil {
+		watch.Close(ctx)
+		return err
+	}
+	if coord != nil {
+		defer coord.Close()
+		coord.WatchIntervals(watch.Feed())
+	}
 	capture := tf.session()
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: eng.step, Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
 			doc.Steps, doc.End = steps, time.Now().UTC()
 			return doc.Save(runPath)
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
 	doc.Steps = steps
+	if coord != nil {
+		doc.Cluster = coord.Record()
+	}
 	if werr := watch.Close(ctx); werr != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
 	}
@@ -269,6 +283,10 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
+	}
+	if coord != nil && coord.Partial() {
+		fmt.Fprintf(e.stderr, "apiperf: partial sweep: %s\n", strings.Join(coord.Lost(), "; "))
+		return errFailed
 	}
 	return checkOutcome(e, doc.Steps)
 }

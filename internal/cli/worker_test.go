@@ -108,3 +108,55 @@ func TestClusterNeedsToken(t *testing.T) {
 		t.Errorf("worker without a token exited %d, stderr %q; want 2 naming %s", code, stderr.String(), tokenEnv)
 	}
 }
+
+// TestClusterSweepCLI runs a two-level sweep over two workers: every level is split and
+// merged exactly, and the sweep's files are written as for one machine.
+func TestClusterSweepCLI(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	t.Setenv(tokenEnv, "cli-test-token-0123456789")
+	addr := freeAddr(t)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Run(context.Background(), []string{"worker", "--join", addr}, io.Discard, io.Discard)
+		}()
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"sweep", "--workers", "2", "--join-addr", addr, "--levels", "2,4", "-d", "1s", "--dir", dir, "--name", "so", "--no-report", srv.URL}, &stdout, &stderr)
+	wg.Wait()
+	if code != 0 {
+		t.Fatalf("sweep --workers 2 exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "so", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Steps []struct {
+			Label       string `json:"label"`
+			Requests    int64  `json:"requests"`
+			Concurrency int    `json:"concurrency"`
+		} `json:"steps"`
+		Cluster struct{ Workers int } `json:"cluster"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, s := range doc.Steps {
+		n += s.Requests
+	}
+	// The server also answered the sweep's warmups (run by the workers, not recorded).
+	if len(doc.Steps) != 2 || n == 0 || n > served.Load() || doc.Steps[1].Concurrency != 4 || doc.Cluster.Workers != 2 {
+		t.Errorf("run.json steps %+v (%d responses), cluster %+v; the server answered %d; want 2 levels, c=4 last, 2 workers, at most the server's count",
+			doc.Steps, n, doc.Cluster, served.Load())
+	}
+}
