@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -41,6 +42,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	quiet := fs.BoolP("quiet", "q", false, "print nothing on stderr but warnings and errors")
 	var lv liveFlags // --listen (live.go)
 	lv.register(fs, false)
+	var cf clusterFlags // --workers, --join-addr (worker.go)
+	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -108,8 +111,17 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	eng := newEngine(e, *quiet, src, tgt, expected)
 	eng.watch = watch
+	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
+	if err != nil {
+		watch.Close(ctx)
+		return err
+	}
+	if coord != nil {
+		defer coord.Close()
+		coord.WatchIntervals(watch.Feed())
+	}
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: eng.step, Hook: eng.progress,
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: eng.progress,
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
 			doc.Steps, doc.Capacity, doc.End = steps, c, time.Now().UTC()
 			if !*quiet {
@@ -120,6 +132,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}}
 	c, steps, probeErr := r.Run(ctx)
 	doc.Capacity, doc.Steps = c, steps
+	if coord != nil {
+		doc.Cluster = coord.Record()
+	}
 	if werr := watch.Close(ctx); werr != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
 	}
@@ -140,6 +155,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	case c.Answer == 0:
 		return fmt.Errorf("capacity: %w", errFailed)
+	case coord != nil && coord.Partial():
+		fmt.Fprintf(e.stderr, "apiperf: partial capacity search: %s\n", strings.Join(coord.Lost(), "; "))
+		return errFailed
 	}
 	return checkOutcome(e, doc.Steps)
 }

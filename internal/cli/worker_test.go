@@ -160,3 +160,31 @@ func TestClusterSweepCLI(t *testing.T) {
 			doc.Steps, n, doc.Cluster, served.Load())
 	}
 }
+
+// TestClusterCapacityCLI runs a capacity search over two workers: its probes are split and
+// merged, and run.json keeps the workers' shares.
+func TestClusterCapacityCLI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	t.Setenv(tokenEnv, "cli-test-token-0123456789")
+	addr := freeAddr(t)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Run(context.Background(), []string{"worker", "--join", addr}, io.Discard, io.Discard)
+		}()
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"capacity", "--workers", "2", "--join-addr", addr, "--start", "100", "--max-rate", "200", "--max-probes", "2", "-d", "500ms", "--warmup", "0", "--dir", dir, "--name", "so", srv.URL}, &stdout, &stderr)
+	wg.Wait()
+	b, err := os.ReadFile(filepath.Join(dir, "so", "run.json"))
+	if err != nil {
+		t.Fatalf("capacity --workers 2 exited %d, no run.json: %v\nstderr:\n%s", code, err, stderr.String())
+	}
+	if !bytes.Contains(b, []byte(`"cluster"`)) || strings.Contains(stderr.String(), "partial") {
+		t.Errorf("capacity --workers 2 exited %d; run.json without the cluster record or a partial run\nstderr:\n%s", code, stderr.String())
+	}
+}
