@@ -287,3 +287,25 @@ func TestLiveIntervals(t *testing.T) {
 		t.Errorf("%d merged intervals hold %d responses and %d latencies; the step %d and %d", len(got), n, lat, step.Requests, step.Latency.Count())
 	}
 }
+
+// TestWorkerShort checks a worker that returns fewer requests than its share is named and
+// makes the step partial.
+func TestWorkerShort(t *testing.T) {
+	srv, _ := countingServer(t)
+	engine := Engine(io.Discard)
+	short := func(ctx context.Context, p *Plan, iv func(*measure.Interval)) (*measure.Step, error) {
+		if p.Worker == 1 {
+			p.Load.Requests /= 2 // this worker only does half its share
+		}
+		return engine(ctx, p, iv)
+	}
+	cl := startCluster(t, srv.URL, 2, short)
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Requests: 200, Timeout: measure.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(cl.coord.Lost(), "\n")
+	if !cl.coord.Partial() || !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "50 of its 100") || step.Requests != 150 {
+		t.Errorf("Partial() = %v, Lost() = %q, merged %d requests; want partial, worker 2 named with 50 of its 100, 150 merged", cl.coord.Partial(), lost, step.Requests)
+	}
+}

@@ -52,6 +52,7 @@ type Coordinator struct {
 	mu      sync.Mutex
 	members []*member
 	lost    []string // what was lost, one line per worker
+	short   []string // workers that did not do their share of requests
 	closed  bool
 }
 
@@ -223,8 +224,10 @@ func (c *Coordinator) Abort() {
 // WatchIntervals sets where the merged intervals of the next steps go (nil: nowhere).
 func (c *Coordinator) WatchIntervals(f func(*measure.Interval)) { c.o.Intervals = f }
 
-// Partial reports whether a worker was lost: what was merged lacks part of the load.
-func (c *Coordinator) Partial() bool { return len(c.lost) > 0 }
+// Partial reports whether a worker was lost or did not do its share of -n: what was merged
+// lacks part of the load.
+func (c *Coordinator) Partial() bool { return len(c.lost)+len(c.short) > 0 }
 
-// Lost lists the workers lost, one line each: who, when, and what they had done.
-func (c *Coordinator) Lost() []string { return c.lost }
+// Lost lists the workers lost or short of their share, one line each: who, when, and what
+// they had done.
+func (c *Coordinator) Lost() []string { return append(append([]string(nil), c.lost...), c.short...) }

@@ -190,6 +190,17 @@ func (c *Coordinator) syncClocks(ctx context.Context) error {
 func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 	var merged *measure.Step
 	var lo, hi time.Time // latest start and earliest end: the windows overlap when lo < hi
+	var behind []string
+	for _, m := range c.members {
+		w, short := m.behind()
+		if w == "" {
+			continue
+		}
+		behind = append(behind, w)
+		if short {
+			c.short = append(c.short, w)
+		}
+	}
 	for _, m := range c.members {
 		s := m.step
 		if s == nil {
@@ -219,6 +230,7 @@ func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 			lo.Format("15:04:05.000"), hi.Format("15:04:05.000"))
 	}
 	merged.Concurrency = cfg.Connections
+	merged.Warnings = append(merged.Warnings, behind...)
 	if len(c.lost) > 0 {
 		merged.Interrupted = true
 		merged.Warnings = append(merged.Warnings, c.lost...)
@@ -271,4 +283,22 @@ func fromIntervals(ivs []*measure.Interval) *measure.Step {
 	}
 	s.Finish()
 	return s
+}
+
+// behind says how worker m fell behind its share in the last step ("" when it did not): a
+// request count it did not reach (then the run is partial), or an open-loop schedule it
+// kept late for over a tenth of its sends.
+func (m *member) behind() (warning string, short bool) {
+	s := m.step
+	if s == nil || m.gone != nil || s.Interrupted {
+		return "", false
+	}
+	name := fmt.Sprintf("worker %d (%s, %s)", m.index+1, m.host, m.addr)
+	if m.share.Requests > 0 && m.share.Duration == 0 && s.Attempts < m.share.Requests {
+		return fmt.Sprintf("%s fell behind its share: %d of its %d requests attempted", name, s.Attempts, m.share.Requests), true
+	}
+	if o := s.Open; o != nil && o.Scheduled > 0 && o.LateSends*10 > o.Scheduled {
+		return fmt.Sprintf("%s fell behind its share: %d of %d sends over 1ms late (max lag %v)", name, o.LateSends, o.Scheduled, o.MaxLag.Duration()), false
+	}
+	return "", false
 }
