@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -307,5 +308,42 @@ func TestWorkerShort(t *testing.T) {
 	lost := strings.Join(cl.coord.Lost(), "\n")
 	if !cl.coord.Partial() || !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "50 of its 100") || step.Requests != 150 {
 		t.Errorf("Partial() = %v, Lost() = %q, merged %d requests; want partial, worker 2 named with 50 of its 100, 150 merged", cl.coord.Partial(), lost, step.Requests)
+	}
+}
+
+// TestTLSJoin checks workers join over TLS when the coordinator has a certificate, and
+// that a worker that does not trust it is not admitted.
+func TestTLSJoin(t *testing.T) {
+	certs := httptest.NewTLSServer(http.NotFoundHandler()) // only for its certificate and pool
+	defer certs.Close()
+	server := &tls.Config{Certificates: certs.TLS.Certificates}
+	client := certs.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	srv, served := countingServer(t)
+	coord, err := Listen("127.0.0.1:0", Job{Scenario: scenario.Scenario{URL: srv.URL}, Expected: measure.DefaultExpected()},
+		Options{Workers: 1, Token: testToken, JoinTimeout: 10 * time.Second, TLS: server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	joined := make(chan error, 1)
+	go func() { joined <- coord.Join(context.Background()) }()
+	// A worker without the CA fails the handshake and is not counted as joined.
+	if err := Work(context.Background(), coord.Addr(), testToken, nil, WorkerOptions{Dial: time.Second, TLS: &tls.Config{ServerName: "example.com"}}); err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("Work with an untrusted certificate = %v, want a TLS error", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Work(context.Background(), coord.Addr(), testToken, Engine(io.Discard), WorkerOptions{TLS: client})
+	}()
+	if err := <-joined; err != nil {
+		t.Fatalf("Join over TLS: %v", err)
+	}
+	step, err := coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Requests: 500, Timeout: measure.Duration(time.Second)})
+	if err != nil || step.Requests != 500 || served.Load() != 500 {
+		t.Fatalf("Step over TLS: %v, %v requests, server %d; want 500", err, step, served.Load())
+	}
+	coord.Close()
+	if err := <-done; err != nil {
+		t.Errorf("worker over TLS: %v", err)
 	}
 }

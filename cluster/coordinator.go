@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,8 @@ type Options struct {
 	Token       string        // the shared secret (never printed)
 	JoinTimeout time.Duration // default DefaultJoinTimeout
 	Log         io.Writer     // progress lines (default: discarded)
+	// TLS, when set, makes workers join over TLS with this server configuration.
+	TLS *tls.Config
 	// Intervals, when set, receives the workers' intervals merged by index, in order, as a
 	// step runs (the coordinator's live view and --listen).
 	Intervals func(*measure.Interval)
@@ -101,6 +104,9 @@ func Listen(addr string, job Job, o Options) (*Coordinator, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for workers: %w", err)
+	}
+	if o.TLS != nil {
+		ln = tls.NewListener(ln, o.TLS)
 	}
 	return &Coordinator{ln: ln, o: o, job: job, events: make(chan event, 256)}, nil
 }

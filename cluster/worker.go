@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -27,9 +28,12 @@ var ErrCoordinatorLost = errors.New("coordinator lost")
 
 // WorkerOptions are the worker's in-process knobs.
 type WorkerOptions struct {
-	Log     io.Writer     // progress lines (default: discarded); the token is never written
-	Dial    time.Duration // how long to keep trying to reach the coordinator (default 30s)
-	version int           // tests: speak another version
+	Log  io.Writer     // progress lines (default: discarded); the token is never written
+	Dial time.Duration // how long to keep trying to reach the coordinator (default 30s)
+	// TLS, when set, joins over TLS with this client configuration (the coordinator's
+	// certificate is verified against it).
+	TLS     *tls.Config
+	version int // tests: speak another version
 }
 
 // Work joins the coordinator at addr with token, runs every plan it is given with run, and
@@ -49,6 +53,22 @@ func Work(ctx context.Context, addr, token string, run RunFunc, o WorkerOptions)
 	nc, err := dialRetry(ctx, addr, o.Dial)
 	if err != nil {
 		return err
+	}
+	if o.TLS != nil {
+		cfg := o.TLS
+		if cfg.ServerName == "" { // verify the name dialed
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, cfg)
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return fmt.Errorf("joining %s: TLS: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := newConn(nc)
 	defer nc.Close()

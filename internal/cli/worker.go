@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +27,7 @@ type clusterFlags struct {
 	joinAddr    string
 	joinTimeout time.Duration
 	tokenFile   string
+	cert, key   string
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
@@ -32,6 +35,8 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.joinAddr, "join-addr", cluster.DefaultJoinAddr, "with --workers: the address workers join")
 	fs.DurationVar(&f.joinTimeout, "join-timeout", cluster.DefaultJoinTimeout, "with --workers: give up (exit 1) when not every worker joined within this")
 	registerTokenFile(fs, &f.tokenFile)
+	fs.StringVar(&f.cert, "join-cert", "", "with --workers: workers join over TLS with this certificate (PEM; give --join-key too)")
+	fs.StringVar(&f.key, "join-key", "", "with --workers: the private key of --join-cert (PEM)")
 }
 
 func registerTokenFile(fs *pflag.FlagSet, p *string) {
@@ -72,12 +77,20 @@ func (f *clusterFlags) coordinate(ctx context.Context, e *env, src *source, expe
 		}
 		job.ScriptCode = string(b)
 	}
-	if host, _, err := net.SplitHostPort(f.joinAddr); err == nil {
+	var tlsConf *tls.Config
+	if f.cert != "" || f.key != "" {
+		pair, err := tls.LoadX509KeyPair(f.cert, f.key)
+		if err != nil {
+			return nil, usagef("--join-cert/--join-key: %v", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	if host, _, err := net.SplitHostPort(f.joinAddr); err == nil && tlsConf == nil {
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			fmt.Fprintf(e.stderr, "apiperf: warning: workers join on %s, beyond loopback: the plan (headers, body) travels unencrypted; anyone who can reach it needs the token\n", f.joinAddr)
+			fmt.Fprintf(e.stderr, "apiperf: warning: workers join on %s, beyond loopback: the plan (headers, body) travels unencrypted (give --join-cert and --join-key for TLS); anyone who can reach it needs the token\n", f.joinAddr)
 		}
 	}
-	c, err := cluster.Listen(f.joinAddr, job, cluster.Options{Workers: f.workers, Token: token, JoinTimeout: f.joinTimeout, Log: e.stderr})
+	c, err := cluster.Listen(f.joinAddr, job, cluster.Options{Workers: f.workers, Token: token, JoinTimeout: f.joinTimeout, Log: e.stderr, TLS: tlsConf})
 	if err != nil {
 		return nil, asUsage(err)
 	}
@@ -103,6 +116,8 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	var tokenFile string
 	registerTokenFile(fs, &tokenFile)
 	patience := fs.Duration("dial-timeout", 30*time.Second, "keep trying to reach the coordinator this long")
+	ca := fs.String("join-ca", "", "join over TLS, trusting the coordinator's certificate if signed by this CA (PEM)")
+	serverName := fs.String("join-server-name", "", "with --join-ca: the name the coordinator's certificate must carry (default: the --join host)")
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf worker --join HOST:PORT\n\nJoin a coordinator, run the share of the load it sends with this machine's engine, and\nstream the results back. The worker never listens and stops when the coordinator goes away.\n\n%s", fs.FlagUsages())
 	}
@@ -116,7 +131,19 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	err = cluster.Work(ctx, *join, token, cluster.Engine(e.stdout), cluster.WorkerOptions{Log: e.stderr, Dial: *patience})
+	o := cluster.WorkerOptions{Log: e.stderr, Dial: *patience}
+	if *ca != "" {
+		pem, err := os.ReadFile(*ca)
+		if err != nil {
+			return asUsage(fmt.Errorf("--join-ca: %w", err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return usagef("--join-ca %s: no PEM certificate in it", *ca)
+		}
+		o.TLS = &tls.Config{RootCAs: pool, ServerName: *serverName, MinVersion: tls.VersionTLS12}
+	}
+	err = cluster.Work(ctx, *join, token, cluster.Engine(e.stdout), o)
 	switch {
 	case err == nil:
 		return nil

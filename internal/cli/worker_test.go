@@ -3,8 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestClusterRunCLI runs `run --workers 3` and three `worker --join` through cli.Run: the
@@ -186,5 +195,53 @@ func TestClusterCapacityCLI(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(`"cluster"`)) || strings.Contains(stderr.String(), "partial") {
 		t.Errorf("capacity --workers 2 exited %d; run.json without the cluster record or a partial run\nstderr:\n%s", code, stderr.String())
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key as PEM files.
+func selfSigned(t *testing.T) (certFile, keyFile string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "apiperf test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return certFile, keyFile
+}
+
+// TestClusterTLSCLI: run --join-cert/--join-key and worker --join-ca join over TLS.
+func TestClusterTLSCLI(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	t.Setenv(tokenEnv, "cli-test-token-0123456789")
+	cert, key := selfSigned(t)
+	addr := freeAddr(t)
+	wcode := make(chan int, 1)
+	var werr bytes.Buffer
+	go func() {
+		wcode <- Run(context.Background(), []string{"worker", "--join", addr, "--join-ca", cert}, io.Discard, &werr)
+	}()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"run", "--workers", "1", "--join-addr", addr, "--join-cert", cert, "--join-key", key, "--join-timeout", "20s", "-n", "300", "-c", "2", srv.URL}, &stdout, &stderr)
+	if wc := <-wcode; code != 0 || wc != 0 || served.Load() != 300 {
+		t.Errorf("run over TLS exited %d, worker %d, server %d requests; want 0, 0, 300\nstderr:\n%s\nworker:\n%s", code, wc, served.Load(), stderr.String(), werr.String())
 	}
 }
