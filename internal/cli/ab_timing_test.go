@@ -47,13 +47,16 @@ func spawnTargetProcess(t *testing.T) *target.Process {
 // (--pid-a/--pid-b): on a busy machine QPS and latency swing by tens of percent from one
 // step to the next, the CPU a request costs much less. Each comparison is 12 pairs of
 // 1 s steps (longer steps average the contention out better than more pairs).
+// p99 is not gated here: on 2 cores shared by two targets and the generator, one target
+// process can keep a worse tail for minutes (a CI rehearsal saw A/A p99 x1.30, p=0.001), a
+// difference between processes that alternation cannot cancel; QPS and CPU/req stay gated.
 func TestTimingAB(t *testing.T) {
 	testenv.Timing(t)
 	a, b := spawnTargetProcess(t), spawnTargetProcess(t)
 	urlA := a.URL() + "/knob?work=" + abTimingWork
 	ab := func(urlB string) (int, string) {
 		start := time.Now()
-		code, stdout, stderr := runCLI(t, "ab", "-q", "-c4", "-t1", "-d1s", "--warmup", "100ms", "--count", "12",
+		code, stdout, stderr := runCLI(t, "ab", "-q", "-c4", "-t1", "-d1s", "--warmup", "100ms", "--count", "12", "--max-p99-rise", "1000%",
 			"--pid-a", strconv.Itoa(a.Pid()), "--pid-b", strconv.Itoa(b.Pid()), urlA, urlB)
 		if code == ExitUsage {
 			t.Fatalf("apiperf ab: exit 2, stderr %s", stderr)
