@@ -87,24 +87,30 @@ func pctText(v float64) string {
 // CompareText writes the N-way comparison as a table, one row per run, then its warnings
 // and headline.
 func CompareText(w io.Writer, m *compare.Multi) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, c := range compareHeader(m) {
-		fmt.Fprintf(tw, "%s\t", c)
-	}
-	fmt.Fprintln(tw)
+	rows := make([][]string, len(m.Variants))
 	for i := range m.Variants {
-		for _, c := range compareCells(m, i) {
+		rows[i] = compareCells(m, i)
+	}
+	return writeCellTable(w, "comparison", compareHeader(m), rows, m.Warnings, m.Headline())
+}
+
+// writeCellTable writes a right-aligned table (header, then rows), then one line per warning
+// and the headline: the layout of diff and compare.
+func writeCellTable(w io.Writer, what string, header []string, rows [][]string, warnings []string, headline string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range append([][]string{header}, rows...) {
+		for _, c := range row {
 			fmt.Fprintf(tw, "%s\t", c)
 		}
 		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("writing comparison: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
-	for _, wn := range m.Warnings {
+	for _, wn := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
-	_, err := fmt.Fprintln(w, m.Headline())
+	_, err := fmt.Fprintln(w, headline)
 	return err
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"text/tabwriter"
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/report/chart"
@@ -106,27 +105,16 @@ func diffCells(d *compare.Diff, r compare.Row) []string {
 // ratio; success A, B), then its warnings and the headline ratio of peak QPS.
 func DiffText(w io.Writer, d *compare.Diff) error {
 	fmt.Fprintf(w, "A: %s\nB: %s\n", describe(d.A), describe(d.B))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	succ := "success"
 	if d.Classic {
 		succ = "classic success"
 	}
-	level := xLabel(d.A.Rate)
-	fmt.Fprintf(tw, "%s\tQPS A\tQPS B\tA/B\tmean A\tmean B\tp99 A\tp99 B\tA/B\t%s A\t%s B\t\n", level, succ, succ)
-	for _, r := range d.Rows {
-		for _, c := range diffCells(d, r) {
-			fmt.Fprintf(tw, "%s\t", c)
-		}
-		fmt.Fprintln(tw)
+	header := []string{xLabel(d.A.Rate), "QPS A", "QPS B", "A/B", "mean A", "mean B", "p99 A", "p99 B", "A/B", succ + " A", succ + " B"}
+	rows := make([][]string, len(d.Rows))
+	for i, r := range d.Rows {
+		rows[i] = diffCells(d, r)
 	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("writing diff: %w", err)
-	}
-	for _, wn := range d.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wn)
-	}
-	_, err := fmt.Fprintln(w, d.Headline())
-	return err
+	return writeCellTable(w, "diff", header, rows, d.Warnings, d.Headline())
 }
 
 func describe(s compare.Side) string {
