@@ -20,7 +20,7 @@ type Manifests struct {
 	CPU       string   // CPU request and limit of each pod (default "1")
 	Memory    string   // memory request and limit of each pod (default "512Mi")
 	Token     string   // the shared token put in the Secret
-	Args      []string // the coordinator's command after `apiperf`: run [flags] URL
+	Args      []string // the coordinator's command after `apiperf`: run|sweep|capacity [flags] URL
 }
 
 // Command is the coordinator container's command line.
@@ -64,8 +64,8 @@ func (m Manifests) Validate() error {
 	if m.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", m.Workers))
 	}
-	if len(m.Args) < 2 || m.Args[0] != "run" {
-		errs = append(errs, errors.New("give the coordinator's command after --: run [flags] URL"))
+	if len(m.Args) < 2 || (m.Args[0] != "run" && m.Args[0] != "sweep" && m.Args[0] != "capacity") {
+		errs = append(errs, errors.New("give the coordinator's command after --: run|sweep|capacity [flags] URL"))
 	}
 	for _, a := range m.Args {
 		if a == "--workers" || strings.HasPrefix(a, "--workers=") || a == "--join-addr" || strings.HasPrefix(a, "--join-addr=") {

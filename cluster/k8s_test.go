@@ -10,8 +10,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// TestManifests decodes every document the k8s command prints and checks the objects a
-// scale-out needs, with the commands the process tests run.
+// TestManifests decodes every document the k8s command prints (yaml.v3) and checks the
+// objects a scale-out needs. The strict decode with the Kubernetes API types, and the
+// process tests running these very commands, are in internal/cli/k8s_test.go.
 func TestManifests(t *testing.T) {
 	m := Manifests{Workers: 3, Image: "registry.local/apiperf:v1", Token: testToken,
 		Args: []string{"run", "-n", "30000", "-c", "30", "-H", `X-Note: "quoted": yes`, "http://api.default.svc:8080/"}}

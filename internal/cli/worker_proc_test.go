@@ -59,6 +59,16 @@ func (p *proc) wait(d time.Duration) int {
 	}
 }
 
+// clusterCommands is the argv of the coordinator and of a worker of a 3-worker run of url:
+// the container commands of `apiperf k8s --workers 3 -- run --join-timeout 30s runArgs... url`,
+// decoded strictly, with exe for /apiperf and addr for the join addresses (localCommands).
+func clusterCommands(t *testing.T, exe, addr, url string, runArgs ...string) (coord, worker []string) {
+	t.Helper()
+	args := append([]string{"--workers", "3", "--", "run", "--join-timeout", "30s"}, runArgs...)
+	_, o := k8sManifests(t, append(args, url)...)
+	return localCommands(t, o, exe, addr)
+}
+
 // clusterProcs starts a counting server, a coordinator and three workers as processes.
 func clusterProcs(t *testing.T, runArgs ...string) (coord *proc, workers []*proc, served *atomic.Int64) {
 	served = new(atomic.Int64)
@@ -67,11 +77,14 @@ func clusterProcs(t *testing.T, runArgs ...string) (coord *proc, workers []*proc
 		io.WriteString(w, "ok")
 	}))
 	t.Cleanup(srv.Close)
-	addr := freeAddr(t)
-	args := append([]string{"run", "--workers", "3", "--join-addr", addr, "--join-timeout", "30s"}, runArgs...)
-	coord = startApiperf(t, append(args, srv.URL)...)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), srv.URL, runArgs...)
+	coord = startApiperf(t, coordArgv[1:]...)
 	for range 3 {
-		workers = append(workers, startApiperf(t, "worker", "--join", addr))
+		workers = append(workers, startApiperf(t, workerArgv[1:]...))
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for served.Load() < 100 {

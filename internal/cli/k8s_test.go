@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// k8sObjects are the objects `apiperf k8s` prints, decoded with the official API types.
+type k8sObjects struct {
+	secret      *corev1.Secret
+	service     *corev1.Service
+	coordinator *batchv1.Job
+	workers     *batchv1.Job
+}
+
+// strictDecoder decodes core/v1 and batch/v1 objects from YAML the way the API server does
+// with fieldValidation=Strict: an unknown or duplicated field is an error.
+func strictDecoder() runtime.Decoder {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := batchv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+}
+
+// decodeK8s splits a multi-document YAML stream and decodes every document strictly.
+func decodeK8s(manifests []byte) ([]runtime.Object, error) {
+	dec := strictDecoder()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifests)))
+	var objs []runtime.Object
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return objs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := dec.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// k8sManifests runs `apiperf k8s args...` and decodes what it prints strictly.
+func k8sManifests(t *testing.T, args ...string) ([]byte, k8sObjects) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), append([]string{"k8s"}, args...), &stdout, &stderr); code != 0 {
+		t.Fatalf("apiperf k8s %q exited %d: %s", args, code, stderr.String())
+	}
+	objs, err := decodeK8s(stdout.Bytes())
+	if err != nil {
+		t.Fatalf("strict decoding of `apiperf k8s` output: %v\n%s", err, stdout.String())
+	}
+	var o k8sObjects
+	for _, obj := range objs {
+		switch v := obj.(type) {
+		case *corev1.Secret:
+			o.secret = v
+		case *corev1.Service:
+			o.service = v
+		case *batchv1.Job:
+			if strings.HasSuffix(v.Name, "-workers") {
+				o.workers = v
+			} else {
+				o.coordinator = v
+			}
+		default:
+			t.Fatalf("unexpected object %T", obj)
+		}
+	}
+	if len(objs) != 4 || o.secret == nil || o.service == nil || o.coordinator == nil || o.workers == nil {
+		t.Fatalf("apiperf k8s printed %d objects %+v, want a Secret, a Service and two Jobs", len(objs), o)
+	}
+	return stdout.Bytes(), o
+}
+
+// podCommand is the command of a Job's only container.
+func podCommand(t *testing.T, j *batchv1.Job) []string {
+	t.Helper()
+	cs := j.Spec.Template.Spec.Containers
+	if len(cs) != 1 {
+		t.Fatalf("Job %s has %d containers, want 1", j.Name, len(cs))
+	}
+	return cs[0].Command
+}
+
+// localCommands turns the manifests' container commands into the argv the process tests
+// run: the image's /apiperf becomes exe and the two join addresses become addr (loopback);
+// every other argument is the manifests' own.
+func localCommands(t *testing.T, o k8sObjects, exe, addr string) (coord, worker []string) {
+	t.Helper()
+	swap := func(cmd []string, flag string) []string {
+		out := append([]string(nil), cmd...)
+		if len(out) == 0 || out[0] != "/apiperf" {
+			t.Fatalf("container command %q does not start with /apiperf", cmd)
+		}
+		out[0] = exe
+		n := 0
+		for i := 1; i+1 < len(out); i++ {
+			if out[i] == flag {
+				out[i+1] = addr
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("container command %q has %s %d times, want once", cmd, flag, n)
+		}
+		return out
+	}
+	return swap(podCommand(t, o.coordinator), "--join-addr"), swap(podCommand(t, o.workers), "--join")
+}
+
+// TestK8sManifestsStrict decodes `apiperf k8s` output with the Kubernetes API types, unknown
+// fields rejected, and checks that the objects fit together: the workers join the Service,
+// the Service selects the coordinator's pod on the port it listens on, both read the Secret.
+func TestK8sManifestsStrict(t *testing.T) {
+	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
+	for _, sub := range []string{"run", "sweep", "capacity"} {
+		t.Run(sub, func(t *testing.T) {
+			_, o := k8sManifests(t, "--workers", "3", "--namespace", "perf", "--port", "7171", "--",
+				sub, "-c", "30", "-H", `X-Note: "quoted": yes`, "http://api.perf.svc:8080/")
+			w := o.workers.Spec
+			if w.CompletionMode == nil || *w.CompletionMode != batchv1.IndexedCompletion ||
+				w.Parallelism == nil || *w.Parallelism != 3 || w.Completions == nil || *w.Completions != 3 {
+				t.Errorf("workers Job spec %+v, want Indexed with 3 completions and parallelism 3", w)
+			}
+			if a := w.Template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil ||
+				len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+				t.Error("the workers have no pod anti-affinity")
+			}
+			coordPod := o.coordinator.Spec.Template
+			for k, v := range o.service.Spec.Selector {
+				if coordPod.Labels[k] != v {
+					t.Errorf("Service selector %v does not select the coordinator pod (labels %v)", o.service.Spec.Selector, coordPod.Labels)
+				}
+			}
+			if p := o.service.Spec.Ports; len(p) != 1 || p[0].Port != 7171 || coordPod.Spec.Containers[0].Ports[0].ContainerPort != 7171 {
+				t.Errorf("Service ports %+v, coordinator container ports %+v, want 7171", p, coordPod.Spec.Containers[0].Ports)
+			}
+			coord := podCommand(t, o.coordinator)
+			if want := []string{"/apiperf", sub, "--workers", "3", "--join-addr", "0.0.0.0:7171"}; !reflect.DeepEqual(coord[:len(want)], want) {
+				t.Errorf("coordinator command %q, want it to start %q", coord, want)
+			}
+			join := o.service.Name + "." + o.service.Namespace + ".svc:7171"
+			if got, want := podCommand(t, o.workers), []string{"/apiperf", "worker", "--join", join}; !reflect.DeepEqual(got, want) {
+				t.Errorf("worker command %q, want %q (the Service)", got, want)
+			}
+			for _, j := range []*batchv1.Job{o.coordinator, o.workers} {
+				ref := j.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef
+				if ref == nil || ref.Name != o.secret.Name || o.secret.StringData[ref.Key] != "k8s-test-token-0123456789" {
+					t.Errorf("Job %s reads the token from %+v, want the Secret %s holding it", j.Name, ref, o.secret.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestK8sDecodeIsStrict proves the decoder used above rejects what the API server would:
+// an unknown field and a misspelt one in a Job.
+func TestK8sDecodeIsStrict(t *testing.T) {
+	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
+	out, _ := k8sManifests(t, "--workers", "2", "--", "run", "-n", "100", "http://127.0.0.1:9/")
+	for _, tc := range []struct{ from, to, want string }{
+		{"  completionMode: Indexed\n", "  completionMode: Indexed\n  parallelismm: 2\n", `unknown field "spec.parallelismm"`},
+		{"      restartPolicy: Never\n", "      restartPolicy: Never\n      hostNetwerk: true\n", `unknown field "spec.template.spec.hostNetwerk"`},
+	} {
+		bad := bytes.Replace(out, []byte(tc.from), []byte(tc.to), 1)
+		if bytes.Equal(bad, out) {
+			t.Fatalf("the manifests have no %q to alter", tc.from)
+		}
+		if _, err := decodeK8s(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("decoding manifests with %q: error %v, want %s", strings.TrimSpace(tc.to), err, tc.want)
+		}
+	}
+}
+
+// TestClusterProcsRunManifestCommands: the process tests run exactly the manifests' container
+// commands, only the binary's path and the join address made local.
+func TestClusterProcsRunManifestCommands(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", "7070")
+	coord, worker := clusterCommands(t, exe, addr, "http://127.0.0.1:9/", "-n", "30000", "-c", "30")
+	want := []string{exe, "run", "--workers", "3", "--join-addr", addr, "--join-timeout", "30s", "-n", "30000", "-c", "30", "http://127.0.0.1:9/"}
+	if !reflect.DeepEqual(coord, want) {
+		t.Errorf("coordinator argv %q, want %q", coord, want)
+	}
+	if want := []string{exe, "worker", "--join", addr}; !reflect.DeepEqual(worker, want) {
+		t.Errorf("worker argv %q, want %q", worker, want)
+	}
+}
