@@ -28,8 +28,10 @@ for c in $CONN_LIST; do
   rows+=("| $c | $eff_wrk | $eff_api | **$ratio** | $rss_wrk | $rss_api | $(awk -v a="$rss_api" -v b="$rss_wrk" 'BEGIN{printf "%.2f", a/b}') |")
 done
 
-# The HTTP/2 section (scripts/bench-h2.sh) is kept as it is.
+# The HTTP/2 section (scripts/bench-h2.sh) and the footprint section (scripts/footprint.sh and
+# prose, between <!-- lean --> markers) are kept as they are.
 h2sec=$(awk '/^<!-- bench-h2/ {p=1} p {print} /^<!-- \/bench-h2 -->/ {p=0}' "$OUT" 2>/dev/null || true)
+leansec=$(awk '/^<!-- lean/ {p=1} p {print} /^<!-- \/lean -->/ {p=0}' "$OUT" 2>/dev/null || true)
 {
   echo "# Performance: apiperf against wrk"
   echo
@@ -60,6 +62,10 @@ h2sec=$(awk '/^<!-- bench-h2/ {p=1} p {print} /^<!-- \/bench-h2 -->/ {p=0}' "$OU
   if [[ -n $h2sec ]]; then
     echo
     printf '%s\n' "$h2sec"
+  fi
+  if [[ -n $leansec ]]; then
+    echo
+    printf '%s\n' "$leansec"
   fi
 } >"$OUT"
 echo "bench: wrote $OUT" >&2
