@@ -205,7 +205,7 @@ func TestClusterProcsRunManifestCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", "7070")
-	coord, worker := clusterCommands(t, exe, addr, "http://127.0.0.1:9/", "-n", "30000", "-c", "30")
+	coord, worker := clusterCommands(t, exe, addr, "run", "http://127.0.0.1:9/", "-n", "30000", "-c", "30")
 	want := []string{exe, "run", "--workers", "3", "--join-addr", addr, "--join-timeout", "30s", "-n", "30000", "-c", "30", "http://127.0.0.1:9/"}
 	if !reflect.DeepEqual(coord, want) {
 		t.Errorf("coordinator argv %q, want %q", coord, want)

@@ -59,12 +59,13 @@ func (p *proc) wait(d time.Duration) int {
 	}
 }
 
-// clusterCommands is the argv of the coordinator and of a worker of a 3-worker run of url:
-// the container commands of `apiperf k8s --workers 3 -- run --join-timeout 30s runArgs... url`,
-// decoded strictly, with exe for /apiperf and addr for the join addresses (localCommands).
-func clusterCommands(t *testing.T, exe, addr, url string, runArgs ...string) (coord, worker []string) {
+// clusterCommands is the argv of the coordinator and of a worker of a 3-worker sub (run,
+// sweep, capacity) of url: the container commands of
+// `apiperf k8s --workers 3 -- sub --join-timeout 30s args... url`, decoded strictly, with exe
+// for /apiperf and addr for the join addresses (localCommands).
+func clusterCommands(t *testing.T, exe, addr, sub, url string, args ...string) (coord, worker []string) {
 	t.Helper()
-	args := append([]string{"--workers", "3", "--", "run", "--join-timeout", "30s"}, runArgs...)
+	args = append([]string{"--workers", "3", "--", sub, "--join-timeout", "30s"}, args...)
 	_, o := k8sManifests(t, append(args, url)...)
 	return localCommands(t, o, exe, addr)
 }
@@ -81,7 +82,7 @@ func clusterProcs(t *testing.T, runArgs ...string) (coord *proc, workers []*proc
 	if err != nil {
 		t.Fatal(err)
 	}
-	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), srv.URL, runArgs...)
+	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), "run", srv.URL, runArgs...)
 	coord = startApiperf(t, coordArgv[1:]...)
 	for range 3 {
 		workers = append(workers, startApiperf(t, workerArgv[1:]...))
