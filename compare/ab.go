@@ -21,8 +21,13 @@ const (
 	MetricCPU = "cpu"
 )
 
-// DefaultPairs is how many A/B pairs `apiperf ab` runs at each level.
+// DefaultPairs is how many A/B pairs `apiperf ab` runs at each level before it first
+// judges them, and between judgments (looks).
 const DefaultPairs = 10
+
+// DefaultLooks is how many looks `apiperf ab` may take at a level: it adds pairs until the
+// comparison is settled (ABSettled) or DefaultLooks x DefaultPairs pairs ran.
+const DefaultLooks = 3
 
 // ABCheck is the paired comparison of one metric at one level: B against A over pairs of
 // steps run back to back (in ABBA order), so that drift of the machine hits both alike.
@@ -67,11 +72,14 @@ type ABResult struct {
 	A      string     `json:"a"` // what A and B were, e.g. their URLs
 	B      string     `json:"b"`
 	// CheckAlpha is the significance level of each gated check: Config's alpha divided by
-	// the number of gated checks (Bonferroni), so that Alpha bounds the chance that any
-	// check of an A/A comparison is significant.
-	CheckAlpha float64   `json:"check_alpha"`
-	Checks     []ABCheck `json:"checks"`
-	Warnings   []string  `json:"warnings,omitempty"`
+	// the number of gated checks and by Looks (Bonferroni), so that Alpha bounds the chance
+	// that any check of an A/A comparison is significant at any look.
+	CheckAlpha float64 `json:"check_alpha"`
+	// Looks is how many times a sequential run could judge each level (sweep.ABSequence);
+	// 0 or 1: once, at the end.
+	Looks    int       `json:"looks,omitempty"`
+	Checks   []ABCheck `json:"checks"`
+	Warnings []string  `json:"warnings,omitempty"`
 }
 
 // Pass reports whether no check found a regression.
@@ -162,6 +170,61 @@ func ABChecks(levels int, cpu bool) int {
 	return n * levels
 }
 
+// ABCheckAlpha is the significance level of each of checks gated checks, each made at up
+// to looks looks, for a family-wise level alpha (Bonferroni: valid whatever the stopping
+// rule, since a false alarm needs one of these tests to reject).
+func ABCheckAlpha(alpha float64, checks, looks int) float64 {
+	if alpha <= 0 {
+		alpha = DefaultAlpha
+	}
+	return alpha / float64(max(checks, 1)*max(looks, 1))
+}
+
+// ABSettled reports whether the pairs (a[i], b[i]) of one level, each check at level
+// alpha, settle the comparison so that a sequential run needs no more pairs: some gated
+// check is a regression, or the confidence interval of every primary check lies within its
+// budget. The primary check is the target's CPU per request when the steps have it (it
+// moves least with the machine's contention), else QPS and p99.
+func ABSettled(cfg GateConfig, alpha float64, a, b []*measure.Step) bool {
+	metrics := abMetricsFor(a, b)
+	cpu := len(metrics) == len(abMetrics)
+	var checks []*ABCheck
+	for _, m := range metrics {
+		c, _ := m.check(cfg, alpha, "", a, b)
+		if c == nil {
+			continue
+		}
+		if c.Regression {
+			return true
+		}
+		checks = append(checks, c)
+	}
+	primary := 0
+	for _, c := range checks {
+		if (cpu && c.Metric != MetricCPU) || (!cpu && c.Metric != MetricQPS && c.Metric != MetricP99) {
+			continue
+		}
+		primary++
+		if !c.Tested || c.CI == nil || !withinBudget(cfg, c) {
+			return false
+		}
+	}
+	return primary > 0
+}
+
+// withinBudget reports whether c's whole confidence interval lies inside its budget.
+func withinBudget(cfg GateConfig, c *ABCheck) bool {
+	switch c.Metric {
+	case MetricQPS:
+		return -c.CI.Lo <= cfg.MaxQPSDrop
+	case MetricP99:
+		return c.CI.Hi <= cfg.MaxP99Rise
+	case MetricCPU:
+		return c.CI.Hi <= cfg.MaxCPURise
+	}
+	return false
+}
+
 // AB compares run b against run a pair by pair: steps with the same label and repetition
 // number form a pair. It fails with an error when no pair can be formed.
 func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
@@ -208,7 +271,10 @@ func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
 	}
 	metrics := abMetricsFor(all...)
 	gated := ABChecks(len(levels), len(metrics) == len(abMetrics))
-	res.CheckAlpha = res.Config.Alpha / float64(gated)
+	if a.AB != nil && a.AB.Looks > 1 {
+		res.Looks = a.AB.Looks
+	}
+	res.CheckAlpha = ABCheckAlpha(res.Config.Alpha, gated, res.Looks)
 	untested := false
 	for _, l := range levels {
 		for _, m := range metrics {

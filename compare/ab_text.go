@@ -9,16 +9,20 @@ import (
 
 // Method says in one line how an A/B result was decided.
 func (r *ABResult) Method() string {
+	looks := ""
+	if r.Looks > 1 {
+		looks = fmt.Sprintf(" x %d looks (pairs added until settled)", r.Looks)
+	}
 	return fmt.Sprintf("paired: Wilcoxon signed-rank test of the per-pair change B vs A, Hodges-Lehmann estimate; "+
-		"each check at alpha %.3g (%g over %d gated checks), a check fails only when significant and over budget",
-		r.CheckAlpha, r.Config.Alpha, r.gatedChecks())
+		"each check at alpha %.3g (%g over %d gated checks%s), a check fails only when significant and over budget",
+		r.CheckAlpha, r.Config.Alpha, r.gatedChecks(), looks)
 }
 
 func (r *ABResult) gatedChecks() int {
 	if r.CheckAlpha == 0 {
 		return 0
 	}
-	return int(r.Config.Alpha/r.CheckAlpha + 0.5)
+	return int(r.Config.Alpha/r.CheckAlpha/float64(max(r.Looks, 1)) + 0.5)
 }
 
 // Text writes a plain-text summary for a terminal: one line per check with its ratio and

@@ -55,6 +55,8 @@ type Run struct {
 	Capacity *sweep.Capacity `json:"capacity,omitempty"`
 	// Native is the same plan run against the built-in plain net/http target (--vs-native).
 	Native *Run `json:"native,omitempty"`
+	// AB says which interleaved A/B comparison (`apiperf ab`) the run is one side of.
+	AB *sweep.ABRecord `json:"ab,omitempty"`
 	// Target holds what was captured from the target under load (profiles, metrics).
 	Target *profcap.Record `json:"target,omitempty"`
 	// Verdict is what limited the run (see package verdict), nil when not judged.

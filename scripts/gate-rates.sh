@@ -3,8 +3,9 @@
 # over separate runs, on this machine, against two built-in targets on loopback.
 #   A/A: both sides hit /knob?work=$WORK (identical targets on two ports).
 #   A/B: B hits /knob?work=$WORK_B (about 15% more CPU per request, HTTP handling counted).
-# ab:   N A/A and N A/B comparisons of `ab -c4 -t1 -d500ms --warmup 100ms --count 10`
-#       (10 pairs: 5 s measured per side).
+# ab:   N A/A and N A/B comparisons of `ab -c4 -t1 -d$D --warmup 100ms --count $COUNT
+#       [--max-pairs $MAX]` (defaults: D=1s, COUNT=10, MAX: ab's default, 3 x COUNT): pairs are
+#       added COUNT at a time until the comparison is settled or MAX pairs ran.
 # gate: N A/A and N A/B comparisons of two `run --count 5 -d1s -c4 -t1` (5 s measured per
 #       side), one after the other, then `gate` (Mann-Whitney over the repetitions).
 # CPU=1: ab also compares the targets' CPU time per request (--pid-a/--pid-b).
@@ -43,12 +44,14 @@ for i in $(seq 1 "$N"); do
 		[[ $k == 1 ]] && UB="$B/knob?work=$WORK_B"
 		what=$([[ $k == 0 ]] && echo A/A || echo A/B)
 		set +e
-		timeout 120 "$BIN" ab -q -c4 -t1 -d"${D:-500ms}" --warmup 100ms --count "${COUNT:-10}" "${PIDFLAGS[@]}" --json "$W/ab.json" "$UA" "$UB" >"$W/ab.txt" 2>&1
+		MAXFLAG=()
+		[[ -n ${MAX:-} ]] && MAXFLAG=(--max-pairs "$MAX")
+		timeout 300 "$BIN" ab -q -c4 -t1 -d"${D:-1s}" --warmup 100ms --count "${COUNT:-10}" "${MAXFLAG[@]}" "${PIDFLAGS[@]}" --json "$W/ab.json" "$UA" "$UB" >"$W/ab.txt" 2>&1
 		code=$?
 		set -e
 		[[ $code == 2 ]] && { cat "$W/ab.txt"; exit 1; }
 		[[ $code == 1 ]] && ab_fail[k]=$((ab_fail[k] + 1))
-		echo "ab   $what #$i exit $code: QPS B/A $(grep -E '^c=4 +QPS ' "$W/ab.txt" | awk '{print $7, $8, $9, "p=" $10}');" \
+		echo "ab   $what #$i exit $code: $(sed -n 's/^c=4 QPS: with \([0-9]*\) pairs.*/\1 pairs/p' "$W/ab.txt"); QPS B/A $(grep -E '^c=4 +QPS ' "$W/ab.txt" | awk '{print $7, $8, $9, "p=" $10}');" \
 			"detectable: $(sed -n 's/^c=4 QPS: with .*(±\([0-9.]*%\)), a \([0-9.]*%\) QPS change.*/noise ±\1, \2/p' "$W/ab.txt")" \
 			"$(grep -E '^c=4 +CPU/req ' "$W/ab.txt" | awk '{print "CPU/req B/A", $7, $8, $9, "p=" $10}')" \
 			"$(grep -E '^c=4 .*FAIL: ' "$W/ab.txt" | awk '{printf "failed: %s ", $2}')"

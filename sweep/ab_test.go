@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestRunAB(t *testing.T) {
 	base := load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(time.Second), Timeout: measure.Duration(time.Second)}
 	plan := Plan{Levels: []int{4, 8}, Count: 3, Warmup: measure.Duration(100 * time.Millisecond)}
 	f := &fakeAB{}
-	r, err := RunAB(context.Background(), plan, base, f.step(SideA), f.step(SideB), nil)
+	r, err := RunAB(context.Background(), plan, base, f.step(SideA), f.step(SideB), ABSequence{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestRunABStops(t *testing.T) {
 	plan := Plan{Levels: []int{2}, Count: 4}
 	// An error stops the run and keeps the steps measured before it.
 	f := &fakeAB{failAt: 3}
-	r, err := RunAB(context.Background(), plan, base, f.step(SideA), f.step(SideB), nil)
+	r, err := RunAB(context.Background(), plan, base, f.step(SideA), f.step(SideB), ABSequence{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "B c=2 pair 1: boom") || len(r.A)+len(r.B) != 2 {
 		t.Errorf("RunAB with a failing 3rd step: %d+%d steps, err %v; want 2 steps and the error naming B c=2 pair 1", len(r.A), len(r.B), err)
 	}
@@ -75,11 +76,68 @@ func TestRunABStops(t *testing.T) {
 	defer cancel()
 	f = &fakeAB{cancel: cancel, stopAt: 5}
 	var seen int
-	r, err = RunAB(ctx, plan, base, f.step(SideA), f.step(SideB), func(ABStep) { seen++ })
+	r, err = RunAB(ctx, plan, base, f.step(SideA), f.step(SideB), ABSequence{}, func(ABStep) { seen++ })
 	if err != nil || len(r.A)+len(r.B) != 5 || seen != 5 {
 		t.Errorf("RunAB cancelled after 5 steps: %d+%d steps, %d seen, err %v; want 5, 5, nil", len(r.A), len(r.B), seen, err)
 	}
-	if _, err := RunAB(context.Background(), Plan{}, base, f.step(SideA), f.step(SideB), nil); err == nil {
+	if _, err := RunAB(context.Background(), Plan{}, base, f.step(SideA), f.step(SideB), ABSequence{}, nil); err == nil {
 		t.Error("RunAB with an empty plan: no error")
+	}
+}
+
+func TestRunABSequential(t *testing.T) {
+	base := load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(time.Second), Timeout: measure.Duration(time.Second)}
+	plan := Plan{Levels: []int{4, 8}, Count: 2}
+	tests := []struct {
+		name      string
+		seq       ABSequence
+		decideAt  map[int]int // level -> pairs at which Decided says yes
+		wantPairs []int
+		wantLooks []int
+		wantAsked []string // level:pairs of every call of Decided
+	}{
+		// No Decided: plan.Reps() pairs, one judgment per level (the caller's).
+		{"fixed", ABSequence{Every: 2, Max: 7}, nil, []int{2, 2}, []int{1, 1}, nil},
+		// Never decided: looks after 2, 4 and 6 pairs, the cap of 7 ends the level; 4 looks in all.
+		{"capped", ABSequence{Every: 2, Max: 7, Decided: func(int, []*measure.Step, []*measure.Step) bool { return false }},
+			nil, []int{7, 7}, []int{4, 4}, []string{"0:2", "0:4", "0:6", "1:2", "1:4", "1:6"}},
+		// Level 0 is settled at the second look, level 1 at the first.
+		{"decided", ABSequence{Every: 2, Max: 6}, map[int]int{0: 4, 1: 2}, []int{4, 2}, []int{2, 1}, []string{"0:2", "0:4", "1:2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []string
+			if tt.decideAt != nil {
+				tt.seq.Decided = func(level int, a, b []*measure.Step) bool {
+					asked = append(asked, fmt.Sprintf("%d:%d", level, len(a)))
+					if len(a) != len(b) {
+						t.Errorf("Decided got %d A and %d B steps", len(a), len(b))
+					}
+					return len(a) == tt.decideAt[level]
+				}
+			} else if tt.seq.Decided != nil {
+				d := tt.seq.Decided
+				tt.seq.Decided = func(level int, a, b []*measure.Step) bool {
+					asked = append(asked, fmt.Sprintf("%d:%d", level, len(a)))
+					return d(level, a, b)
+				}
+			}
+			f := &fakeAB{}
+			r, err := RunAB(context.Background(), plan, base, f.step(SideA), f.step(SideB), tt.seq, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(r.Pairs, tt.wantPairs) || !slices.Equal(r.Looks, tt.wantLooks) || !slices.Equal(asked, tt.wantAsked) {
+				t.Errorf("RunAB(%+v): pairs %v, looks %v, asked %v; want %v, %v, %v", tt.seq, r.Pairs, r.Looks, asked, tt.wantPairs, tt.wantLooks, tt.wantAsked)
+			}
+			if n := tt.wantPairs[0] + tt.wantPairs[1]; len(r.A) != n || len(r.B) != n {
+				t.Errorf("%d A and %d B steps, want %d each", len(r.A), len(r.B), n)
+			}
+			if tt.seq.Decided != nil {
+				if got, want := tt.seq.Looks(plan), (tt.seq.Max+1)/2; got != want {
+					t.Errorf("Looks = %d, want %d", got, want)
+				}
+			}
+		})
 	}
 }

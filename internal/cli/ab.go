@@ -29,7 +29,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	e.redact = &lf.redact // what ab prints is redacted with the --redact names too
 	sf.register(fs)
 	cfg := compare.DefaultGateConfig
-	pairs := fs.Int("count", compare.DefaultPairs, "A/B pairs per level (ABBA order)")
+	pairs := fs.Int("count", compare.DefaultPairs, "A/B pairs per level (ABBA order) before the first look, and between looks")
+	maxPairs := fs.Int("max-pairs", 0, "add pairs (--count at a time) until the comparison is settled or this many pairs ran; --count: judge once (default 3 x --count)")
 	warmup := fs.Duration("warmup", DefaultABWarmup, "unmeasured load before every step, on the target about to be measured")
 	levels := fs.String("levels", "", "run at these concurrency levels, A and B alternating at each (default: -c)")
 	rates := fs.String("rates", "", "open loop: run at these rates, A and B alternating at each")
@@ -69,10 +70,22 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	if cpu {
 		errs = append(errs, checkPids(*pidA, *pidB))
 	}
+	if *maxPairs == 0 {
+		*maxPairs = compare.DefaultLooks * *pairs
+	}
+	if *maxPairs < *pairs || *maxPairs > 1000 {
+		errs = append(errs, fmt.Errorf("--max-pairs %d: want --count (%d) to 1000", *maxPairs, *pairs))
+	}
 	checks := compare.ABChecks(plan.Len(), cpu)
-	if need := compare.ABMinPairs(cfg.Alpha, checks); err == nil && *pairs < need {
-		errs = append(errs, fmt.Errorf("--count %d: %d pairs cannot show a significant change at alpha %g over %d checks; use --count %d or more (10 is a good start)",
-			*pairs, *pairs, cfg.Alpha, checks, need))
+	seq := sweep.ABSequence{Every: *pairs, Max: *maxPairs}
+	looks := (*maxPairs + *pairs - 1) / max(*pairs, 1)
+	checkAlpha := compare.ABCheckAlpha(cfg.Alpha, checks, looks)
+	if looks > 1 {
+		seq.Decided = func(_ int, a, b []*measure.Step) bool { return compare.ABSettled(cfg, checkAlpha, a, b) }
+	}
+	if need := compare.ABMinPairs(cfg.Alpha, checks*looks); err == nil && *pairs < need {
+		errs = append(errs, fmt.Errorf("--count %d: %d pairs cannot show a significant change at alpha %g over %d checks x %d looks; use --count %d or more (10 is a good start)",
+			*pairs, *pairs, cfg.Alpha, checks, looks, need))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(fmt.Errorf("ab: %w", err))
@@ -132,11 +145,11 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 			if s.Step.TargetCPU > 0 && s.Step.Requests > 0 {
 				cpu = fmt.Sprintf(", target CPU %.1f µs/request", float64(s.Step.TargetCPU.Duration().Microseconds())/float64(s.Step.Requests))
 			}
-			fmt.Fprintf(e.stderr, "apiperf: %s pair %d/%d %s: %.1f req/s, p99 %.3f ms%s\n", s.Step.Label, s.Pair+1, plan.Reps(), s.Side,
+			fmt.Fprintf(e.stderr, "apiperf: %s pair %d (of up to %d) %s: %.1f req/s, p99 %.3f ms%s\n", s.Step.Label, s.Pair+1, s.Pairs, s.Side,
 				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
 		}
 	}
-	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA, *pidA), step(srcB, tgtB, *pidB), progress)
+	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA, *pidA), step(srcB, tgtB, *pidB), seq, progress)
 	if run == nil {
 		return err
 	}
@@ -149,6 +162,10 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	docA.Steps, docB.Steps = run.A, run.B
+	id := fmt.Sprintf("%d", docA.Start.UnixNano())
+	for side, d := range map[string]*result.Run{sweep.SideA: docA, sweep.SideB: docB} {
+		d.AB = &sweep.ABRecord{ID: id, Side: side, Every: *pairs, Max: *maxPairs, Looks: looks, Pairs: run.Pairs, Order: run.Order}
+	}
 	docA.End, docB.End = time.Now().UTC(), time.Now().UTC()
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {

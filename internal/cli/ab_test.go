@@ -30,23 +30,28 @@ func startTarget(t *testing.T, cfg target.Config) string {
 }
 
 // TestABCommand: B answers 3 ms later than A; `ab` runs them alternately, fails B on QPS and
-// p99 (exit 1), saves both runs, and `gate --ab` over the saved runs agrees.
+// p99 (exit 1) at its first look (9 of up to 27 pairs), saves both runs, and `gate --ab`
+// over the saved runs agrees.
 func TestABCommand(t *testing.T) {
 	a := startTarget(t, target.Config{})
 	b := startTarget(t, target.Config{Delay: 3 * time.Millisecond})
 	dir := t.TempDir()
-	code, stdout, stderr := runCLI(t, "ab", "-c2", "-t1", "-d150ms", "--warmup", "0", "--count", "7", "-o", dir, a+"/healthz", b+"/healthz")
+	code, stdout, stderr := runCLI(t, "ab", "-c2", "-t1", "-d150ms", "--warmup", "0", "--count", "9", "-o", dir, a+"/healthz", b+"/healthz")
 	if code != ExitFailed || !strings.Contains(stdout, "ab: FAIL") || !strings.Contains(stdout, "QPS") ||
-		!strings.Contains(stdout, "FAIL: significant and over budget") || !strings.Contains(stdout, "would be detected 95% of the time") {
-		t.Fatalf("apiperf ab A vs A+3ms = exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, a significant regression and the power", code, stdout, stderr)
+		!strings.Contains(stdout, "FAIL: significant and over budget") || !strings.Contains(stdout, "would be detected 95% of the time") ||
+		!strings.Contains(stdout, "over 3 gated checks x 3 looks") {
+		t.Fatalf("apiperf ab A vs A+3ms = exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, a significant regression, 3 looks and the power", code, stdout, stderr)
 	}
-	for _, want := range []string{"pairs in ABBA order", "c=2 pair 1/7 A:", "c=2 pair 2/7 B:"} {
+	for _, want := range []string{"pairs in ABBA order", "c=2 pair 1 (of up to 27) A:", "c=2 pair 2 (of up to 27) B:", "c=2 pair 9 (of up to 27) A:"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
+	if strings.Contains(stderr, "pair 10 ") {
+		t.Errorf("ab ran a 10th pair, want it settled at the first look (9 pairs):\n%s", stderr)
+	}
 	idx := func(s string) int { return strings.Index(stderr, s) }
-	if !(idx("pair 2/7 B:") < idx("pair 2/7 A:")) {
+	if !(idx("pair 2 (of up to 27) B:") < idx("pair 2 (of up to 27) A:")) {
 		t.Errorf("pair 2 ran A before B (want ABBA):\n%s", stderr)
 	}
 	code, stdout, stderr = runCLI(t, "gate", "--ab", "--baseline", filepath.Join(dir, "a.json"), "--current", filepath.Join(dir, "b.json"))
@@ -61,7 +66,9 @@ func TestABBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"ab", "http://127.0.0.1:1/"}, "want two URLs"},
-		{[]string{"ab", "--count", "4", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "--count 4: 4 pairs cannot show a significant change at alpha 0.05 over 3 checks; use --count 7"},
+		{[]string{"ab", "--count", "4", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "--count 4: 4 pairs cannot show a significant change at alpha 0.05 over 3 checks x 3 looks; use --count 9"},
+		{[]string{"ab", "--count", "4", "--max-pairs", "4", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "over 3 checks x 1 looks; use --count 7"},
+		{[]string{"ab", "--count", "10", "--max-pairs", "5", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "--max-pairs 5: want --count (10) to 1000"},
 		{[]string{"ab", "--levels", "2,4", "--rates", "5", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "give --levels or --rates, not both"},
 		{[]string{"ab", "--max-qps-drop", "-3", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}, "max QPS drop -3%"},
 	} {
