@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= ./apiperf
 PKGS    := ./...
 
-.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean image-context
+.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean image-context worker-efficiency
 
 all: build
 
@@ -44,6 +44,11 @@ bench: build
 ## bench-h2: apiperf's HTTP/2 engine against h2load, side by side (the HTTP/2 section of docs/PERFORMANCE.md).
 bench-h2: build
 	OUT=docs/PERFORMANCE.md ./scripts/bench-h2.sh $(BIN)
+
+## worker-efficiency: CPU per request of one scale-out worker against a plain run of the same share
+## (median of interleaved reps, under the measurement lock; figures in docs/SCALEOUT.md).
+worker-efficiency: build
+	flock /tmp/apiperf-bench.lock ./scripts/worker-efficiency.sh $(BIN)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 30s ./load
