@@ -72,6 +72,10 @@ type Config struct {
 	// MaxRPS caps the requests served per second overall; excess requests wait in line.
 	// 0 means no ceiling.
 	MaxRPS float64 `json:"max_rps,omitempty"`
+	// MaxConns resets connections beyond this many open at once as soon as they are
+	// accepted (a proxy at its connection limit, a server out of file descriptors): their
+	// requests fail with a reset. 0 means no limit.
+	MaxConns int `json:"max_conns,omitempty"`
 	// TLS serves HTTPS (h2 and HTTP/1.1 by ALPN) with a self-signed certificate made at
 	// start for 127.0.0.1, ::1 and localhost (clients need -k). Cleartext serves HTTP/1.1
 	// and h2c with prior knowledge either way.
@@ -103,6 +107,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.stallSchedule(time.Time{}).Validate())
 	if c.MaxRPS < 0 || math.IsNaN(c.MaxRPS) || math.IsInf(c.MaxRPS, 0) {
 		errs = append(errs, fmt.Errorf("max-rps %v must be a finite number >= 0", c.MaxRPS))
+	}
+	if c.MaxConns < 0 {
+		errs = append(errs, fmt.Errorf("max-conns %d must be >= 0", c.MaxConns))
 	}
 	return errors.Join(errs...)
 }
@@ -141,6 +148,9 @@ func (c Config) String() string {
 	}
 	if c.MaxRPS > 0 {
 		parts = append(parts, fmt.Sprintf("max %g req/s", c.MaxRPS))
+	}
+	if c.MaxConns > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d connections", c.MaxConns))
 	}
 	mode := "plain"
 	if c.Demo {

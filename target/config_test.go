@@ -46,6 +46,7 @@ func TestConfigValidate(t *testing.T) {
 		{"stall ok", Config{Stall: 500 * time.Millisecond, StallEvery: 5 * time.Second}, nil},
 		// The ceiling must be a finite non-negative number.
 		{"negative rps", Config{MaxRPS: -1}, []string{"max-rps -1"}},
+		{"negative max-conns", Config{MaxConns: -1}, []string{"max-conns -1"}},
 		// Every problem is reported at once.
 		{"several", Config{Addr: ":1", Status: 1, MaxRPS: -2}, []string{"not a loopback", "status 1", "max-rps -2"}},
 	}

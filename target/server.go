@@ -53,6 +53,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.addr(), err)
 	}
+	ln = newConnLimit(ln, cfg.MaxConns)
 	base, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg:      cfg,

@@ -423,9 +423,9 @@ func errorsClaim(in Input) *Claim {
 			n    int64
 			why  string
 		}{
-			{"connect", e.Connect, "connections refused or not accepted: a listen backlog or file-descriptor limit on one side"},
-			{"read", e.Read, "connections reset or closed mid-response: a backlog, file-descriptor or keep-alive limit on one side"},
-			{"write", e.Write, "connections reset while sending: a backlog, file-descriptor or keep-alive limit on one side"},
+			{"connect", e.Connect, "connections refused or reset as they opened: a connection limit, listen backlog or file-descriptor limit on one side"},
+			{"read", e.Read, "connections reset or closed before the response: a connection limit, listen backlog, file-descriptor or keep-alive limit on one side"},
+			{"write", e.Write, "connections reset while sending: a connection limit, listen backlog, file-descriptor or keep-alive limit on one side"},
 			{"timeout", e.Timeout, "requests outlived the timeout: the target is saturated and requests queue"},
 			{"status", e.Status, "the target answered with unexpected status codes"},
 			{"protocol", e.Protocol, "responses that are not valid HTTP"},
@@ -462,7 +462,7 @@ func errorsClaim(in Input) *Claim {
 func errorFix(class string) string {
 	switch class {
 	case "connect", "read", "write":
-		return "raise the listen backlog (somaxconn) and the open-file limits (ulimit -n) on both sides, and reuse connections"
+		return "raise the connection limit (the target's or its proxy's), the listen backlog (somaxconn) and the open-file limits (ulimit -n) on both sides, and reuse connections"
 	case "timeout":
 		return "the target is past its capacity here: see the other claims for what limits it, or raise --timeout if the latency is acceptable"
 	case "status":

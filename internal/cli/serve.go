@@ -34,6 +34,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&cfg.StallEvery, "stall-every", 0, "stall period, from server start")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve HTTPS (h2 and HTTP/1.1 by ALPN) with a self-signed certificate (clients need -k); cleartext serves HTTP/1.1 and h2c")
 	fs.Float64Var(&cfg.MaxRPS, "max-rps", 0, "serve at most this many requests per second overall; the rest wait in line")
+	fs.IntVar(&cfg.MaxConns, "max-conns", 0, "reset connections beyond this many open at once, as soon as they are accepted (a proxy's connection limit)")
 	fault := fs.String("fault", "", "serve a hostile target instead, counting what it receives: "+faultList())
 	faultN := fs.Int("fault-n", 0, "the fault's parameter: responses before close-after closes (3), huge-body's size (1 MiB)")
 	if err := parseFlags(fs, args); err != nil {

@@ -17,8 +17,8 @@ import (
 )
 
 // spawnDemo starts `apiperf serve --demo` as a child process with extra environment
-// variables (e.g. GOMAXPROCS) and returns it.
-func spawnDemo(t *testing.T, env ...string) *target.Process {
+// variables (e.g. GOMAXPROCS) and serve flags, and returns it.
+func spawnDemo(t *testing.T, env []string, serve ...string) *target.Process {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -30,7 +30,7 @@ func spawnDemo(t *testing.T, env ...string) *target.Process {
 		t.Setenv(k, v) // the child inherits it; this process read its own at start
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	p, err := target.Spawn(ctx, exe, "--demo")
+	p, err := target.Spawn(ctx, exe, append([]string{"--demo"}, serve...)...)
 	if err != nil {
 		cancel()
 		t.Fatalf("spawning apiperf serve --demo: %v", err)
@@ -69,40 +69,57 @@ func judgeDemo(t *testing.T, p *target.Process, path string, plan ...string) *ve
 	return r.Verdict
 }
 
-// TestTimingVerdictOnDemoTargets (make timing) is issue 18's check: each demo target has exactly one bottleneck,
-// and the verdict names it and nothing else; a healthy target at moderate load gets no
-// bottleneck claim. Loads are short and bounded (2 s per level, three levels).
+// TestTimingVerdictOnDemoTargets (make timing) is issue 18's check: each demo setup has
+// exactly one bottleneck (the target's CPU, a pool, a downstream, a leak, apiperf's own CPU,
+// a connection limit), and the verdict names it and nothing else; a healthy target at
+// moderate load gets no bottleneck claim. Loads are short and bounded (2 s per level, three levels).
 func TestTimingVerdictOnDemoTargets(t *testing.T) {
 	testenv.Timing(t) // the verdict reads CPU shares: it needs the serial pass, without -race
 	if testing.Short() {
 		t.Skip("sweeps demo targets for about a minute")
 	}
+	burn := filepath.Join(t.TempDir(), "burn.lua")
+	if err := os.WriteFile(burn, []byte(BurnScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		env   []string
+		serve []string // serve flags beside --demo
 		path  string
 		plan  []string
 		want  []verdict.Kind
 		names string // what the claim's evidence must name
 	}{
 		// One core of pure arithmetic per request: CPU-bound, the spinning function named.
-		{"cpu", []string{"GOMAXPROCS=1"}, "/demo/cpu", []string{"--levels", "1,4,16"},
+		{"cpu", []string{"GOMAXPROCS=1"}, nil, "/demo/cpu", []string{"--levels", "1,4,16"},
 			[]verdict.Kind{verdict.TargetCPU}, "apiperfHotHandlerSpin"},
 		// Four pool slots held 5 ms each: waiting, in the pool's get.
-		{"pool", nil, "/demo/pool", []string{"--levels", "4,16,64"},
+		{"pool", nil, nil, "/demo/pool", []string{"--levels", "4,16,64"},
 			[]verdict.Kind{verdict.TargetWaiting}, "demoPool).get"},
 		// A downstream reached over four connections: waiting, in the call to it.
-		{"downstream", nil, "/demo/downstream", []string{"--levels", "4,16,64"},
+		{"downstream", nil, nil, "/demo/downstream", []string{"--levels", "4,16,64"},
 			[]verdict.Kind{verdict.TargetWaiting}, "downstream).call"},
 		// A goroutine and 16 KiB left behind per request, at rates it serves easily: growth.
-		{"leak", nil, "/demo/leak", []string{"--rates", "100,200,300"},
+		{"leak", nil, nil, "/demo/leak", []string{"--rates", "100,200,300"},
 			[]verdict.Kind{verdict.Growth}, "apiperfLeakedWatcher"},
+		// apiperf on one thread whose script burns CPU for every request, against a cheap
+		// endpoint: the generator is the bottleneck, and its CPU is named.
+		{"generator", nil, nil, "/healthz", []string{"-t", "1", "-s", burn, "--levels", "1,4,16"},
+			[]verdict.Kind{verdict.GeneratorBound}, "of its 1 cores"},
+		// A target that resets connections beyond 16 open at once (10 ms per request): 4
+		// and 8 connections (beside the profile and metrics clients') are served, at 32 the
+		// errors start, and the verdict names them resets of a connection limit. A closed
+		// loop: an open loop's pool grows whenever a busy machine delays its sends, so where
+		// its errors start would depend on the machine.
+		{"errors", nil, []string{"--max-conns", "16"}, "/knob?delay=10ms", []string{"--levels", "4,8,32"},
+			[]verdict.Kind{verdict.ErrorsStart}, "at c=32, mostly"},
 		// Plain net/http at a moderate rate: nothing to claim.
-		{"healthy", nil, "/healthz", []string{"--rates", "100,200,300"}, nil, ""},
+		{"healthy", nil, nil, "/healthz", []string{"--rates", "100,200,300"}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := judgeDemo(t, spawnDemo(t, tt.env...), tt.path, tt.plan...)
+			v := judgeDemo(t, spawnDemo(t, tt.env, tt.serve...), tt.path, tt.plan...)
 			if got := v.Kinds(); !slices.Equal(got, tt.want) {
 				t.Fatalf("verdict on %s = %v, want exactly %v:\n%s", tt.path, got, tt.want, verdictDump(v))
 			}
@@ -116,6 +133,15 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 		})
 	}
 }
+
+// BurnScript is a wrk script whose request() spends about a millisecond of CPU on every
+// request (as one that signs or encrypts each body would): with it, apiperf is the bottleneck.
+const BurnScript = `request = function()
+  local x = 0
+  for i = 1, 20000 do x = (x * 31 + i) % 1000003 end
+  return wrk.format("GET", nil, {["X-Burn"] = tostring(x)})
+end
+`
 
 func verdictDump(v *verdict.Verdict) string {
 	var b strings.Builder
