@@ -6,8 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"github.com/apiperf/apiperf/exposition"
 	"github.com/apiperf/apiperf/measure"
 )
 
@@ -74,7 +73,7 @@ type liveState struct {
 
 func (s *Session) handler() http.Handler {
 	mux := http.NewServeMux()
-	prom := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	prom := exposition.Handler(s.metrics.write)
 	mux.Handle("/metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.scraped()
 		prom.ServeHTTP(w, r)

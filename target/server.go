@@ -14,9 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/apiperf/apiperf/exposition"
 )
 
 // ShutdownGrace is how long Close lets in-flight requests finish before it cuts them off.
@@ -181,14 +179,10 @@ func (s *Server) routes() (http.Handler, error) {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	if s.cfg.Metrics {
-		reg := prometheus.NewRegistry()
-		if err := reg.Register(collectors.NewGoCollector()); err != nil {
-			return nil, fmt.Errorf("registering go collector: %w", err)
-		}
-		if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-			return nil, fmt.Errorf("registering process collector: %w", err)
-		}
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle("/metrics", exposition.Handler(func(p *exposition.Page) {
+			exposition.WriteGo(p)
+			exposition.WriteProcess(p)
+		}))
 	}
 	return mux, nil
 }

@@ -1,0 +1,155 @@
+// Package exposition writes metrics in the Prometheus text exposition format (version 0.0.4),
+// the page a Prometheus server scrapes: families with HELP and TYPE lines, labelled samples,
+// classic histograms and summaries, and the Go runtime and process metrics a Go service
+// exposes. It is small on purpose: apiperf's /metrics pages are a few dozen series, and a
+// full client library would be initialized (and paid for in memory) by every apiperf process.
+package exposition
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// ContentType is the media type of the text format served by Handler.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// Page is a metrics page being written. Families must be written whole, one after another;
+// a name must not be written twice.
+type Page struct {
+	b []byte
+}
+
+// Bytes returns the page written so far.
+func (p *Page) Bytes() []byte { return p.b }
+
+// Family starts a metric family: its HELP and TYPE lines. typ is counter, gauge, histogram,
+// summary or untyped.
+func (p *Page) Family(name, help, typ string) {
+	p.b = append(p.b, "# HELP "...)
+	p.b = append(p.b, name...)
+	p.b = append(p.b, ' ')
+	p.b = appendEscaped(p.b, help, false)
+	p.b = append(p.b, "\n# TYPE "...)
+	p.b = append(p.b, name...)
+	p.b = append(p.b, ' ')
+	p.b = append(p.b, typ...)
+	p.b = append(p.b, '\n')
+}
+
+// Sample writes one sample line, name{label="value",...} v; labels are name, value pairs.
+func (p *Page) Sample(name string, v float64, labels ...string) {
+	p.b = append(p.b, name...)
+	if len(labels) > 0 {
+		p.b = append(p.b, '{')
+		for i := 0; i+1 < len(labels); i += 2 {
+			if i > 0 {
+				p.b = append(p.b, ',')
+			}
+			p.b = append(p.b, labels[i]...)
+			p.b = append(p.b, `="`...)
+			p.b = appendEscaped(p.b, labels[i+1], true)
+			p.b = append(p.b, '"')
+		}
+		p.b = append(p.b, '}')
+	}
+	p.b = append(p.b, ' ')
+	p.b = AppendFloat(p.b, v)
+	p.b = append(p.b, '\n')
+}
+
+// Metric writes a family of one sample: a counter or gauge without labels.
+func (p *Page) Metric(name, help, typ string, v float64) {
+	p.Family(name, help, typ)
+	p.Sample(name, v)
+}
+
+// Histogram writes a classic histogram family: cumulative counts per upper bound (bounds
+// ascending, without +Inf; counts has one more entry, the +Inf bucket, equal to the count),
+// then _sum and _count.
+func (p *Page) Histogram(name, help string, h *Histogram) {
+	p.Family(name, help, "histogram")
+	var cum uint64
+	for i, n := range h.Counts {
+		cum += n
+		le := "+Inf"
+		if i < len(h.Bounds) {
+			le = string(AppendFloat(nil, h.Bounds[i]))
+		}
+		p.Sample(name+"_bucket", float64(cum), "le", le)
+	}
+	p.Sample(name+"_sum", h.Sum)
+	p.Sample(name+"_count", float64(cum))
+}
+
+// Histogram is a classic Prometheus histogram: counts per bucket (not cumulative), the last
+// one for values above every bound.
+type Histogram struct {
+	Bounds []float64
+	Counts []uint64
+	Sum    float64
+}
+
+// NewHistogram returns an empty histogram with these upper bounds (ascending).
+func NewHistogram(bounds []float64) *Histogram {
+	return &Histogram{Bounds: bounds, Counts: make([]uint64, len(bounds)+1)}
+}
+
+// ObserveN adds n observations of v.
+func (h *Histogram) ObserveN(v float64, n uint64) {
+	i := 0
+	for i < len(h.Bounds) && v > h.Bounds[i] {
+		i++
+	}
+	h.Counts[i] += n
+	h.Sum += v * float64(n)
+}
+
+// AppendFloat appends v as the text format writes numbers: the shortest decimal form,
+// +Inf, -Inf or NaN.
+func AppendFloat(b []byte, v float64) []byte {
+	switch {
+	case math.IsInf(v, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Inf"...)
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// appendEscaped escapes a backslash and a newline (HELP text), and a double quote in a label
+// value.
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	if !strings.ContainsAny(s, "\\\n\"") {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, `\\`...)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '"' && quote:
+			b = append(b, `\"`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// Handler serves the page that write fills on each request, in the text format.
+func Handler(write func(*Page)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p Page
+		write(&p)
+		w.Header().Set("Content-Type", ContentType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(p.b)))
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(p.b)
+		}
+	})
+}
