@@ -26,7 +26,7 @@ unit:
 
 # Tests named TestTiming* assert latencies and rates; they skip in `unit` and run here alone.
 timing:
-	APIPERF_TIMING=1 $(GO) test -count=1 -p 1 -run 'TestTiming' $(PKGS)
+	APIPERF_TIMING=1 $(GO) test -count=1 -p 1 -timeout 30m -run 'TestTiming' $(PKGS)
 
 e2e: build
 	./scripts/e2e.sh $(BIN)

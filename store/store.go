@@ -240,11 +240,15 @@ func (d *DB) Path() string { return d.path }
 func (d *DB) Close() error { return d.db.Close() }
 
 // Key is a run's identity in the history: the same run recorded twice (at its end, then
-// again by an import of its run.json) is stored once.
+// again by an import of its run.json) is stored once. The two sides of an `ab` comparison
+// are two runs, even of one URL.
 func Key(r *result.Run) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s", r.Start.UTC().Format(time.RFC3339Nano), r.Host, r.Kind,
 		r.Scenario.URL, strings.Join(r.Command, "\x00"))
+	if r.AB != nil {
+		fmt.Fprintf(h, "\x00ab %s", r.AB.Side) // the two sides of an A/A comparison of one URL are two runs
+	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 

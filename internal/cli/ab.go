@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/apiperf/apiperf/compare"
@@ -45,6 +47,10 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	out := fs.StringP("out", "o", "", "save A's and B's runs as DIR/a.json and DIR/b.json")
 	quiet := fs.BoolP("quiet", "q", false, "print no progress")
+	hf := &historyFlags{}
+	hf.register(fs)
+	labelsA := fs.StringArray("label-a", nil, "label A's run key=value in the history (repeatable; --label labels both)")
+	labelsB := fs.StringArray("label-b", nil, "label B's run key=value in the history (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
 			"Compare B against A by running them alternately (pairs in ABBA order, same load, warmup and window),\n"+
@@ -87,8 +93,17 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		errs = append(errs, fmt.Errorf("--count %d: %d pairs cannot show a significant change at alpha %g over %d checks x %d looks; use --count %d or more (10 is a good start)",
 			*pairs, *pairs, cfg.Alpha, checks, looks, need))
 	}
+	labels := map[string]map[string]string{}
+	for side, extra := range map[string][]string{sweep.SideA: *labelsA, sweep.SideB: *labelsB} {
+		l, err := parseLabels(append(slices.Clone(hf.labels), extra...))
+		errs = append(errs, err)
+		labels[side] = l
+	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(fmt.Errorf("ab: %w", err))
+	}
+	if err := hf.check(); err != nil {
+		return err
 	}
 	if err := checkFiles(*mdOut, *jsonOut); err != nil {
 		return err
@@ -113,6 +128,12 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	tgtB, _ := scenario.ParseTarget(srcB.scenario.URL)
 	docA, docB := newRun(result.KindRun, srcA.scenario, lcfg, args), newRun(result.KindRun, srcB.scenario, lcfg, args)
 	docA.Name, docB.Name = "A", "B"
+	id := strconv.FormatInt(docA.Start.UnixNano(), 10)
+	for side, d := range map[string]*result.Run{sweep.SideA: docA, sweep.SideB: docB} {
+		d.Command[1] = "ab"
+		d.Labels = labels[side]
+		d.Labels[abLabel], d.Labels[abSideLabel] = id, side
+	}
 	if !*quiet {
 		fmt.Fprintf(e.stderr, "apiperf: ab A=%s B=%s at %s: pairs in ABBA order, %s measured per step on %d threads\n",
 			docA.Scenario.URL, docB.Scenario.URL, plan, perLevel(lcfg), lcfg.Threads)
@@ -162,9 +183,13 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	docA.Steps, docB.Steps = run.A, run.B
-	id := fmt.Sprintf("%d", docA.Start.UnixNano())
 	for side, d := range map[string]*result.Run{sweep.SideA: docA, sweep.SideB: docB} {
 		d.AB = &sweep.ABRecord{ID: id, Side: side, Every: *pairs, Max: *maxPairs, Looks: looks, Pairs: run.Pairs, Order: run.Order}
+	}
+	for _, d := range []*result.Run{docA, docB} {
+		if err := hf.record(ctx, e, d); err != nil {
+			return err
+		}
 	}
 	docA.End, docB.End = time.Now().UTC(), time.Now().UTC()
 	if *out != "" {
@@ -187,6 +212,13 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	}
 	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
 }
+
+// Labels of the two runs an `ab` comparison records in the history: the comparison's id
+// (shared) and the side.
+const (
+	abLabel     = "ab"
+	abSideLabel = "ab-side"
+)
 
 // checkPids checks that both target processes can be watched before any load is sent.
 func checkPids(a, b int) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
@@ -159,5 +160,61 @@ func TestGateLearnsNoise(t *testing.T) {
 	code, stdout, _ = runCLI(t, "gate", "--db", db, "--baseline", "12", "--current", "label=branch:feature")
 	if code != ExitFailed {
 		t.Errorf("gate --baseline 12 = exit %d\nstdout:\n%s\nwant exit 1 (no noise band for a baseline given by id)", code, stdout)
+	}
+}
+
+// TestABRecordsHistory: `ab` records both sides in the history (a real SQLite file) as two
+// runs linked by the ab label, even for one URL against itself; `history` lists them, a
+// label query finds each side, the A side counts as history of its URL and load shape for
+// the gate's noise learning, and the pair read back from the database judges as it did.
+func TestABRecordsHistory(t *testing.T) {
+	a := startTarget(t, target.Config{})
+	db := filepath.Join(t.TempDir(), "h", "history.db")
+	url := a + "/healthz"
+	code, stdout, stderr := runCLI(t, "ab", "-q", "-c2", "-t1", "-d100ms", "--warmup", "0", "--count", "9", "--max-pairs", "9",
+		"--db", db, "--label", "ci=1", "--label-a", "branch=main", url, url)
+	if code == ExitUsage {
+		t.Fatalf("apiperf ab = exit 2: %s", stderr)
+	}
+	code, list, stderr := runCLI(t, "history", "--db", db)
+	if code != ExitOK || strings.Count(list, url) != 2 || !strings.Contains(list, "ab-side=A branch=main ci=1") || !strings.Contains(list, "ab-side=B ci=1") ||
+		!strings.Contains(list, "c=2 x9") {
+		t.Fatalf("history after ab = exit %d\n%s%s\nwant two runs of %s, sides A (branch=main) and B, 9 steps each", code, list, stderr, url)
+	}
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	side := func(s string) *result.Run {
+		t.Helper()
+		es, err := h.List(ctx, store.Filter{Labels: map[string]string{abSideLabel: s}})
+		if err != nil || len(es) != 1 {
+			t.Fatalf("history runs labelled %s=%s: %d, err %v; want 1", abSideLabel, s, len(es), err)
+		}
+		r, err := h.Run(ctx, es[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ra, rb := side("A"), side("B")
+	if ra.AB == nil || rb.AB == nil || ra.AB.ID != rb.AB.ID || ra.Labels[abLabel] != ra.AB.ID || len(ra.AB.Order) != 18 || ra.AB.Looks != 1 ||
+		ra.Command[1] != "ab" {
+		t.Fatalf("recorded ab runs: A %+v labels %v command %v, B %+v; want one shared id, 18 steps in order, 1 look, command apiperf ab", ra.AB, ra.Labels, ra.Command, rb.AB)
+	}
+	// A later `run` of the same URL and load shape on main learns its noise from the A side.
+	cur := &result.Run{Kind: result.KindRun, Scenario: scenario.Scenario{URL: url}, Load: ra.Load, Start: time.Now()}
+	similar, err := h.Similar(ctx, store.Filter{Labels: map[string]string{"branch": "main"}}, cur, 20)
+	if err != nil || len(similar) != 1 || similar[0].AB == nil || similar[0].AB.Side != "A" {
+		t.Errorf("Similar(branch=main, a run of %s c=2) = %d runs, err %v; want the ab A side", url, len(similar), err)
+	}
+	res, err := compare.AB(ra, rb, compare.DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Contains(stdout, "ab: PASS"); got != res.Pass() {
+		t.Errorf("ab printed PASS %v, the recorded pair judges %v:\n%s", got, res.Pass(), stdout)
 	}
 }

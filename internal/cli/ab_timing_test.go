@@ -19,8 +19,8 @@ const (
 	abTimingWorkB = "117000"
 )
 
-// spawnTarget starts `apiperf serve` (this test binary, see TestMain) as a child process
-// and returns it.
+// spawnTargetProcess starts `apiperf serve` (this test binary, see TestMain) as a child
+// process and returns it; it lives until the test ends (at most 20 minutes).
 func spawnTargetProcess(t *testing.T) *target.Process {
 	t.Helper()
 	exe, err := os.Executable()
@@ -28,7 +28,7 @@ func spawnTargetProcess(t *testing.T) *target.Process {
 		t.Fatal(err)
 	}
 	t.Setenv(asApiperfEnv, "1")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	p, err := target.Spawn(ctx, exe)
 	if err != nil {
 		cancel()
