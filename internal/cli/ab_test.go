@@ -31,8 +31,8 @@ func startTarget(t *testing.T, cfg target.Config) string {
 }
 
 // TestABCommand: B answers 3 ms later than A; `ab` runs them alternately, fails B on QPS and
-// p99 (exit 1) at its first look (9 of up to 27 pairs), saves both runs, and `gate --ab`
-// over the saved runs agrees.
+// p99 (exit 1) looking after 9, 18 or 27 pairs (usually the first: how soon is a matter of
+// timing, not asserted here), saves both runs, and `gate --ab` over the saved runs agrees.
 func TestABCommand(t *testing.T) {
 	a := startTarget(t, target.Config{})
 	b := startTarget(t, target.Config{Delay: 3 * time.Millisecond})
@@ -47,9 +47,6 @@ func TestABCommand(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
-	}
-	if strings.Contains(stderr, "pair 10 ") {
-		t.Errorf("ab ran a 10th pair, want it settled at the first look (9 pairs):\n%s", stderr)
 	}
 	idx := func(s string) int { return strings.Index(stderr, s) }
 	if !(idx("pair 2 (of up to 27) B:") < idx("pair 2 (of up to 27) A:")) {
