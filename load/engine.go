@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,24 @@ const (
 	ioAuto       ioMode = iota // event loops where they fit, else goroutines
 	ioGoroutines               // a goroutine per connection
 )
+
+// IOEnv names the environment variable that chooses how HTTP/1.1 over plain TCP does its
+// I/O: "goroutines" forces a goroutine per connection (the path TLS and scripts that watch
+// responses take) instead of the event loops; "" or "auto" is the default. It is for
+// comparing the two paths and testing the fallback.
+const IOEnv = "APIPERF_IO"
+
+// ioFromEnv reads IOEnv.
+func ioFromEnv() (ioMode, error) {
+	switch v := os.Getenv(IOEnv); v {
+	case "", "auto":
+		return ioAuto, nil
+	case "goroutines":
+		return ioGoroutines, nil
+	default:
+		return ioAuto, fmt.Errorf("%s=%q: want auto or goroutines", IOEnv, v)
+	}
+}
 
 // WithProgress calls f about once a second while the load runs.
 func WithProgress(f func(Progress)) Option { return func(o *options) { o.progress = f } }
@@ -85,6 +104,9 @@ type engine struct {
 	sealed     int64         // intervals emitted so far
 	ivLag      atomic.Int64  // the largest send lag in the current interval
 	sched      *openSchedule // open loop
+	pool       atomic.Int64  // open loop on event loops: connections in the pool
+	connIDs    atomic.Int64  // open loop on event loops: ids given to connections
+	reqMu      sync.Mutex    // serializes src.Requester for connections added while running
 }
 
 // Run loads the target with requests from src as cfg says and returns what it measured. It
@@ -97,6 +119,13 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	o := options{expected: measure.DefaultExpected()}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.io == ioAuto {
+		m, err := ioFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		o.io = m
 	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
@@ -129,20 +158,25 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		defer e.dial.stop()
 		return e.runH2(o, names)
 	}
-	if cfg.OpenLoop() {
-		e.dial.start(dialCtx, cfg.Connections)
-		defer e.dial.stop()
-		return e.runOpen(o, names)
-	}
 	n := cfg.Connections
 	reqs := make([]scenario.Requester, n)
-	budgets := make([]int64, n)
 	for i := range reqs {
 		req, err := src.Requester(i%cfg.Threads, i)
 		if err != nil {
 			return nil, fmt.Errorf("connection %d: %w", i, err)
 		}
 		reqs[i] = req
+	}
+	if cfg.OpenLoop() {
+		if e.evloopFits(o, reqs) {
+			return e.runOpenEvloop(o, names, reqs)
+		}
+		e.dial.start(dialCtx, cfg.Connections)
+		defer e.dial.stop()
+		return e.runOpen(o, names, reqs)
+	}
+	budgets := make([]int64, n)
+	for i := range reqs {
 		budgets[i] = -1
 		if cfg.Requests > 0 {
 			// An exact share: N/C each and the remainder to the first N%C connections.
@@ -283,6 +317,9 @@ func (e *engine) interruptAll() {
 	defer e.mu.Unlock()
 	for _, w := range e.workers {
 		w.interrupt()
+	}
+	for _, l := range e.loops {
+		l.interrupt()
 	}
 }
 

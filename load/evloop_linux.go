@@ -39,6 +39,7 @@ type evloop struct {
 	family   int
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
+	o        *openLoop // open loop: the loop's share of the schedule (nil: closed loop)
 }
 
 // econn is one connection of an evloop.
@@ -53,11 +54,14 @@ type econn struct {
 	n, got   int // requests in the batch sent, responses read
 	ep       int
 	start    int64 // when the batch was sent
+	due      int64 // when it was due (open loop; closed loop: start)
 	deadline int64
 	rbytes   int64
 	pending  []byte // the part of the request the socket did not take yet
 	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
 	carry    []byte // bytes read past the end of a response (pipelining)
+	queued   bool   // open loop: a request waits for the connect to finish
+	waited   bool   // open loop: that request waited for a free connection
 }
 
 const (
@@ -76,6 +80,25 @@ const evloopReadBuf = 64 << 10
 
 // newEvloops makes one loop per engine thread and deals the connections out to them.
 func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
+	loops, err := e.makeEvloops()
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range reqs {
+		l := loops[i%len(loops)]
+		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i]}
+		l.conns = append(l.conns, c)
+		if c.budget != 0 {
+			l.active++
+		} else {
+			c.state = cDone
+		}
+	}
+	return loops, nil
+}
+
+// makeEvloops makes one loop, without connections, per engine thread.
+func (e *engine) makeEvloops() ([]*evloop, error) {
 	sa, family, err := sockaddr(e.ctx, e.target)
 	if err != nil {
 		return nil, err
@@ -105,16 +128,6 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 		}
 		l.waitFn = l.poll
 		loops[t] = l
-	}
-	for i, r := range reqs {
-		l := loops[i%len(loops)]
-		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i]}
-		l.conns = append(l.conns, c)
-		if c.budget != 0 {
-			l.active++
-		} else {
-			c.state = cDone
-		}
 	}
 	return loops, nil
 }
@@ -235,7 +248,13 @@ func (l *evloop) event(c *econn, ev uint32) {
 			return
 		}
 		c.state = cIdle
+		if l.o != nil {
+			l.connected(c)
+			return
+		}
 		l.send(c)
+	case cIdle:
+		l.idleEvent(c) // open loop: a free connection became readable
 	case cWriting:
 		l.write(c)
 	case cReading:
@@ -279,6 +298,10 @@ func (l *evloop) connect(c *econn) {
 
 // connectFailed records a connect error for c's next request and tries again later.
 func (l *evloop) connectFailed(c *econn) {
+	if l.o != nil {
+		l.openConnectFailed(c)
+		return
+	}
 	l.closeFD(c)
 	if l.e.stop.Load() || l.e.cancel.Load() {
 		l.finish(c) // the run ended while connecting: not an attempt at the target
@@ -306,7 +329,7 @@ func (l *evloop) send(c *econn) {
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	c.p.reset(head)
 	c.rbytes = 0
-	c.start = now
+	c.start, c.due = now, now
 	c.deadline = c.start + int64(l.e.timeout)
 	c.pending = raw
 	c.state = cWriting
@@ -399,7 +422,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return true
 	}
 	now := l.e.now()
-	l.record(c, measure.Sample{Done: now, Latency: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
+	l.record(c, measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
 	c.got++
 	if c.p.close || c.p.untilEOF {
@@ -408,7 +431,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 			l.failRest(c, measure.ReadError, now)
 		}
 		c.state = cIdle
-		l.next(c)
+		l.freed(c, true)
 		return true
 	}
 	if c.got < c.n {
@@ -417,8 +440,22 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return false
 	}
 	c.state = cIdle
-	l.next(c)
+	l.freed(c, true)
 	return true
+}
+
+// freed takes c, whose requests are all answered or failed: a closed loop sends its next
+// request (at once, or from the retry list after a failure), an open loop makes it free.
+func (l *evloop) freed(c *econn, now bool) {
+	switch {
+	case l.o != nil:
+		l.o.busy--
+		l.o.free.push(c)
+	case now:
+		l.next(c)
+	default:
+		l.retry = append(l.retry, c)
+	}
 }
 
 // fail records c's outstanding requests as failed, drops the connection and tries again.
@@ -433,12 +470,12 @@ func (l *evloop) fail(c *econn, class measure.Class) {
 		l.failRest(c, class, now)
 	}
 	c.state = cIdle
-	l.retry = append(l.retry, c)
+	l.freed(c, false)
 }
 
 func (l *evloop) failRest(c *econn, class measure.Class, now int64) {
 	for ; c.got < c.n; c.got++ {
-		l.record(c, measure.Sample{Done: now, Latency: now - c.start, Class: class, Endpoint: uint8(c.ep)})
+		l.record(c, measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Class: class, Endpoint: uint8(c.ep)})
 	}
 }
 
@@ -472,7 +509,7 @@ func (l *evloop) closeFD(c *econn) {
 		syscall.Close(c.fd) // closing also removes it from the epoll set
 		c.fd = -1
 	}
-	c.pending, c.carry, c.out = nil, c.carry[:0], false
+	c.pending, c.carry, c.out, c.queued = nil, c.carry[:0], false, false
 }
 
 // finish ends c for good.
@@ -489,6 +526,9 @@ func (l *evloop) close() {
 	l.samples.flush(l.e.now())
 	for _, c := range l.conns {
 		l.closeFD(c)
+	}
+	if l.o != nil {
+		l.o.close()
 	}
 	l.file.Close()
 }

@@ -2,7 +2,10 @@
 
 package load
 
-import "github.com/apiperf/apiperf/scenario"
+import (
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
 
 const evloopSupported = false
 
@@ -13,3 +16,11 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 }
 
 func (l *evloop) run() {}
+
+func (e *engine) runOpenEvloop(options, []string, []scenario.Requester) (*measure.Step, error) {
+	panic("evloop: not supported on this system")
+}
+
+func (l *evloop) interrupt() {}
+
+func (l *evloop) inFlight() int64 { return 0 }

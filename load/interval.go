@@ -53,6 +53,12 @@ func (e *engine) emit(iv *measure.Interval) {
 	e.mu.Unlock()
 	if e.loops != nil {
 		iv.Connections = e.cfg.Connections
+		if e.cfg.OpenLoop() {
+			iv.Connections = int(e.pool.Load())
+			for _, l := range e.loops {
+				iv.InFlight += int(l.inFlight())
+			}
+		}
 	}
 	if !e.cfg.OpenLoop() {
 		iv.InFlight = iv.Connections * max(e.cfg.Streams, 1) // closed loop: each keeps its requests in flight

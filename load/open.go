@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // lateThreshold is how late a send may be before it counts as late, and how far behind the
@@ -41,15 +42,21 @@ func (s *openSchedule) claim() (int64, time.Duration, bool) {
 // corrected latency. When requests fall more than lateThreshold behind because every
 // connection is busy, new connections are opened, up to MaxConns, unless the generator itself
 // is short of CPU (then more connections would only add load to it).
-func (e *engine) runOpen(o options, names []string) (*measure.Step, error) {
+// reqs are the initial pool's requesters.
+func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
 	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
 	e.sched = sched
 	var wg sync.WaitGroup
 	spawn := func(connect bool) error {
 		id := len(e.workers)
-		req, err := e.src.Requester(id%e.cfg.Threads, id)
-		if err != nil {
-			return err
+		var req scenario.Requester
+		if id < len(reqs) {
+			req = reqs[id]
+		} else {
+			var err error
+			if req, err = e.src.Requester(id%e.cfg.Threads, id); err != nil {
+				return err
+			}
 		}
 		w := newWorker(e, id, req)
 		w.budget = -1

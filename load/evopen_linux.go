@@ -1,0 +1,560 @@
+//go:build linux
+
+package load
+
+import (
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// The open loop on event loops. Each engine thread's loop owns every T-th request of the
+// schedule (request i is due at start + i/rate; loop t of T takes i = t, t+T, ...) and a pool
+// of connections. A due request goes to the connection that has been free longest and is
+// written at once; when none is free it waits, and the wait counts in its corrected latency.
+// The loop's own timerfd, in its epoll set, wakes it when the next request is due, so there is
+// no goroutine or timer per request, and a connection is read only when epoll says bytes
+// arrived. When due requests wait more than lateThreshold because every connection is busy,
+// the loop opens more, up to MaxConns for the run, unless the generator is short of CPU.
+type openLoop struct {
+	pacer       Pacer
+	first, step int64 // this loop's requests: first, first+step, first+2*step, ...
+	k           int64 // requests taken from this loop's share so far
+	due         int64 // when request first+k*step is due (offset from the step's start)
+	limit       int64 // requests due at or after this are past the schedule (0: by count)
+	total       int64 // -n: the schedule's length (0: by duration)
+	over        bool  // the loop sends nothing more
+	free        connRing
+	busy        int   // connections with a request (connecting, writing or reading)
+	growing     int   // connections opening for the backlog, without a request yet
+	noFreeAt    int64 // the last time a due request found no free connection
+	lastSend    int64 // the last time due requests were sent
+	early       int64 // how early the timer wakes the loop, which spins the rest to the due time
+	growAt      int64 // the pool's growth is considered again at this time
+	noGrow      bool  // a requester for a new connection could not be made
+	scheduled   int64 // requests due inside the measured window that were taken
+	tfd         int   // the timerfd, in the loop's epoll set
+	armed       int64 // when the timerfd is set to expire (0: not armed)
+	parks       int64 // how often the loop waited for an event
+	checkAt     int64 // when starvation is checked next
+	parksAt     int64 // parks at the last check
+	wakes, slow int   // timer wake-ups since the last check, and those over starvedWait late
+	starve      *starvation
+	starved     bool // short of CPU at the last check: the pool does not grow
+	seen        bool // starved at some point
+	inFlight    atomic.Int64
+	thread      int
+}
+
+// timerID marks the timerfd's events (connections use their index).
+const timerID = -1
+
+// openQuantum is the shortest time between two timer wake-ups of a loop: at high rates the
+// requests that fall due in it are sent together, at most openQuantum late (and counted late
+// when that exceeds lateThreshold), instead of one wake-up and its system calls per request.
+// At lower rates (gaps between a loop's requests above openQuantum) every request is sent on
+// its own due time.
+const openQuantum = int64(100 * time.Microsecond)
+
+// openEarly is how early, at most, the timer wakes a loop for a request, which then spins to
+// its due time: a wake-up through the netpoller takes tens of microseconds, which would be
+// counted as the server's latency. The spin is kept to a tenth of the time between a loop's
+// requests, and there is none when they are under a millisecond apart (at such rates the
+// wake-ups themselves are what costs, and a request is at most openQuantum late).
+const openEarly = int64(100 * time.Microsecond)
+
+// runOpenEvloop runs the open loop on one event loop per engine thread; reqs are the
+// initial pool's requesters.
+func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
+	loops, err := e.makeEvloops()
+	if err != nil {
+		return nil, err
+	}
+	e.sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
+	for t, l := range loops {
+		if err := l.openInit(t, len(loops)); err != nil {
+			for _, l := range loops {
+				l.o.close()
+			}
+			closeLoops(loops)
+			return nil, err
+		}
+	}
+	for i, r := range reqs {
+		loops[i%len(loops)].addConn(r)
+	}
+	e.pool.Store(int64(len(reqs)))
+	e.connIDs.Store(int64(len(reqs)))
+	for _, l := range loops {
+		l.dialPool()
+	}
+	e.loops = loops
+	e.base = time.Now()
+	var wg sync.WaitGroup
+	for _, l := range loops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.runOpen()
+		}()
+	}
+	e.supervise(&wg, o)
+	s := e.finish(names)
+	starved := false
+	for _, l := range loops {
+		s.Open.Scheduled += l.o.scheduled
+		starved = starved || l.o.seen
+	}
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, e.pool.Load() >= int64(e.cfg.MaxConns())); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
+	return s, nil
+}
+
+// openInit gives loop t of n its share of the schedule and its timerfd.
+func (l *evloop) openInit(t, n int) error {
+	e := l.e
+	o := &openLoop{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to),
+		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t}
+	l.o = o
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return os.NewSyscallError("timerfd_create", err)
+	}
+	o.tfd = fd
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | unix.EPOLLET, Fd: timerID}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	o.due = int64(o.pacer.Due(o.first))
+	o.over = o.past()
+	if gap := float64(n) * float64(time.Second) / e.cfg.Rate; gap >= float64(time.Millisecond) {
+		o.early = min(openEarly, int64(gap/10))
+	}
+	return nil
+}
+
+func (o *openLoop) close() {
+	if o != nil && o.tfd >= 0 {
+		syscall.Close(o.tfd)
+		o.tfd = -1
+	}
+}
+
+// past reports whether the loop's next request is beyond the schedule.
+func (o *openLoop) past() bool {
+	i := o.first + o.k*o.step
+	return (o.total > 0 && i >= o.total) || (o.limit > 0 && o.due >= o.limit)
+}
+
+// advance moves on to the loop's next request.
+func (o *openLoop) advance() {
+	o.k++
+	o.due = int64(o.pacer.Due(o.first + o.k*o.step))
+	o.over = o.over || o.past()
+}
+
+// dueBy is how many of the loop's requests are due by t.
+func (o *openLoop) dueBy(t int64) int64 {
+	n := o.pacer.Count(time.Duration(t))
+	if o.total > 0 {
+		n = min(n, o.total)
+	}
+	if n <= o.first {
+		return 0
+	}
+	return (n - o.first + o.step - 1) / o.step
+}
+
+// addConn adds a connection, not yet open, to the loop's pool.
+func (l *evloop) addConn(r scenario.Requester) *econn {
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1}
+	l.conns = append(l.conns, c)
+	return c
+}
+
+// dialPool opens the loop's first connections before the clock starts, as wrk2 does. A
+// failure is not recorded here: the first request on that connection connects again and
+// counts it.
+func (l *evloop) dialPool() {
+	t0 := time.Now()
+	pending := 0
+	for _, c := range l.conns {
+		fd, err := l.socket()
+		if err != nil {
+			continue
+		}
+		c.fd, c.state = fd, cConnecting
+		if l.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT) != nil {
+			l.closeFD(c)
+			c.state = cIdle
+			continue
+		}
+		pending++
+	}
+	for pending > 0 {
+		left := l.e.timeout - time.Since(t0)
+		if left <= 0 {
+			break
+		}
+		n, err := syscall.EpollWait(l.epfd, l.events, int((left+time.Millisecond-1)/time.Millisecond))
+		if err != nil && err != syscall.EINTR {
+			break
+		}
+		for _, ev := range l.events[:max(n, 0)] {
+			if ev.Fd < 0 {
+				continue
+			}
+			c := l.conns[ev.Fd]
+			if c.state != cConnecting {
+				continue
+			}
+			pending--
+			c.state = cIdle
+			soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+			if err != nil || soerr != 0 || l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
+				l.closeFD(c)
+				continue
+			}
+			l.e.conns.Add(1)
+			l.e.connTime.Add(int64(time.Since(t0)))
+		}
+	}
+	for _, c := range l.conns {
+		if c.state == cConnecting {
+			l.closeFD(c)
+			c.state = cIdle
+		}
+		l.o.free.push(c)
+	}
+}
+
+// socket makes a non-blocking TCP socket and starts connecting it to the target.
+func (l *evloop) socket() (int, error) {
+	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	if err := syscall.Connect(fd, l.sa); err != nil && err != syscall.EINPROGRESS {
+		syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// runOpen sends the loop's requests when they are due and reads their responses, until its
+// share of the schedule is sent and answered (or timed out), or the run is cancelled.
+func (l *evloop) runOpen() {
+	defer l.close()
+	o := l.o
+	for !l.e.cancel.Load() {
+		now := l.e.now()
+		l.sendDue(now)
+		if o.over && o.busy == 0 {
+			return
+		}
+		o.inFlight.Store(int64(o.busy))
+		l.arm(now)
+		o.parks++
+		if err := l.rc.Read(l.waitFn); err != nil {
+			l.ready = 0 // interrupted: the loop condition sees the cancellation
+		}
+		for _, ev := range l.events[:l.ready] {
+			if ev.Fd == timerID {
+				if o.armed > 0 {
+					o.wakes++
+					if l.e.now()-o.armed > int64(starvedWait) {
+						o.slow++
+					}
+				}
+				o.armed = 0
+				continue
+			}
+			if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
+				l.event(c, ev.Events)
+			}
+		}
+		now = l.e.now()
+		if now-l.lastScan >= l.scan {
+			l.lastScan = now
+			l.expire(now)
+			if o.early > 0 {
+				l.checkStarved(now) // no spinning when the machine is short of CPU
+			}
+		}
+		if l.samples.n > 0 && now-l.samples.flushed > maxBatchAge {
+			l.samples.flush(now) // a quiet loop still reports what it has
+		}
+	}
+}
+
+// sendDue sends every request that is due by now on a free connection.
+func (l *evloop) sendDue(now int64) {
+	o := l.o
+	if o.over {
+		return
+	}
+	if l.e.halted() {
+		o.over = true // interrupted or stopped: what is in flight is still drained
+		return
+	}
+	if o.early > 0 && !o.over && o.due > now && o.due-now <= o.early && o.free.n > 0 && !o.starved {
+		for now < o.due { // woken early on purpose: spin the last microseconds
+			now = l.e.now()
+		}
+	}
+	sent := false
+	for !o.over && o.due <= now {
+		c := l.popFree()
+		if c == nil {
+			o.noFreeAt = now
+			l.grow(now)
+			break
+		}
+		l.take(c, now)
+		sent = true
+	}
+	if sent {
+		o.lastSend = now
+	}
+}
+
+// popFree returns the connection free longest, or nil. Once sending has stopped (the window
+// closed), requests due inside it still go out on open connections, but none is opened for
+// them.
+func (l *evloop) popFree() *econn {
+	o := l.o
+	stopped := l.e.stop.Load()
+	for {
+		c := o.free.pop()
+		if c == nil {
+			if stopped && o.busy == 0 {
+				o.over = true // no connection will come free: the rest cannot be sent
+			}
+			return nil
+		}
+		if c.fd < 0 && stopped {
+			c.state = cDone
+			continue
+		}
+		return c
+	}
+}
+
+// take sends the loop's next request on c, connecting c first if it is closed.
+func (l *evloop) take(c *econn, now int64) {
+	o := l.o
+	c.due, c.waited = o.due, o.noFreeAt >= o.due
+	if c.due >= int64(l.e.from) {
+		o.scheduled++
+	}
+	o.advance()
+	raw, n, ep, head := c.req.Request()
+	c.n, c.got, c.ep, c.head = n, 0, ep, head
+	o.busy++
+	if c.fd >= 0 {
+		c.pending = raw
+		l.transmit(c, now)
+		return
+	}
+	c.pending, c.queued = raw, true // written once connected (a failure clears both)
+	l.connect(c)
+}
+
+// transmit writes c's request, due at c.due, now.
+func (l *evloop) transmit(c *econn, now int64) {
+	if lag := now - c.due; lag > int64(lateThreshold) {
+		l.e.noteLag(lag)
+		if c.waited {
+			l.e.lateBusy.Add(1)
+		}
+	}
+	c.p.reset(c.head)
+	c.rbytes = 0
+	c.start = now
+	c.deadline = now + int64(l.e.timeout)
+	c.state = cWriting
+	l.write(c)
+}
+
+// connected takes c, just connected: its waiting request is written, or it joins the free.
+func (l *evloop) connected(c *econn) {
+	if c.queued {
+		c.queued = false
+		l.transmit(c, l.e.now())
+		return
+	}
+	l.o.growing--
+	l.o.free.push(c)
+}
+
+// openConnectFailed records a failed connect for the request waiting on it (a connection
+// opened for the backlog has none) and makes c free again, closed.
+func (l *evloop) openConnectFailed(c *econn) {
+	queued, o := c.queued, l.o
+	l.closeFD(c)
+	c.state = cIdle
+	ended := l.e.stop.Load() || l.e.cancel.Load()
+	if !queued {
+		o.growing--
+	} else {
+		o.busy--
+		if !ended {
+			now := l.e.now()
+			for i := 0; i < c.n; i++ {
+				l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(c.ep)})
+			}
+		} // else: the run ended while connecting: not an attempt at the target
+	}
+	if ended {
+		c.state = cDone
+		return
+	}
+	o.free.push(c)
+}
+
+// idleEvent handles a free connection that became readable: the server closed it (or sent
+// bytes nobody asked for). It is closed; the next request on it connects again.
+func (l *evloop) idleEvent(c *econn) {
+	if l.o != nil {
+		l.closeFD(c)
+	}
+}
+
+// grow opens connections while requests due more than lateThreshold ago wait for one, up
+// to the run's MaxConns, unless the generator is short of CPU.
+func (l *evloop) grow(now int64) {
+	o := l.o
+	if now < o.growAt || o.noGrow || l.e.stop.Load() {
+		return
+	}
+	o.growAt = now + int64(growCheck)
+	l.checkStarved(now)
+	if o.starved {
+		return
+	}
+	for n := o.dueBy(now-int64(lateThreshold)) - o.k - int64(o.growing); n > 0 && l.e.claimConn(); n-- {
+		l.e.reqMu.Lock()
+		r, err := l.e.src.Requester(o.thread, int(l.e.connIDs.Add(1)-1))
+		l.e.reqMu.Unlock()
+		if err != nil {
+			l.e.pool.Add(-1)
+			o.noGrow = true
+			return
+		}
+		c := l.addConn(r)
+		o.growing++
+		l.connect(c)
+	}
+}
+
+// checkStarved finds out, at most every 20 ms, whether the generator is short of CPU: the
+// runtime's goroutines wait to run, the loop's timer wakes it over starvedWait late more
+// than starvedShare of the time, or the loop did not wait for an event once since the last
+// check (it was busy all the time).
+func (l *evloop) checkStarved(now int64) {
+	o := l.o
+	if now < o.checkAt {
+		return
+	}
+	o.checkAt = now + int64(20*growCheck)
+	idle := o.parks != o.parksAt
+	o.parksAt = o.parks
+	late := o.wakes > 0 && float64(o.slow) > starvedShare*float64(o.wakes)
+	o.wakes, o.slow = 0, 0
+	o.starved = o.starve.starved() || !idle || late
+	o.seen = o.seen || o.starved
+	l.e.starved.Store(o.starved)
+}
+
+// claimConn takes a place in the open-loop pool, if MaxConns allows.
+func (e *engine) claimConn() bool {
+	for {
+		n := e.pool.Load()
+		if n >= int64(e.cfg.MaxConns()) {
+			return false
+		}
+		if e.pool.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// arm sets the timerfd for the loop's next wake-up: the next due request (when a
+// connection is free to send it), the pool's next growth check (when none is), the next
+// deadline scan (while requests are in flight), the samples' next hand-over.
+func (l *evloop) arm(now int64) {
+	o := l.o
+	want := int64(math.MaxInt64)
+	if !o.over {
+		switch {
+		case o.free.n > 0:
+			want = max(o.due-o.early, o.lastSend+openQuantum)
+		case !o.noGrow && !l.e.stop.Load() && l.e.pool.Load() < int64(l.e.cfg.MaxConns()):
+			want = max(o.growAt, o.due+int64(lateThreshold))
+		}
+	}
+	if o.busy > 0 || o.growing > 0 {
+		want = min(want, l.lastScan+l.scan)
+	}
+	if l.samples.n > 0 {
+		want = min(want, l.samples.flushed+maxBatchAge+1)
+	}
+	if want == math.MaxInt64 || want == o.armed {
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(want-now, 1))} // zero would disarm it
+	if unix.TimerfdSettime(o.tfd, 0, &spec, nil) == nil {
+		o.armed = want
+	}
+}
+
+// interrupt makes the loop's wait return now (the run was cancelled).
+func (l *evloop) interrupt() { _ = l.file.SetReadDeadline(time.Unix(1, 0)) }
+
+// inFlight is how many of an open loop's requests are in flight.
+func (l *evloop) inFlight() int64 {
+	if l.o == nil {
+		return 0
+	}
+	return l.o.inFlight.Load()
+}
+
+// connRing is a FIFO of free connections.
+type connRing struct {
+	buf  []*econn
+	head int
+	n    int
+}
+
+func (r *connRing) push(c *econn) {
+	if r.n == len(r.buf) {
+		buf := make([]*econn, max(2*len(r.buf), 16))
+		for i := 0; i < r.n; i++ {
+			buf[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = buf, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = c
+	r.n++
+}
+
+func (r *connRing) pop() *econn {
+	if r.n == 0 {
+		return nil
+	}
+	c := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return c
+}
