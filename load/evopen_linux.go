@@ -38,11 +38,14 @@ type openLoop struct {
 	noFreeAt    int64 // the last time a due request found no free connection
 	lastSend    int64 // the last time due requests were sent
 	early       int64 // how early the timer wakes the loop, which spins the rest to the due time
+	earlyCap    int64 // at most this early (0: never)
+	wakeLag     int64 // how late the timer's wake-ups come, a moving average
 	growAt      int64 // the pool's growth is considered again at this time
 	noGrow      bool  // a requester for a new connection could not be made
 	scheduled   int64 // requests due inside the measured window that were taken
 	tfd         int   // the timerfd, in the loop's epoll set
-	armed       int64 // when the timerfd is set to expire (0: not armed)
+	armed       int64 // the wake-up the timerfd is set for (0: not armed)
+	expires     int64 // when it is to expire: armed, or when it was set if armed was past
 	parks       int64 // how often the loop waited for an event
 	checkAt     int64 // when starvation is checked next
 	parksAt     int64 // parks at the last check
@@ -64,12 +67,14 @@ const timerID = -1
 // its own due time.
 const openQuantum = int64(100 * time.Microsecond)
 
-// openEarly is how early, at most, the timer wakes a loop for a request, which then spins to
-// its due time: a wake-up through the netpoller takes tens of microseconds, which would be
-// counted as the server's latency. The spin is kept to a tenth of the time between a loop's
-// requests, and there is none when they are under a millisecond apart (at such rates the
-// wake-ups themselves are what costs, and a request is at most openQuantum late).
-const openEarly = int64(100 * time.Microsecond)
+// openEarly is how early, at least, the timer wakes a loop for a request, which then spins to
+// its due time: a wake-up through the netpoller takes tens to hundreds of microseconds, which
+// would be counted as the server's latency. The loop wakes twice as early as its wake-ups
+// have been late lately, at least openEarly, at most a tenth of the time between its requests
+// (so spinning costs at most a tenth of a CPU), and not at all when they are under a
+// millisecond apart (at such rates the wake-ups themselves are what costs, and a request is
+// at most openQuantum late).
+const openEarly = int64(50 * time.Microsecond)
 
 // runOpenEvloop runs the open loop on one event loop per engine thread; reqs are the
 // initial pool's requesters.
@@ -137,7 +142,8 @@ func (l *evloop) openInit(t, n int) error {
 	o.due = int64(o.pacer.Due(o.first))
 	o.over = o.past()
 	if gap := float64(n) * float64(time.Second) / e.cfg.Rate; gap >= float64(time.Millisecond) {
-		o.early = min(openEarly, int64(gap/10))
+		o.earlyCap = int64(gap / 10)
+		o.early = min(o.earlyCap, 2*openEarly)
 	}
 	return nil
 }
@@ -271,10 +277,7 @@ func (l *evloop) runOpen() {
 		for _, ev := range l.events[:l.ready] {
 			if ev.Fd == timerID {
 				if o.armed > 0 {
-					o.wakes++
-					if l.e.now()-o.armed > int64(starvedWait) {
-						o.slow++
-					}
+					o.woke(l.e.now() - o.expires)
 				}
 				o.armed = 0
 				continue
@@ -457,6 +460,19 @@ func (l *evloop) grow(now int64) {
 	}
 }
 
+// woke notes how late a timer wake-up came.
+func (o *openLoop) woke(late int64) {
+	o.wakes++
+	if late > int64(starvedWait) {
+		o.slow++
+		return // not counted in the average: the machine was short of CPU
+	}
+	o.wakeLag += (max(late, 0) - o.wakeLag) / 8
+	if o.earlyCap > 0 {
+		o.early = min(o.earlyCap, max(openEarly, 2*o.wakeLag))
+	}
+}
+
 // checkStarved finds out, at most every 20 ms, whether the generator is short of CPU: the
 // runtime's goroutines wait to run, the loop's timer wakes it over starvedWait late more
 // than starvedShare of the time, or the loop did not wait for an event once since the last
@@ -469,7 +485,7 @@ func (l *evloop) checkStarved(now int64) {
 	o.checkAt = now + int64(20*growCheck)
 	idle := o.parks != o.parksAt
 	o.parksAt = o.parks
-	late := o.wakes > 0 && float64(o.slow) > starvedShare*float64(o.wakes)
+	late := o.slow > 1 && float64(o.slow) > starvedShare*float64(o.wakes)
 	o.wakes, o.slow = 0, 0
 	o.starved = o.starve.starved() || !idle || late
 	o.seen = o.seen || o.starved
@@ -514,7 +530,7 @@ func (l *evloop) arm(now int64) {
 	}
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(want-now, 1))} // zero would disarm it
 	if unix.TimerfdSettime(o.tfd, 0, &spec, nil) == nil {
-		o.armed = want
+		o.armed, o.expires = want, max(want, now)
 	}
 }
 
