@@ -34,14 +34,19 @@ type options struct {
 type ioMode uint8
 
 const (
-	ioAuto       ioMode = iota // event loops where they fit, else goroutines
+	ioAuto       ioMode = iota // event loops where they fit (open loop: when openOnEvloop), else goroutines
 	ioGoroutines               // a goroutine per connection
+	ioEvloop                   // event loops where they fit, the open loop's too
 )
+
+// openOnEvloop: the open loop runs on event loops by default (APIPERF_IO=evloop asks for them
+// either way).
+const openOnEvloop = false
 
 // IOEnv names the environment variable that chooses how HTTP/1.1 over plain TCP does its
 // I/O: "goroutines" forces a goroutine per connection (the path TLS and scripts that watch
-// responses take) instead of the event loops; "" or "auto" is the default. It is for
-// comparing the two paths and testing the fallback.
+// responses take) instead of the event loops; "evloop" runs the open loop on event loops
+// too; "" or "auto" is the default. It is for comparing the paths and testing the fallback.
 const IOEnv = "APIPERF_IO"
 
 // ioFromEnv reads IOEnv.
@@ -51,8 +56,10 @@ func ioFromEnv() (ioMode, error) {
 		return ioAuto, nil
 	case "goroutines":
 		return ioGoroutines, nil
+	case "evloop":
+		return ioEvloop, nil
 	default:
-		return ioAuto, fmt.Errorf("%s=%q: want auto or goroutines", IOEnv, v)
+		return ioAuto, fmt.Errorf("%s=%q: want auto, evloop or goroutines", IOEnv, v)
 	}
 }
 
@@ -168,7 +175,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		reqs[i] = req
 	}
 	if cfg.OpenLoop() {
-		if e.evloopFits(o, reqs) {
+		if (o.io == ioEvloop || openOnEvloop) && e.evloopFits(o, reqs) {
 			return e.runOpenEvloop(o, names, reqs)
 		}
 		e.dial.start(dialCtx, cfg.Connections)

@@ -349,10 +349,10 @@ func testAddresses(t *testing.T, mode ioMode) {
 	}
 }
 
-// bothIO runs a test on the event loops and on goroutine workers, the two ways a closed loop
-// does its I/O.
+// bothIO runs a test on the event loops and on goroutine workers, the two ways HTTP/1.1 over
+// plain TCP does its I/O, closed loop and open loop.
 func bothIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
-	t.Run("evloop", func(t *testing.T) { test(t, ioAuto) })
+	t.Run("evloop", func(t *testing.T) { test(t, ioEvloop) })
 	t.Run("goroutines", func(t *testing.T) { test(t, ioGoroutines) })
 }
 

@@ -16,8 +16,8 @@ import (
 	"github.com/apiperf/apiperf/target"
 )
 
-// The open loop on both I/O paths: the event loops (the default for plain HTTP/1.1) and a
-// goroutine per connection (APIPERF_IO=goroutines, TLS, scripts that watch responses).
+// The open loop on both I/O paths: the event loops (APIPERF_IO=evloop) and a goroutine per
+// connection (TLS, scripts that watch responses, APIPERF_IO=goroutines).
 
 func TestOpenLoopExactCount(t *testing.T) { bothIO(t, testOpenLoopExactCount) }
 
@@ -101,7 +101,7 @@ func TestOpenEvloopIdleClose(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	s := run(t, ioAuto, context.Background(), srv.URL, Config{Rate: 20, Requests: 8, Connections: 2, Threads: 1})
+	s := run(t, ioEvloop, context.Background(), srv.URL, Config{Rate: 20, Requests: 8, Connections: 2, Threads: 1})
 	if s.Successes != 8 || s.Errors.Total() != 0 {
 		t.Errorf("successes %d, errors %+v; want 8 and none", s.Successes, s.Errors)
 	}
@@ -121,7 +121,7 @@ func TestOpenEvloopAllocs(t *testing.T) {
 	allocs := func(n int64) uint64 {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		s := run(t, ioAuto, context.Background(), url, Config{Rate: 20000, Requests: n, Connections: 20, MaxConnections: 20, Threads: 1})
+		s := run(t, ioEvloop, context.Background(), url, Config{Rate: 20000, Requests: n, Connections: 20, MaxConnections: 20, Threads: 1})
 		runtime.ReadMemStats(&m1)
 		if s.Requests != n {
 			t.Fatalf("-n %d: %d requests (errors %+v)", n, s.Requests, s.Errors)
@@ -146,6 +146,7 @@ func TestIOEnv(t *testing.T) {
 		{"", ioAuto, true},                 // unset: event loops where they fit
 		{"auto", ioAuto, true},             // said explicitly
 		{"goroutines", ioGoroutines, true}, // the fallback path, forced
+		{"evloop", ioEvloop, true},         // the open loop on event loops too
 		{"uring", ioAuto, false},           // unknown: an error before any traffic
 	} {
 		t.Setenv(IOEnv, c.val)

@@ -18,7 +18,8 @@ import (
 // step's totals: counts, errors by class, statuses, bytes and histogram counts.
 func TestIntervalsSumToTotals(t *testing.T) {
 	bothIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0, false) })
-	t.Run("open", func(t *testing.T) { testIntervalsSum(t, ioAuto, 400, false) })
+	t.Run("open evloop", func(t *testing.T) { testIntervalsSum(t, ioEvloop, 400, false) })
+	t.Run("open goroutines", func(t *testing.T) { testIntervalsSum(t, ioGoroutines, 400, false) })
 	t.Run("h2", func(t *testing.T) { testIntervalsSum(t, ioAuto, 0, true) })
 }
 

@@ -14,9 +14,13 @@ import (
 
 func TestTimingOpenLoopRate(t *testing.T) {
 	testenv.Timing(t)
+	bothIO(t, testOpenLoopRate)
+}
+
+func testOpenLoopRate(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	const rate = 1000.0
-	s := run(t, ioAuto, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(5 * time.Second), Connections: 8})
+	s := run(t, mode, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(5 * time.Second), Connections: 8})
 	achieved := float64(s.Attempts) / time.Duration(s.Elapsed).Seconds()
 	if achieved < rate*0.99 || achieved > rate*1.01 {
 		t.Errorf("achieved %.1f req/s (%d in %v), want %v within 1%%", achieved, s.Attempts, time.Duration(s.Elapsed), rate)
@@ -47,6 +51,10 @@ func expectedStallP99(sched target.StallSchedule, base time.Time, rate float64, 
 // correction would hide the stall; the corrected view must not.
 func TestTimingCoordinatedOmission(t *testing.T) {
 	testenv.Timing(t)
+	bothIO(t, testCoordinatedOmission)
+}
+
+func testCoordinatedOmission(t *testing.T, mode ioMode) {
 	const (
 		stall = 500 * time.Millisecond
 		every = 5 * time.Second
@@ -60,7 +68,7 @@ func TestTimingCoordinatedOmission(t *testing.T) {
 		sched := srv.StallSchedule()
 		time.Sleep(time.Until(sched.Start.Add(time.Second)))
 		base := time.Now()
-		s := run(t, ioAuto, context.Background(), srv.URL()+"/healthz", cfg)
+		s := run(t, mode, context.Background(), srv.URL()+"/healthz", cfg)
 		want := expectedStallP99(sched, base, rate, dur)
 		o := outcome{corrected: s.Latency.Percentile(99)}
 		if s.Uncorrected != nil {
@@ -102,9 +110,13 @@ func TestTimingCoordinatedOmission(t *testing.T) {
 // nothing (issue 11: the pacer's own wake-ups must not read as the server's latency).
 func TestTimingOpenLoopPacing(t *testing.T) {
 	testenv.Timing(t)
+	bothIO(t, testOpenLoopPacing)
+}
+
+func testOpenLoopPacing(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	const rate = 500.0
-	s := run(t, ioAuto, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(3 * time.Second), Connections: 8})
+	s := run(t, mode, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(3 * time.Second), Connections: 8})
 	if s.SendLag == nil || s.Uncorrected == nil {
 		t.Fatalf("open-loop step without send lag or uncorrected histograms: %+v", s.Open)
 	}
