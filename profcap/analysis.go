@@ -24,6 +24,10 @@ type Analysis struct {
 	Waits *Waits `json:"waits,omitempty"`
 	// Flame is the CPU flame graph.
 	Flame *FlameGraph `json:"flame,omitempty"`
+	// Block and Mutex are where the block and mutex profiles say goroutines waited; nil
+	// when the target did not enable them or nothing waited outside its plumbing.
+	Block *Contention `json:"block,omitempty"`
+	Mutex *Contention `json:"mutex,omitempty"`
 }
 
 // Analyze derives top tables (n rows; n <= 0 means DefaultTopN), CPU shares,
@@ -70,6 +74,20 @@ func Analyze(p *Profiles, n int) (Analysis, []string) {
 		a.Goroutines = &total
 		w := WaitSites(p.Goroutine.Parsed, 0)
 		a.Waits = &w
+	}
+	for _, q := range []*Profile{p.Block, p.Mutex} {
+		if q == nil {
+			continue
+		}
+		c, ok := ContentionSites(q.Kind, q.Parsed, 0)
+		if !ok {
+			continue
+		}
+		if q.Kind == KindBlock {
+			a.Block = &c
+		} else {
+			a.Mutex = &c
+		}
 	}
 	return a, warns
 }

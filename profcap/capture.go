@@ -38,6 +38,8 @@ const (
 	KindCPU       Kind = "cpu"
 	KindHeap      Kind = "heap"
 	KindGoroutine Kind = "goroutine"
+	KindBlock     Kind = "block"
+	KindMutex     Kind = "mutex"
 )
 
 // FileName is the name Save gives the profile, e.g. cpu.pb.gz.
@@ -55,6 +57,10 @@ type Request struct {
 	Heap bool `json:"heap,omitempty"`
 	// Goroutines captures the goroutine profile.
 	Goroutines bool `json:"goroutines,omitempty"`
+	// Contention captures the block and mutex profiles over the CPU profile's seconds,
+	// when the target enabled them; one it does not serve (404) or that has no samples
+	// is left out without a warning. Needs CPU > 0.
+	Contention bool `json:"contention,omitempty"`
 	// Slack is added to each fetch's duration to form its deadline;
 	// 0 means DefaultSlack.
 	Slack time.Duration `json:"slack,omitempty"`
@@ -134,6 +140,9 @@ func (r Request) String() string {
 	if r.Goroutines {
 		parts = append(parts, "goroutine")
 	}
+	if r.Contention && r.CPU > 0 {
+		parts = append(parts, "block and mutex if enabled")
+	}
 	return strings.Join(parts, ", ") + " from " + r.Base
 }
 
@@ -161,12 +170,14 @@ type Profile struct {
 // could not be captured is nil.
 type Profiles struct {
 	CPU, Heap, Goroutine *Profile
+	// Block and Mutex are nil unless the target enabled them and they have samples.
+	Block, Mutex *Profile
 }
 
 // All returns the captured profiles in report order.
 func (p *Profiles) All() []*Profile {
 	var all []*Profile
-	for _, q := range []*Profile{p.CPU, p.Heap, p.Goroutine} {
+	for _, q := range []*Profile{p.CPU, p.Heap, p.Goroutine, p.Block, p.Mutex} {
 		if q != nil {
 			all = append(all, q)
 		}
@@ -193,8 +204,27 @@ func (p *Profiles) Save(dir string) error {
 }
 
 type fetchResult struct {
-	prof *Profile
-	err  error
+	prof   *Profile
+	err    error
+	absent bool // an optional profile the target does not serve or has no samples of
+}
+
+// optional kinds are captured only when the target enabled them.
+func optional(k Kind) bool { return k == KindBlock || k == KindMutex }
+
+// statusError is a profile endpoint's answer other than 200 OK.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// notServed: the endpoint does not exist (404), as block and mutex do not on a target
+// that serves only some profiles.
+func notServed(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code == http.StatusNotFound
 }
 
 // Capture fetches the requested profiles concurrently, each after its delay
@@ -228,6 +258,13 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 	if req.Goroutines {
 		jobs = append(jobs, job{KindGoroutine, base + "/goroutine", 0, req.SnapshotAfter})
 	}
+	if req.Contention && req.CPU > 0 {
+		// Delta profiles over the CPU profile's seconds: what waited during the load.
+		n := req.cpuSeconds()
+		for _, k := range []Kind{KindBlock, KindMutex} {
+			jobs = append(jobs, job{k, fmt.Sprintf("%s/%s?seconds=%d", base, k, n), time.Duration(n) * time.Second, req.CPUAfter})
+		}
+	}
 	results := make([]fetchResult, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -239,6 +276,10 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 			fctx, cancel := context.WithTimeout(ctx, j.dur+req.slack())
 			defer cancel()
 			p, err := fetch(fctx, client, j.url)
+			if optional(j.kind) && (notServed(err) || err == nil && len(p.Parsed.Sample) == 0) {
+				results[i].absent = true
+				return
+			}
 			if err != nil {
 				results[i].err = fmt.Errorf("%s: %w", j.kind, err)
 				return
@@ -250,7 +291,12 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 	wg.Wait()
 
 	var failures []string
+	asked := len(jobs)
 	for _, r := range results {
+		if r.absent {
+			asked--
+			continue
+		}
 		if r.err != nil {
 			failures = append(failures, r.err.Error())
 			continue
@@ -262,13 +308,17 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 			out.Heap = r.prof
 		case KindGoroutine:
 			out.Goroutine = r.prof
+		case KindBlock:
+			out.Block = r.prof
+		case KindMutex:
+			out.Mutex = r.prof
 		}
 	}
 	if len(failures) == 0 {
 		return out, nil
 	}
 	return out, []string{fmt.Sprintf("captured %d of %d profiles: %s",
-		len(jobs)-len(failures), len(jobs), strings.Join(failures, "; "))}
+		asked-len(failures), asked, strings.Join(failures, "; "))}
 }
 
 // sleep waits d; false if ctx ended first.
@@ -306,7 +356,7 @@ func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error)
 		if s := snippet(body); s != "" && !strings.Contains(strings.ToLower(s), strings.ToLower(http.StatusText(resp.StatusCode))) {
 			msg += ": " + s
 		}
-		return nil, errors.New(msg)
+		return nil, &statusError{resp.StatusCode, msg}
 	}
 	if len(body) > MaxProfileBytes {
 		return nil, fmt.Errorf("response larger than the %d MiB limit for a profile; skipped", MaxProfileBytes>>20)

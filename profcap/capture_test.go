@@ -186,7 +186,7 @@ func brokenTarget(t *testing.T, modes map[string]string) *httptest.Server {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/debug/pprof/")
-		if name == "profile" && r.URL.Query().Get("seconds") != "1" {
+		if (name == "profile" || name == "block" || name == "mutex") && r.URL.Query().Get("seconds") != "1" {
 			http.Error(w, "want seconds=1, got "+r.URL.RawQuery, http.StatusBadRequest)
 			return
 		}
@@ -206,6 +206,8 @@ func brokenTarget(t *testing.T, modes map[string]string) *httptest.Server {
 			w.Write([]byte("<!DOCTYPE html>\n<html><body>login</body></html>"))
 		case "truncated":
 			w.Write(good.Bytes()[:good.Len()/2])
+		case "empty":
+			fakeProfile().Write(w)
 		default:
 			w.Write(good.Bytes())
 		}

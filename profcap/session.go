@@ -117,7 +117,7 @@ func (s *Session) Begin(ctx context.Context, label string, rep int, window time.
 		close(c.done)
 		return c
 	}
-	c.req, c.note = Request{Base: strings.TrimRight(s.Pprof, "/"), CPU: window, Heap: true, Goroutines: true}.Within(window)
+	c.req, c.note = Request{Base: strings.TrimRight(s.Pprof, "/"), CPU: window, Heap: true, Goroutines: true, Contention: true}.Within(window)
 	req := c.req
 	pctx, abort := context.WithCancel(ctx)
 	c.abort = abort

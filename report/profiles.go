@@ -27,6 +27,11 @@ func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
 				fmt.Fprintf(w, "GC %.1f%% of CPU, allocation %.1f%%\n", sh.GCPct, sh.AllocPct)
 			}
 		}
+		if s.Profiles != nil {
+			for _, c := range []*profcap.Contention{s.Profiles.Block, s.Profiles.Mutex} {
+				contentionText(w, c, s.Label, rows)
+			}
+		}
 		if s.Summary != nil && s.Summary.Points > 0 {
 			fmt.Fprintf(w, "Target metrics at %s: %s\n", s.Label, metricsLine(s.Summary))
 		}
@@ -43,6 +48,27 @@ func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
 			}
 			fmt.Fprintf(w, "Profiles: %s (open with go tool pprof)\n", strings.Join(paths, " "))
 		}
+	}
+}
+
+// contentionText writes the top rows sites of a block or mutex profile: time waited there,
+// its share, how many goroutines waited on average, and how often.
+func contentionText(w io.Writer, c *profcap.Contention, label string, rows int) {
+	if c == nil || len(c.Sites) == 0 {
+		return
+	}
+	what := "where goroutines blocked"
+	if c.Kind == profcap.KindMutex {
+		what = "lock holders that made others wait"
+	}
+	fmt.Fprintf(w, "Target %s profile at %s (%.0fs), %s:\n", c.Kind, label, c.Seconds, what)
+	fmt.Fprintf(w, "%12s %7s %8s %8s  %s\n", "waited", "share", "waiting", "events", "site")
+	for _, site := range c.Sites[:min(rows, len(c.Sites))] {
+		waiting := "-"
+		if c.Seconds > 0 {
+			waiting = fmt.Sprintf("%.1f", float64(site.DelayNs)/1e9/c.Seconds)
+		}
+		fmt.Fprintf(w, "%12v %6.1f%% %8s %8d  %s\n", time.Duration(site.DelayNs).Round(time.Microsecond), c.Pct(site), waiting, site.Events, site.Site())
 	}
 }
 

@@ -18,8 +18,10 @@ func sampleVerdict() *verdict.Verdict {
 		{Label: "c=8", Load: 8, QPS: 800, Mean: 10 * time.Millisecond, P99: 20 * time.Millisecond, Attempts: 4000,
 			Target: &verdict.Usage{CPUCores: 0.1, Cores: 2}},
 		{Label: "c=64", Load: 64, QPS: 810, Mean: 79 * time.Millisecond, P99: 90 * time.Millisecond, Attempts: 4050,
-			Target:  &verdict.Usage{CPUCores: 0.1, Cores: 2},
-			Profile: &verdict.Profile{Goroutines: 140, Waits: []verdict.Wait{{Site: "sync.(*Cond).Wait from <script>x</script>", Count: 60}}}},
+			Target: &verdict.Usage{CPUCores: 0.1, Cores: 2},
+			Profile: &verdict.Profile{Goroutines: 140, Waits: []verdict.Wait{{Site: "sync.(*Cond).Wait from <script>x</script>", Count: 60}},
+				Block: []verdict.Contention{{Site: "sync.(*Mutex).Lock from main.(*pool).get", Events: 800, Waiting: 59.5, Pct: 99.2}},
+				Mutex: []verdict.Contention{{Site: "sync.(*Mutex).Unlock from main.(*pool).put", Events: 790, Waiting: 55.1, Pct: 98.7}}}},
 	}}
 	v := verdict.Judge(in)
 	return &v
@@ -32,6 +34,7 @@ func TestVerdictText(t *testing.T) {
 		"verdict: target-waiting (high)",
 		"    - throughput stopped growing from c=8 to c=64",
 		"    - 60 of 140 busy goroutines wait in sync.(*Cond).Wait",
+		"    - block profile at c=64: 59.5 goroutines on average blocked in sync.(*Mutex).Lock from main.(*pool).get (99% of the time blocked, 800 waits)",
 		"    fix: widen or remove",
 	} {
 		if !strings.Contains(got, want) {
@@ -103,5 +106,24 @@ func TestVerdictAndProcessInBrowser(t *testing.T) {
 	}
 	if got := p.Text(t, "#target-process"); !strings.Contains(got, "0.50") || !strings.Contains(got, "20.0") {
 		t.Errorf("target process table = %q, want CPU 0.50 and RSS 20.0 MiB at a level", got)
+	}
+}
+
+// TestTargetContentionText: the block and mutex profiles' sites are listed after the CPU
+// table, with the time waited, its share and how many goroutines waited on average.
+func TestTargetContentionText(t *testing.T) {
+	c := &profcap.Contention{Kind: profcap.KindBlock, Seconds: 1, DelayNs: 60_300_000_000, Events: 812, Sites: []profcap.ContendSite{
+		{Function: "sync.(*Mutex).Lock", Caller: "main.(*pool).get", Events: 800, DelayNs: 59_800_000_000},
+		{Function: "sync.(*Cond).Wait", Events: 12, DelayNs: 500_000_000},
+	}}
+	m := &profcap.Contention{Kind: profcap.KindMutex, Seconds: 1, DelayNs: 55_000_000_000, Events: 790, Sites: []profcap.ContendSite{
+		{Function: "sync.(*Mutex).Unlock", Caller: "main.(*pool).put", Events: 790, DelayNs: 55_000_000_000},
+	}}
+	tc := &profcap.Record{Steps: []profcap.StepRecord{{Label: "c=64", Profiles: &profcap.Analysis{Block: c, Mutex: m}}}}
+	var b strings.Builder
+	TargetText(&b, tc, 5, "out")
+	golden.Check(t, "target_contention.txt", []byte(b.String()))
+	if !strings.Contains(b.String(), "59.8      800  sync.(*Mutex).Lock from main.(*pool).get") {
+		t.Errorf("TargetText =\n%s\nwant the pool's lock with 59.8 goroutines waiting on average", b.String())
 	}
 }

@@ -207,7 +207,24 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 			p.Inuse = append(p.Inuse, verdict.Function{Name: e.Function, Pct: e.FlatPct})
 		}
 	}
+	p.Block, p.Mutex = contentionOf(a.Block), contentionOf(a.Mutex)
 	return p
+}
+
+// contentionOf is a block or mutex profile's sites as the verdict reads them.
+func contentionOf(c *profcap.Contention) []verdict.Contention {
+	if c == nil {
+		return nil
+	}
+	var out []verdict.Contention
+	for _, s := range c.Sites {
+		v := verdict.Contention{Site: s.Site(), Events: s.Events, Pct: c.Pct(s)}
+		if c.Seconds > 0 {
+			v.Waiting = float64(s.DelayNs) / 1e9 / c.Seconds
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func isPlumbing(fn string) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,6 @@ func newDemoBottlenecks() (*demoBottlenecks, error) {
 		return nil, err
 	}
 	d := &demoBottlenecks{down: down, keep: make(chan struct{})}
-	d.pool.cond = sync.NewCond(&d.pool.mu)
-	d.pool.free = PoolSize
 	return d, nil
 }
 
@@ -75,35 +74,57 @@ func demoCPU(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, int64(apiperfHotHandlerSpin(hotSeed.Add(1), CPURounds)>>1))
 }
 
-// demoPool is a small mutex-guarded pool of PoolSize slots.
+// demoPool is a small mutex-guarded pool of PoolSize slots: each slot is a lock, a request
+// takes a free one or queues on one (slot n mod PoolSize) until its holder is done.
 type demoPool struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	free int
+	slots [PoolSize]sync.Mutex
+	next  atomic.Uint32
 }
 
-// get waits for a free slot.
-func (p *demoPool) get() {
-	p.mu.Lock()
-	for p.free == 0 {
-		p.cond.Wait()
+// get takes a free slot, or waits for one.
+//
+//go:noinline
+func (p *demoPool) get() *sync.Mutex {
+	for i := range p.slots {
+		if p.slots[i].TryLock() {
+			return &p.slots[i]
+		}
 	}
-	p.free--
-	p.mu.Unlock()
+	s := &p.slots[p.next.Add(1)%PoolSize]
+	s.Lock()
+	return s
 }
 
-func (p *demoPool) put() {
-	p.mu.Lock()
-	p.free++
-	p.mu.Unlock()
-	p.cond.Signal()
+// put gives slot s back.
+//
+//go:noinline
+func (p *demoPool) put(s *sync.Mutex) { s.Unlock() }
+
+// Contention profiling that /demo/pool turns on, for the whole process, on its first request
+// (as a service that wants its lock waits seen would at start): every blocking event of
+// BlockProfileRate or more is recorded, shorter ones sampled; one mutex contention in
+// MutexProfileFraction.
+const (
+	BlockProfileRate     = 10 * time.Microsecond
+	MutexProfileFraction = 1
+)
+
+var contentionOnce sync.Once
+
+// enableContention turns on the block and mutex profiles (process-wide, once).
+func enableContention() {
+	contentionOnce.Do(func() {
+		runtime.SetBlockProfileRate(int(BlockProfileRate))
+		runtime.SetMutexProfileFraction(MutexProfileFraction)
+	})
 }
 
 // poolHandler holds a pool slot for PoolHold: off-CPU, limited by the pool's size.
 func (d *demoBottlenecks) poolHandler(w http.ResponseWriter, r *http.Request) {
-	d.pool.get()
+	enableContention()
+	slot := d.pool.get()
 	time.Sleep(PoolHold)
-	d.pool.put()
+	d.pool.put(slot)
 	writeResult(w, PoolSize)
 }
 

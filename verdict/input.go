@@ -79,6 +79,21 @@ type Profile struct {
 	Waits      []Wait `json:"waits,omitempty"`
 	// Inuse lists allocation sites by live heap, in percent of it.
 	Inuse []Function `json:"inuse,omitempty"`
+	// Block and Mutex are the top sites of the block and mutex profiles, when the target
+	// enabled them: where goroutines blocked, and which lock holders made others wait.
+	Block []Contention `json:"block,omitempty"`
+	Mutex []Contention `json:"mutex,omitempty"`
+}
+
+// Contention is one site of a block or mutex profile.
+type Contention struct {
+	Site   string `json:"site"`
+	Events int64  `json:"events"`
+	// Waiting is the time waited there per second of the profile: how many goroutines
+	// waited there on average (0 when the profile's span is unknown).
+	Waiting float64 `json:"waiting"`
+	// Pct is the site's share of the profile's waiting time.
+	Pct float64 `json:"pct"`
 }
 
 // Function is one row of a top table.

@@ -38,6 +38,9 @@ const (
 	errorStartPct = 1.0
 	// littleLow and littleHigh bound a consistent closed-loop Little's law ratio.
 	littleLow, littleHigh = 0.8, 1.2
+	// contended: a block or mutex site is evidence when at least this many goroutines
+	// waited there on average (below it, the server's own short waits).
+	contended = 0.5
 )
 
 // plateau is where throughput stopped following load: levels From..To.
@@ -312,13 +315,18 @@ func waitingClaim(in Input, sat plateau, generatorBound bool, v *Verdict) *Claim
 				site = w.Site
 			}
 		}
-		if conf == Medium {
-			conf = High // the CPU is idle and the wait sites name what it waits for
-		}
 	} else {
 		v.Silent = append(v.Silent, "wait sites: no goroutine profile on the plateau (give --pprof to name where the target waits)")
 	}
-	if conf == Low && waits == nil {
+	cev, csite := contention(in, sat)
+	ev = append(ev, cev...)
+	if site == "" {
+		site = csite
+	}
+	if conf == Medium && site != "" {
+		conf = High // the CPU is idle and the wait sites name what it waits for
+	}
+	if conf == Low && site == "" {
 		v.Silent = append(v.Silent, "target waiting: throughput flat and latency growing, but the target's CPU is unknown")
 		return nil
 	}
@@ -548,6 +556,37 @@ func dur(d time.Duration) string {
 		return d.Round(10 * time.Microsecond).String()
 	}
 	return d.Round(time.Microsecond).String()
+}
+
+// contention is the evidence of the block and mutex profiles on the plateau's latest level
+// that has them: their top sites where goroutines waited (at least contended on average),
+// and the block profile's top site. Nothing when the target did not enable them.
+func contention(in Input, sat plateau) (ev []string, site string) {
+	for i := sat.to; i >= sat.from; i-- {
+		p := in.Levels[i].Profile
+		if p == nil || len(p.Block) == 0 && len(p.Mutex) == 0 {
+			continue
+		}
+		for _, c := range p.Block[:min(2, len(p.Block))] {
+			if c.Waiting < contended {
+				break
+			}
+			ev = append(ev, fmt.Sprintf("block profile at %s: %s goroutines on average blocked in %s (%.0f%% of the time blocked, %s waits)",
+				in.Levels[i].Label, num(c.Waiting), c.Site, c.Pct, num(float64(c.Events))))
+			if site == "" {
+				site = c.Site
+			}
+		}
+		for _, c := range p.Mutex[:min(2, len(p.Mutex))] {
+			if c.Waiting < contended {
+				break
+			}
+			ev = append(ev, fmt.Sprintf("mutex profile at %s: the lock released in %s kept %s goroutines waiting on average (%.0f%% of the lock contention)",
+				in.Levels[i].Label, c.Site, num(c.Waiting), c.Pct))
+		}
+		return ev, site
+	}
+	return nil, ""
 }
 
 // runningProfile is the latest profile on the plateau with wait sites, or nil.

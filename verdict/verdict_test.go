@@ -56,6 +56,7 @@ func TestJudge(t *testing.T) {
 		want   []Kind
 		conf   Confidence // of the first claim, when one is wanted
 		says   string     // a phrase the first claim's text must hold
+		never  string     // a phrase it must not hold
 	}{
 		{
 			// Throughput still following load, CPU low, no errors: nothing to claim.
@@ -118,6 +119,36 @@ func TestJudge(t *testing.T) {
 				l.Profile = waits
 			}),
 			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 busy goroutines wait in sync.(*Cond).Wait",
+		},
+		{
+			// Block and mutex profiles enabled: their top sites are named beside the goroutine waits.
+			name: "waiting with contention profiles",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
+				l.Profile = &Profile{Goroutines: 140, Waits: waits.Waits,
+					Block: []Contention{{Site: "sync.(*Mutex).Lock from target.(*demoPool).get", Events: 700, Waiting: 59.8, Pct: 99.6}},
+					Mutex: []Contention{{Site: "sync.(*Mutex).Unlock from target.(*demoPool).put", Events: 650, Waiting: 56.6, Pct: 99}}}
+			}),
+			want: []Kind{TargetWaiting}, conf: High,
+			says: "mutex profile at c=64: the lock released in sync.(*Mutex).Unlock from target.(*demoPool).put kept 56.6 goroutines waiting",
+		},
+		{
+			// Only a block profile, no goroutine profile: it names the site, and the claim is high.
+			name: "waiting named by the block profile",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
+				l.Profile = &Profile{Block: []Contention{{Site: "sync.(*Cond).Wait from main.(*pool).get", Events: 90, Waiting: 30, Pct: 95}}}
+			}),
+			want: []Kind{TargetWaiting}, conf: High, says: "most busy goroutines wait in sync.(*Cond).Wait from main.(*pool).get",
+		},
+		{
+			// Contention too small to matter (the server's own short waits): not evidence.
+			name: "negligible contention",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
+				l.Profile = &Profile{Mutex: []Contention{{Site: "sync.(*Mutex).Unlock from net/http.(*conn).serve", Events: 3, Waiting: 0.001, Pct: 100}}}
+			}),
+			want: []Kind{TargetWaiting}, conf: Medium, says: "target CPU only 0.20 of 2 cores", never: "mutex profile",
 		},
 		{
 			// A noisy plateau whose last level is the peak by a hair: still flat (+18% for 4x load).
@@ -211,6 +242,9 @@ func TestJudge(t *testing.T) {
 			text := c.Summary + "\n" + strings.Join(c.Evidence, "\n")
 			if !strings.Contains(text, tt.says) {
 				t.Errorf("Judge: %s says\n%s\nwant it to contain %q", c.Kind, text, tt.says)
+			}
+			if tt.never != "" && strings.Contains(text, tt.never) {
+				t.Errorf("Judge: %s says\n%s\nwant nothing about %q", c.Kind, text, tt.never)
 			}
 		})
 	}

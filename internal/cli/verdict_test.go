@@ -89,33 +89,38 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 		path  string
 		plan  []string
 		want  []verdict.Kind
-		names string // what the claim's evidence must name
+		names []string // what the claim's evidence must name
+		never string   // what it must not mention
 	}{
 		// One core of pure arithmetic per request: CPU-bound, the spinning function named.
 		{"cpu", []string{"GOMAXPROCS=1"}, nil, "/demo/cpu", []string{"--levels", "1,4,16"},
-			[]verdict.Kind{verdict.TargetCPU}, "apiperfHotHandlerSpin"},
-		// Four pool slots held 5 ms each: waiting, in the pool's get.
-		{"pool", nil, nil, "/demo/pool", []string{"--levels", "4,16,64"},
-			[]verdict.Kind{verdict.TargetWaiting}, "demoPool).get"},
-		// A downstream reached over four connections: waiting, in the call to it.
+			[]verdict.Kind{verdict.TargetCPU}, []string{"apiperfHotHandlerSpin"}, ""},
+		// Four pool slots held 5 ms each: waiting, in the pool's get; the pool turns on the
+		// block and mutex profiles, which name its lock too.
+		{"pool", nil, nil, "/demo/pool", []string{"--levels", "4,16,64"}, []verdict.Kind{verdict.TargetWaiting},
+			[]string{"wait in sync.(*Mutex).Lock from github.com/apiperf/apiperf/target.(*demoPool).get",
+				"blocked in sync.(*Mutex).Lock from github.com/apiperf/apiperf/target.(*demoPool).get",
+				"the lock released in sync.(*Mutex).Unlock from github.com/apiperf/apiperf/target.(*demoPool).put"}, ""},
+		// A downstream reached over four connections: waiting, in the call to it; no block or
+		// mutex profile is enabled there, and the verdict says nothing of them.
 		{"downstream", nil, nil, "/demo/downstream", []string{"--levels", "4,16,64"},
-			[]verdict.Kind{verdict.TargetWaiting}, "downstream).call"},
+			[]verdict.Kind{verdict.TargetWaiting}, []string{"downstream).call"}, "profile at"},
 		// A goroutine and 16 KiB left behind per request, at rates it serves easily: growth.
 		{"leak", nil, nil, "/demo/leak", []string{"--rates", "100,200,300"},
-			[]verdict.Kind{verdict.Growth}, "apiperfLeakedWatcher"},
+			[]verdict.Kind{verdict.Growth}, []string{"apiperfLeakedWatcher"}, ""},
 		// apiperf on one thread whose script burns CPU for every request, against a cheap
 		// endpoint: the generator is the bottleneck, and its CPU is named.
 		{"generator", nil, nil, "/healthz", []string{"-t", "1", "-s", burn, "--levels", "1,4,16"},
-			[]verdict.Kind{verdict.GeneratorBound}, "of its 1 cores"},
+			[]verdict.Kind{verdict.GeneratorBound}, []string{"of its 1 cores"}, ""},
 		// A target that resets connections beyond 16 open at once (10 ms per request): 4
 		// and 8 connections (beside the profile and metrics clients') are served, at 32 the
 		// errors start, and the verdict names them resets of a connection limit. A closed
 		// loop: an open loop's pool grows whenever a busy machine delays its sends, so where
 		// its errors start would depend on the machine.
 		{"errors", nil, []string{"--max-conns", "16"}, "/knob?delay=10ms", []string{"--levels", "4,8,32"},
-			[]verdict.Kind{verdict.ErrorsStart}, "at c=32, mostly"},
+			[]verdict.Kind{verdict.ErrorsStart}, []string{"at c=32, mostly"}, ""},
 		// Plain net/http at a moderate rate: nothing to claim.
-		{"healthy", nil, nil, "/healthz", []string{"--rates", "100,200,300"}, nil, ""},
+		{"healthy", nil, nil, "/healthz", []string{"--rates", "100,200,300"}, nil, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,12 +128,18 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 			if got := v.Kinds(); !slices.Equal(got, tt.want) {
 				t.Fatalf("verdict on %s = %v, want exactly %v:\n%s", tt.path, got, tt.want, verdictDump(v))
 			}
-			if tt.names == "" {
+			if len(v.Claims) == 0 {
 				return
 			}
 			c := v.Claims[0]
-			if text := c.Summary + "\n" + strings.Join(c.Evidence, "\n"); !strings.Contains(text, tt.names) {
-				t.Errorf("verdict on %s does not name %s:\n%s", tt.path, tt.names, text)
+			text := c.Summary + "\n" + strings.Join(c.Evidence, "\n")
+			for _, name := range tt.names {
+				if !strings.Contains(text, name) {
+					t.Errorf("verdict on %s does not name %s:\n%s", tt.path, name, text)
+				}
+			}
+			if tt.never != "" && strings.Contains(text, tt.never) {
+				t.Errorf("verdict on %s mentions %q:\n%s", tt.path, tt.never, text)
 			}
 		})
 	}
