@@ -4,7 +4,6 @@ import (
 	"image/color"
 	"math"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -53,12 +52,12 @@ type marksPlot struct {
 	refs  []RefLine
 }
 
-// Plot implements plot.Plotter.
-func (mp marksPlot) Plot(c draw.Canvas, p *plot.Plot) {
+// plot draws the marks and reference lines on the data area c of frame f.
+func (mp marksPlot) plot(c draw.Canvas, f *frame) {
 	st := style(markText, false)
 	st.Color = markStyle.Color
 	for _, r := range mp.refs {
-		y := c.Y(p.Y.Norm(r.Y))
+		y := c.Y(f.normY(r.Y))
 		if y < c.Min.Y || y > c.Max.Y {
 			continue
 		}
@@ -70,7 +69,7 @@ func (mp marksPlot) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 	}
 	for i, m := range mp.marks {
-		x := c.X(p.X.Norm(m.At))
+		x := c.X(f.normX(m.At))
 		if x < c.Min.X || x > c.Max.X {
 			continue
 		}

@@ -5,9 +5,7 @@ import (
 	"math"
 
 	xfont "golang.org/x/image/font"
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -38,7 +36,7 @@ func style(size vg.Length, bold bool) text.Style {
 		Font:    font.From(f, size),
 		XAlign:  draw.XCenter,
 		YAlign:  draw.YTop,
-		Handler: plot.DefaultTextHandler,
+		Handler: textHandler(),
 	}
 }
 
@@ -46,11 +44,11 @@ func style(size vg.Length, bold bool) text.Style {
 type axes struct {
 	xs         []float64 // x position of each point
 	x          Range
-	xTicks     []plot.Tick
+	xTicks     []tick
 	left       Range
-	leftTicks  []plot.Tick
+	leftTicks  []tick
 	right      Range
-	rightTicks []plot.Tick
+	rightTicks []tick
 	hasRight   bool
 }
 
@@ -80,7 +78,7 @@ func (c Chart) axes(w, h vg.Length) axes {
 		a.xs = make([]float64, len(c.X))
 		for i, l := range c.X {
 			a.xs[i] = float64(i)
-			a.xTicks = append(a.xTicks, plot.Tick{Value: float64(i), Label: cleanText(l)})
+			a.xTicks = append(a.xTicks, tick{Value: float64(i), Label: cleanText(l)})
 		}
 		a.x = Range{-0.5, float64(len(c.X)) - 0.5}
 	} else {
@@ -155,8 +153,9 @@ func (c Chart) draw(dc draw.Canvas) {
 	area.Max.Y -= lg.height(width) + margin/2
 
 	a := c.axes(width, area.Max.Y-area.Min.Y)
-	p := c.newPlot(a)
-	tickStyle := p.Y.Tick.Label
+	f := &frame{x: a.x, y: a.left, logY: c.LogY, xTicks: a.xTicks, yTicks: a.leftTicks,
+		xLabel: cleanText(c.XLabel), yLabel: cleanText(c.YLabel)}
+	tickStyle := tickStyle()
 	tickStyle.XAlign, tickStyle.YAlign = draw.XLeft, draw.YCenter
 	labelStyle := style(labelSize, false)
 	labelStyle.Rotation = math.Pi / 2
@@ -171,75 +170,44 @@ func (c Chart) draw(dc draw.Canvas) {
 		}
 	}
 	plotArea := draw.Crop(area, 0, -rightW, 0, 0)
-	thinCategories(p, a, plotArea)
-	p.Draw(plotArea)
-	if a.hasRight {
-		drawRightAxis(p.DataCanvas(plotArea), a, tickStyle, labelStyle, rightLabel)
-	}
-}
-
-// newPlot builds the gonum plot of the left axis, x axis, grid and series.
-func (c Chart) newPlot(a axes) *plot.Plot {
-	p := plot.New()
-	p.BackgroundColor = nil
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle = style(labelSize, false)
-		ax.Label.TextStyle.YAlign = draw.YBottom
-		ax.Tick.Label.Font = font.From(sansFont, tickSize)
-		ax.Tick.Length = tickLength
-		ax.LineStyle = axisStyle
-		ax.Tick.LineStyle = axisStyle
-		ax.Padding = axisPad
-	}
-	p.X.Label.Text = cleanText(c.XLabel)
-	p.Y.Label.Text = cleanText(c.YLabel)
-	p.X.Min, p.X.Max = a.x.Min, a.x.Max
-	p.X.Tick.Marker = plot.ConstantTicks(a.xTicks)
-	p.Y.Min, p.Y.Max = a.left.Min, a.left.Max
-	p.Y.Tick.Marker = plot.ConstantTicks(a.leftTicks)
-	if c.LogY {
-		p.Y.Scale = plot.LogScale{}
-	}
-
-	grid := plotter.NewGrid()
-	grid.Vertical, grid.Horizontal = gridStyle, gridStyle
-	p.Add(grid)
+	thinCategories(f, plotArea)
+	data := f.draw(plotArea)
 	if len(c.Marks) > 0 || len(c.RefLines) > 0 {
-		p.Add(marksPlot{marks: c.Marks, refs: c.RefLines})
+		marksPlot{marks: c.Marks, refs: c.RefLines}.plot(data, f)
 	}
-
-	rightNorm := func(_ *plot.Plot, y float64) float64 { return (y - a.right.Min) / (a.right.Max - a.right.Min) }
-	leftNorm := func(p *plot.Plot, y float64) float64 { return p.Y.Norm(y) }
+	rightNorm := func(y float64) float64 { return (y - a.right.Min) / (a.right.Max - a.right.Min) }
 	for i, s := range c.Series {
-		norm := leftNorm
+		norm := f.normY
 		if s.Right {
 			norm = rightNorm
 		}
-		p.Add(newSeriesPlot(c, i, a.xs, norm))
+		newSeriesPlot(c, i, a.xs, norm).plot(data, f)
 	}
-	return p
+	if a.hasRight {
+		drawRightAxis(data, a, tickStyle, labelStyle, rightLabel)
+	}
 }
 
 // thinCategories leaves only every k-th category label when they would overlap.
-func thinCategories(p *plot.Plot, a axes, area draw.Canvas) {
-	if len(a.xTicks) < 2 || p.X.Min != -0.5 {
+func thinCategories(f *frame, area draw.Canvas) {
+	if len(f.xTicks) < 2 || f.x.Min != -0.5 {
 		return
 	}
-	dc := p.DataCanvas(area)
-	slot := (dc.Max.X - dc.Min.X) / vg.Length(len(a.xTicks))
-	need := tickLabelWidth(p.X.Tick.Label, a.xTicks) + vg.Points(6)
+	dc := f.dataArea(area)
+	slot := (dc.Max.X - dc.Min.X) / vg.Length(len(f.xTicks))
+	need := tickLabelWidth(tickStyle(), f.xTicks) + vg.Points(6)
 	k := int(math.Ceil(float64(need / slot)))
 	if k <= 1 {
 		return
 	}
-	ticks := make([]plot.Tick, len(a.xTicks))
-	for i, t := range a.xTicks {
-		ticks[i] = plot.Tick{Value: t.Value}
+	ticks := make([]tick, len(f.xTicks))
+	for i, t := range f.xTicks {
+		ticks[i] = tick{Value: t.Value}
 		if i%k == 0 {
 			ticks[i].Label = t.Label
 		}
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	f.xTicks = ticks
 }
 
 // drawRightAxis draws the right y axis beside the data area dc.
@@ -262,7 +230,7 @@ func drawRightAxis(dc draw.Canvas, a axes, tickStyle, labelStyle text.Style, lab
 }
 
 // tickLabelWidth returns the width of the widest tick label.
-func tickLabelWidth(st text.Style, ticks []plot.Tick) vg.Length {
+func tickLabelWidth(st text.Style, ticks []tick) vg.Length {
 	var w vg.Length
 	for _, t := range ticks {
 		w = max(w, st.Width(t.Label))

@@ -3,7 +3,6 @@ package chart
 import (
 	"math"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -28,7 +27,7 @@ var (
 // left and right series share the code.
 type seriesPlot struct {
 	xs, ys []float64
-	norm   func(*plot.Plot, float64) float64
+	norm   func(float64) float64
 	line   draw.LineStyle
 	glyph  draw.GlyphStyle
 }
@@ -45,7 +44,7 @@ func (sp *seriesPlot) marked(i int) bool {
 }
 
 // newSeriesPlot returns the plotter of series i of c, positioned at xs.
-func newSeriesPlot(c Chart, i int, xs []float64, norm func(*plot.Plot, float64) float64) *seriesPlot {
+func newSeriesPlot(c Chart, i int, xs []float64, norm func(float64) float64) *seriesPlot {
 	s := c.Series[i]
 	col := c.seriesColor(i)
 	sp := &seriesPlot{
@@ -61,8 +60,8 @@ func newSeriesPlot(c Chart, i int, xs []float64, norm func(*plot.Plot, float64) 
 	return sp
 }
 
-// Plot implements plot.Plotter.
-func (sp *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
+// plot draws the series on the data area c of frame f.
+func (sp *seriesPlot) plot(c draw.Canvas, f *frame) {
 	var seg, pts []vg.Point
 	flush := func() {
 		if len(seg) > 1 {
@@ -75,7 +74,7 @@ func (sp *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 			flush()
 			continue
 		}
-		pt := vg.Point{X: c.X(p.X.Norm(sp.xs[i])), Y: c.Y(sp.norm(p, y))}
+		pt := vg.Point{X: c.X(f.normX(sp.xs[i])), Y: c.Y(sp.norm(y))}
 		seg = append(seg, pt)
 		if sp.marked(i) {
 			pts = append(pts, pt)
@@ -85,22 +84,6 @@ func (sp *seriesPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, pt := range pts {
 		c.DrawGlyph(sp.glyph, pt)
 	}
-}
-
-// GlyphBoxes implements plot.GlyphBoxer so markers at the edges are not clipped.
-func (sp *seriesPlot) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
-	var boxes []plot.GlyphBox
-	for i, y := range sp.ys {
-		if math.IsNaN(y) || !sp.marked(i) {
-			continue
-		}
-		x, ny := p.X.Norm(sp.xs[i]), sp.norm(p, y)
-		if x < 0 || x > 1 || ny < 0 || ny > 1 {
-			continue
-		}
-		boxes = append(boxes, plot.GlyphBox{X: x, Y: ny, Rectangle: sp.glyph.Rectangle()})
-	}
-	return boxes
 }
 
 // legendEntry is one item of the legend: a swatch of the line and marker, and a name.

@@ -3,8 +3,6 @@ package chart
 import (
 	"math"
 	"strconv"
-
-	"gonum.org/v1/plot"
 )
 
 // niceStep returns a 1, 2 or 5 times a power of ten step that cuts span into
@@ -55,10 +53,10 @@ func logRange(lo, hi float64, ok bool) Range {
 }
 
 // linearTicks returns labelled ticks on multiples of a nice step inside [min, max].
-func linearTicks(min, max float64, target int) []plot.Tick {
+func linearTicks(min, max float64, target int) []tick {
 	step := niceStep(max-min, target)
 	prec := decimals(step)
-	var ticks []plot.Tick
+	var ticks []tick
 	for i := math.Ceil(min / step); ; i++ {
 		v := i * step
 		if v > max+step*1e-9 {
@@ -67,7 +65,7 @@ func linearTicks(min, max float64, target int) []plot.Tick {
 		if v == 0 {
 			v = 0 // no "-0"
 		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: formatTick(v, prec)})
+		ticks = append(ticks, tick{Value: v, Label: formatTick(v, prec)})
 	}
 	return ticks
 }
@@ -75,9 +73,9 @@ func linearTicks(min, max float64, target int) []plot.Tick {
 // logTicks returns ticks for a log axis: labels at each decade, and at 2 and 5
 // times each decade when the axis spans few decades; unlabelled minor ticks
 // at the other integer multiples.
-func logTicks(min, max float64) []plot.Tick {
+func logTicks(min, max float64) []tick {
 	decades := math.Log10(max / min)
-	var ticks []plot.Tick
+	var ticks []tick
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
 		base := math.Pow(10, e)
 		for m := 1; m < 10; m++ {
@@ -85,7 +83,7 @@ func logTicks(min, max float64) []plot.Tick {
 			if v < min*(1-1e-9) || v > max*(1+1e-9) {
 				continue
 			}
-			t := plot.Tick{Value: v}
+			t := tick{Value: v}
 			if m == 1 || (decades <= 2 && (m == 2 || m == 5)) {
 				t.Label = formatTick(v, decimals(v))
 			}

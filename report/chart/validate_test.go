@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"gonum.org/v1/plot"
 )
 
 func TestValidate(t *testing.T) {
@@ -173,7 +171,7 @@ func TestLongTitleFits(t *testing.T) {
 func TestTicks(t *testing.T) {
 	tests := []struct {
 		name     string
-		got      []plot.Tick
+		got      []tick
 		wantLabs string // labelled ticks, space separated
 	}{
 		// Classic QPS axis: 0 to 50k in steps of 10k, with k suffixes.
