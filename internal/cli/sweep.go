@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/report"
@@ -157,17 +158,23 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	lv.register(fs, false)
 	var cf clusterFlags // --workers, --join-addr (worker.go)
 	cf.register(fs)
+	var vf variantFlags // --variant, --variant-pid (variants.go)
+	vf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\n\n%s", fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n       apiperf sweep [flags] --variant NAME=URL --variant NAME=URL ...\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\nWith --variant, sweep each variant with the same plan into <dir>/<NAME>/, then compare them\n(the first as the reference) into <dir>/compare/.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	pos, extra := splitDash(fs)
-	if len(pos) > 1 {
+	variants := vf.given()
+	switch {
+	case len(pos) > 1:
 		return usagef("sweep: want at most one URL, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+	case variants && len(pos) > 0:
+		return usagef("sweep: give a URL or --variant NAME=URL, not both (got %s)", pos[0])
 	}
-	quick := len(pos) == 0
+	quick := len(pos) == 0 && !variants
 	var errs []error
 	if fs.Changed("rate") {
 		errs = append(errs, errors.New("sweep: -R/--rate sets one rate; sweep rates with --rates"))
@@ -184,7 +191,21 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	plan, obj, rules, perrs := wf.build(fs, quick)
 	errs = append(errs, perrs...)
 	url := "http://127.0.0.1" + nativePath // checked now, replaced once the built-in target runs
-	if !quick {
+	var targets []compare.Target
+	switch {
+	case variants:
+		var verrs []error
+		targets, verrs = vf.targets(fs, &tf)
+		errs = append(errs, verrs...)
+		for _, name := range append(targetNames(targets), compare.ReservedName) {
+			if err := checkRunDir(wf.dir, name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(targets) > 0 {
+			url = targets[0].URL
+		}
+	case !quick:
 		url = pos[0]
 	}
 	sc, cfg, expected, err := lf.build(fs, url)
@@ -197,6 +218,11 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(err)
 	}
+	j := &sweepJob{e: e, args: args, sf: sf, hf: hf, wf: &wf, lv: &lv, cf: &cf, plan: plan, obj: obj, rules: rules,
+		cfg: cfg, expected: expected, extra: extra}
+	if variants {
+		return j.variants(ctx, sc, targets, tf)
+	}
 	if quick {
 		p, err := spawnTarget(ctx)
 		if err != nil {
@@ -205,43 +231,69 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		defer p.Stop()
 		sc.URL = p.URL() + nativePath
 	}
-	src, err := sf.build(ctx, sc, extra)
+	_, _, err = j.one(ctx, sc, wf.name, tf, wf.vsNative)
+	return err
+}
+
+// sweepJob is a sweep checked before any traffic: what one target's sweep needs besides
+// its scenario, name and capture (a variant sweep runs it once per variant).
+type sweepJob struct {
+	e        *env
+	args     []string
+	sf       *sourceFlags
+	hf       *historyFlags
+	wf       *sweepFlags
+	lv       *liveFlags
+	cf       *clusterFlags
+	plan     sweep.Plan
+	obj      sweep.Objective
+	rules    sweep.Rules
+	cfg      load.Config
+	expected measure.StatusSet
+	extra    []string
+}
+
+// one sweeps sc into <dir>/<name> (name "": from the target) with the capture tf asks for,
+// then runs the native yardstick if vsNative; it returns the run, its directory, and the
+// outcome (errFailed when interrupted, partial, or nothing succeeded).
+func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, tf targetFlags, vsNative bool) (*result.Run, string, error) {
+	e, wf, cfg, plan, obj, rules := j.e, j.wf, j.cfg, j.plan, j.obj, j.rules
+	src, err := j.sf.build(ctx, sc, j.extra)
 	if err != nil {
-		return asUsage(err)
+		return nil, "", asUsage(err)
 	}
 	sc = src.scenario
 	tgt, err := scenario.ParseTarget(sc.URL)
 	if err != nil {
-		return asUsage(err)
+		return nil, "", asUsage(err)
 	}
-	name := wf.name
 	if name == "" {
 		name = report.SafeName(tgt.Host + "-" + tgt.Port)
 	}
 	dir := filepath.Join(wf.dir, name)
-	if err := errors.Join(checkRunDir(wf.dir, name), hf.check()); err != nil {
-		return err
+	if err := errors.Join(checkRunDir(wf.dir, name), j.hf.check()); err != nil {
+		return nil, "", err
 	}
-	doc := newRun(result.KindSweep, sc, cfg, args)
+	doc := newRun(result.KindSweep, sc, cfg, j.args)
 	doc.Name = name
 	doc.Sweep = sweep.NewRecord(plan, obj, rules)
-	if err := hf.label(ctx, doc); err != nil {
-		return err
+	if err := j.hf.label(ctx, doc); err != nil {
+		return nil, "", err
 	}
 	if !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
-	watch, err := lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
+	watch, err := j.lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	eng := newEngine(e, wf.quiet, src, tgt, expected)
+	eng := newEngine(e, wf.quiet, src, tgt, j.expected)
 	eng.watch = watch
-	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
+	coord, err := j.cf.coordinate(ctx, e, src, j.expected, j.extra) // nil without --workers
 	if err != nil {
 		watch.Close(ctx)
-		return err
+		return nil, "", err
 	}
 	if coord != nil {
 		defer coord.Close()
@@ -263,10 +315,10 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
 	}
 	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
+		return doc, dir, fmt.Errorf("sweep: %w", err)
 	}
 	stopped(e, doc, "")
-	if wf.vsNative && ctx.Err() == nil && len(doc.Sweep.Levels) > 0 {
+	if vsNative && ctx.Err() == nil && len(doc.Sweep.Levels) > 0 {
 		if err := runNative(ctx, e, doc, r, wf.quiet, runPath); err != nil {
 			doc.Warnings = append(doc.Warnings, fmt.Sprintf("--vs-native: %v", err))
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
@@ -278,17 +330,17 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 			report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
 		}
 	}
-	if err := finishSweep(ctx, e, doc, dir, wf.noReport, hf, showTarget); err != nil {
-		return err
+	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, showTarget); err != nil {
+		return doc, dir, err
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", errFailed)
+		return doc, dir, fmt.Errorf("interrupted: %w", errFailed)
 	}
 	if coord != nil && coord.Partial() {
 		fmt.Fprintf(e.stderr, "apiperf: partial sweep: %s\n", strings.Join(coord.Lost(), "; "))
-		return errFailed
+		return doc, dir, errFailed
 	}
-	return checkOutcome(e, doc.Steps)
+	return doc, dir, checkOutcome(e, doc.Steps)
 }
 
 // stopped reports why a sweep stopped early, if it did (what prefixes the line: "" or
