@@ -1,7 +1,8 @@
-// Package exposition writes metrics in the Prometheus text exposition format (version 0.0.4),
-// the page a Prometheus server scrapes: families with HELP and TYPE lines, labelled samples,
-// classic histograms and summaries, and the Go runtime and process metrics a Go service
-// exposes. It is small on purpose: apiperf's /metrics pages are a few dozen series, and a
+// Package exposition writes metrics in the Prometheus exposition formats, the page a
+// Prometheus server scrapes: the text format (version 0.0.4) by default, and the delimited
+// protobuf format when the scraper asks for it (Prometheus does when native histograms are
+// on): families with help and type, labelled samples, classic and native histograms,
+// summaries, and the Go runtime and process metrics a Go service exposes. It is small on purpose: apiperf's /metrics pages are a few dozen series, and a
 // full client library would be initialized (and paid for in memory) by every apiperf process.
 package exposition
 
@@ -18,15 +19,37 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 // Page is a metrics page being written. Families must be written whole, one after another;
 // a name must not be written twice.
 type Page struct {
-	b []byte
+	b     []byte
+	proto bool         // the protobuf format
+	fam   *protoFamily // protobuf: the family being written
 }
 
+// NewProtoPage returns a page in the delimited protobuf format (ProtoContentType); the zero
+// Page is in the text format.
+func NewProtoPage() *Page { return &Page{proto: true} }
+
 // Bytes returns the page written so far.
-func (p *Page) Bytes() []byte { return p.b }
+func (p *Page) Bytes() []byte {
+	p.flush()
+	return p.b
+}
+
+// flush encodes the protobuf family being written.
+func (p *Page) flush() {
+	if p.fam != nil {
+		p.b = p.fam.appendTo(p.b)
+		p.fam = nil
+	}
+}
 
 // Family starts a metric family: its HELP and TYPE lines. typ is counter, gauge, histogram,
 // summary or untyped.
 func (p *Page) Family(name, help, typ string) {
+	if p.proto {
+		p.flush()
+		p.fam = &protoFamily{name: name, help: help, typ: typ}
+		return
+	}
 	p.b = append(p.b, "# HELP "...)
 	p.b = append(p.b, name...)
 	p.b = append(p.b, ' ')
@@ -40,6 +63,12 @@ func (p *Page) Family(name, help, typ string) {
 
 // Sample writes one sample line, name{label="value",...} v; labels are name, value pairs.
 func (p *Page) Sample(name string, v float64, labels ...string) {
+	if p.proto {
+		if p.fam != nil {
+			p.fam.sample(name, v, labels)
+		}
+		return
+	}
 	p.b = append(p.b, name...)
 	if len(labels) > 0 {
 		p.b = append(p.b, '{')
@@ -67,9 +96,14 @@ func (p *Page) Metric(name, help, typ string, v float64) {
 
 // Histogram writes a classic histogram family: cumulative counts per upper bound (bounds
 // ascending, without +Inf; counts has one more entry, the +Inf bucket, equal to the count),
-// then _sum and _count.
+// then _sum and _count. In the protobuf format a histogram made by NewNativeHistogram also
+// carries its native buckets.
 func (p *Page) Histogram(name, help string, h *Histogram) {
 	p.Family(name, help, "histogram")
+	if p.proto {
+		p.fam.histogram(h)
+		return
+	}
 	var cum uint64
 	for i, n := range h.Counts {
 		cum += n
@@ -89,6 +123,7 @@ type Histogram struct {
 	Bounds []float64
 	Counts []uint64
 	Sum    float64
+	native *native // nil: classic buckets only
 }
 
 // NewHistogram returns an empty histogram with these upper bounds (ascending).
@@ -104,6 +139,9 @@ func (h *Histogram) ObserveN(v float64, n uint64) {
 	}
 	h.Counts[i] += n
 	h.Sum += v * float64(n)
+	if h.native != nil {
+		h.native.observe(v, n)
+	}
 }
 
 // AppendFloat appends v as the text format writes numbers: the shortest decimal form,
@@ -141,15 +179,28 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// Handler serves the page that write fills on each request, in the text format.
+// Handler serves the page that write fills on each request: in the protobuf format when the
+// request's Accept header asks for it, else in the text format.
 func Handler(write func(*Page)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p Page
-		write(&p)
-		w.Header().Set("Content-Type", ContentType)
-		w.Header().Set("Content-Length", strconv.Itoa(len(p.b)))
+		p, typ := &Page{}, ContentType
+		if acceptsProto(r.Header.Get("Accept")) {
+			p, typ = NewProtoPage(), ProtoContentType
+		}
+		write(p)
+		b := p.Bytes()
+		w.Header().Set("Content-Type", typ)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		if r.Method != http.MethodHead {
-			_, _ = w.Write(p.b)
+			_, _ = w.Write(b)
 		}
 	})
+}
+
+func parseFloat(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }

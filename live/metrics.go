@@ -41,7 +41,7 @@ type metrics struct {
 }
 
 func newMetrics(cfg Config) *metrics {
-	return &metrics{info: runLabels(cfg), requests: map[[2]string]float64{}, latency: exposition.NewHistogram(latencyBuckets)}
+	return &metrics{info: runLabels(cfg), requests: map[[2]string]float64{}, latency: exposition.NewNativeHistogram(latencyBuckets)}
 }
 
 var invalidLabel = regexp.MustCompile(`[^A-Za-z0-9_]`)
@@ -104,7 +104,7 @@ func (m *metrics) interval(iv *measure.Interval) {
 	observe(m.latency, iv.Latency)
 	if iv.Uncorrected != nil {
 		if m.uncorrected == nil {
-			m.uncorrected = exposition.NewHistogram(latencyBuckets)
+			m.uncorrected = exposition.NewNativeHistogram(latencyBuckets)
 		}
 		observe(m.uncorrected, iv.Uncorrected)
 	}

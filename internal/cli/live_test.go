@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,11 +148,23 @@ func waitHTTP(t *testing.T, url string, within time.Duration) []byte {
 // TestListenPrometheus runs an open-loop `run --listen` while a real Prometheus scrapes it
 // every 500ms, checks /metrics with promtool during the run, and afterwards asks Prometheus
 // for the request counter: it matches the run's total (apiperf waits for a last scrape).
+// Twice at once: a default Prometheus (text format, classic histogram), and one with native
+// histograms on, which scrapes the protobuf format; its native latency histogram must count
+// every response too.
 func TestListenPrometheus(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	promtool, err2 := exec.LookPath("promtool")
 	needTool(t, "prometheus or promtool", err == nil && err2 == nil, "`apt-get install prometheus` (.ci/run does)")
 	url := liveTarget(t)
+	for _, native := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "native"}[native], func(t *testing.T) {
+			t.Parallel()
+			listenPrometheus(t, prom, promtool, url, native)
+		})
+	}
+}
+
+func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 	listen, promAddr := freeAddr(t), freeAddr(t)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\nscrape_configs:\n  - job_name: apiperf\n    static_configs:\n      - targets: ['%s']\n", listen)
@@ -160,8 +173,12 @@ func TestListenPrometheus(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
+	args := []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + promAddr}
+	if native {
+		args = append(args, "--enable-feature=native-histograms")
+	}
+	cmd := exec.CommandContext(ctx, prom, args...)
 	var plog bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &plog, &plog
 	if err := cmd.Start(); err != nil {
@@ -202,26 +219,42 @@ func TestListenPrometheus(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run exited %d: %s", code, stderr)
 	}
+	ended := time.Now()
 	total := readRun(t, out).Steps[0].Requests
-	q := "http://" + promAddr + "/api/v1/query?query=" + "sum(max_over_time(apiperf_requests_total%5B1m%5D))"
-	var resp struct {
-		Data struct {
-			Result []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
+	query := func(expr string) float64 {
+		q := "http://" + promAddr + "/api/v1/query?query=" + neturl.QueryEscape(expr) + fmt.Sprintf("&time=%.3f", float64(ended.UnixMilli())/1000)
+		var resp struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(waitHTTP(t, q, 5*time.Second), &resp); err != nil || len(resp.Data.Result) != 1 {
+			t.Fatalf("querying Prometheus for %s: %v %+v\n%s", expr, err, resp, plog.String())
+		}
+		var v float64
+		fmt.Sscan(fmt.Sprint(resp.Data.Result[0].Value[1]), &v)
+		return v
 	}
-	if err := json.Unmarshal(waitHTTP(t, q, 5*time.Second), &resp); err != nil || len(resp.Data.Result) != 1 {
-		t.Fatalf("querying Prometheus: %v %+v\n%s", err, resp, plog.String())
-	}
-	var scraped float64
-	fmt.Sscan(fmt.Sprint(resp.Data.Result[0].Value[1]), &scraped)
 	// Within one scrape interval (500ms at 300 req/s): apiperf waits for a last scrape, so
-	// it is usually exact.
+	// it is usually exact. Asked at the moment the run ended, Prometheus answers with that
+	// last scrape.
+	scraped := query("sum(max_over_time(apiperf_requests_total[1m]))")
 	if d := float64(total) - scraped; d < 0 || d > 150 {
 		t.Errorf("Prometheus scraped apiperf_requests_total = %v, the run has %d requests", scraped, total)
 	}
 	t.Logf("Prometheus scraped %v requests; the run has %d", scraped, total)
+	if native {
+		counted := query("histogram_count(apiperf_request_duration_seconds)")
+		if d := float64(total) - counted; d < 0 || d > 150 {
+			t.Errorf("Prometheus's native histogram counts %v responses, the run has %d", counted, total)
+		}
+		if p99 := query("histogram_quantile(0.99, apiperf_request_duration_seconds)"); !(p99 > 0 && p99 < 2) {
+			t.Errorf("p99 from the native histogram = %v s, want a latency of this run (0 to 2s)", p99)
+		}
+		t.Logf("the native histogram counts %v responses", counted)
+	}
 }
 
 // TestLivePageScreenshot opens the live page in headless Chromium during a sweep-free run and
