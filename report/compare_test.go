@@ -39,6 +39,10 @@ func synthMulti() *compare.Multi {
 	}{{"net/http", 1, []int{10, 50, 100}}, {"<b>gin</b>", 1.2, []int{10, 50, 100}}, {"echo", 0.5, []int{10, 50}}} {
 		vv := compare.VariantOf(v.name, variantRun(v.name, v.scale, v.levels...))
 		vv.Source = v.name + "/run.json"
+		vv.NativeQPS = 24000 // one native sweep for all, as sweep --variant --vs-native gives
+		if v.name == "<b>gin</b>" {
+			vv.TargetCPU, vv.TargetRSS, vv.RequestsPerConn = 0.6, 30<<20, 1200
+		}
 		vs = append(vs, vv)
 	}
 	return compare.NewMulti(vs)
@@ -78,6 +82,11 @@ func TestCompareInBrowser(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(dir, CompareHTMLFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The page with its embedded charts replaced by a marker, and the charts themselves.
+	golden.Check(t, "compare.html", stripData(page))
+	for _, f := range []string{"compare.qps.svg", "compare.p99.svg", "compare.successrate.svg"} {
+		golden.Check(t, f, mustRead(t, filepath.Join(dir, f)))
 	}
 	if !strings.Contains(string(page), "&lt;b&gt;gin&lt;/b&gt;") || strings.Contains(string(page), "<b>gin</b>") {
 		t.Errorf("compare.html does not escape the run name <b>gin</b>")
