@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= ./apiperf
 PKGS    := ./...
 
-.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean image-context worker-efficiency
+.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean image-context worker-efficiency k8s-e2e
 
 all: build
 
@@ -49,6 +49,13 @@ bench-h2: build
 ## (median of interleaved reps, under the measurement lock; figures in docs/SCALEOUT.md).
 worker-efficiency: build
 	flock /tmp/apiperf-bench.lock ./scripts/worker-efficiency.sh $(BIN)
+
+## k8s-e2e: scale-out on a real single-node Kubernetes built here (root; NOT part of `make test`):
+## builds the cluster's components from Go modules into K8S_BUILD, applies `apiperf k8s` output
+## with kubectl, checks the merged run.json; the output is kept in docs/k8s-e2e.txt.
+K8S_BUILD ?= /var/tmp/apiperf-k8s-e2e
+k8s-e2e:
+	K8S_BUILD=$(K8S_BUILD) bash -o pipefail -c './scripts/k8s-e2e.sh 2>&1 | tee docs/k8s-e2e.txt'
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 30s ./load

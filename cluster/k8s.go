@@ -140,10 +140,19 @@ spec:
         app.kubernetes.io/component: coordinator
     spec:
       restartPolicy: Never
+      volumes:
+      - name: work
+        emptyDir: {}
       containers:
       - name: coordinator
         image: {{q .Image}}
         command: {{.Cmd}}
+        # the image is FROM scratch and runs as nobody: the history database (.apiperf) and
+        # run directories go to a writable emptyDir
+        workingDir: /work
+        volumeMounts:
+        - name: work
+          mountPath: /work
         env:
         - name: APIPERF_TOKEN
           valueFrom:

@@ -160,6 +160,14 @@ func TestK8sManifestsStrict(t *testing.T) {
 			if p := o.service.Spec.Ports; len(p) != 1 || p[0].Port != 7171 || coordPod.Spec.Containers[0].Ports[0].ContainerPort != 7171 {
 				t.Errorf("Service ports %+v, coordinator container ports %+v, want 7171", p, coordPod.Spec.Containers[0].Ports)
 			}
+			// The image is FROM scratch and runs as nobody: the coordinator writes its history
+			// and run directories in a writable volume (found on a real cluster: "--db: cannot
+			// write .apiperf: permission denied" in /).
+			c0 := coordPod.Spec.Containers[0]
+			if len(c0.VolumeMounts) != 1 || c0.WorkingDir != c0.VolumeMounts[0].MountPath ||
+				len(coordPod.Spec.Volumes) != 1 || coordPod.Spec.Volumes[0].EmptyDir == nil || coordPod.Spec.Volumes[0].Name != c0.VolumeMounts[0].Name {
+				t.Errorf("coordinator works in %q with mounts %+v and volumes %+v, want its working directory on an emptyDir", c0.WorkingDir, c0.VolumeMounts, coordPod.Spec.Volumes)
+			}
 			coord := podCommand(t, o.coordinator)
 			if want := []string{"/apiperf", sub, "--workers", "3", "--join-addr", "0.0.0.0:7171"}; !reflect.DeepEqual(coord[:len(want)], want) {
 				t.Errorf("coordinator command %q, want it to start %q", coord, want)
