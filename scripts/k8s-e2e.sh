@@ -365,9 +365,9 @@ spread = f"{spread / 1e6:.1f}ms" if isinstance(spread, (int, float)) else spread
 print(f"  version {doc['version']}, {len(doc['steps'])} step: {s['requests']} requests, {s['successes']} successes "
       f"in {s['elapsed']}, concurrency {s['concurrency']}; workers {c['workers']}, shares {shares} "
       f"(sum {sum(shares)}), start spread {spread}")
-for w in c["shares"]:
-    print(f"  worker {w['worker']}: host {w['host']}, {w['connections']} connections, {w['requests']} requests, "
-          f"{w['responses']} responses, {w['errors']} errors")
+for x in c["shares"]:
+    print(f"  worker {x['worker']}: host {x['host']}, {x['connections']} connections, {x['requests']} requests, "
+          f"{x['responses']} responses, {x['errors']} errors")
 ok = s["requests"] == n and s["successes"] == n and c["workers"] == w and sum(shares) == n and len(shares) == w
 print("  merged result exact:", "yes" if ok else "NO")
 sys.exit(0 if ok else 1)
