@@ -131,7 +131,9 @@ cleanup() {
   done
   grep -F " $R/" /proc/self/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
   ip netns del "$NETNS" 2>/dev/null
-  # kubelet's pod cgroups (empty once the containers are gone)
+  # what is left in the pod cgroups our kubelet made (a container whose shim is gone), then them
+  for p in $(find /sys/fs/cgroup/pids/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+  sleep 0.5
   for c in /sys/fs/cgroup/*/kubepods; do [[ -d $c ]] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
   # the pods' network namespaces that our containerd made (kubelet was not there to remove them)
   for n in $(ip netns list | awk '{print $1}'); do
