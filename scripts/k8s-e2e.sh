@@ -32,7 +32,7 @@ BIN=$B/bin
 say() { echo "k8s-e2e: $*"; }
 die() { echo "k8s-e2e: FAILED: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "needs root (network namespace, containerd, kubelet)"
-say "$(date -u +%Y-%m-%dT%H:%MZ), apiperf commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet HEAD || echo +modified), $(uname -sr), $(nproc) cores"
+say "$(date -u +%Y-%m-%dT%H:%MZ), apiperf commit $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet HEAD -- . ':!docs/k8s-e2e.txt' || echo +modified), $(uname -sr), $(nproc) cores"
 export PATH=$BIN:$PATH
 
 # --- what Debian gives -----------------------------------------------------------------------
