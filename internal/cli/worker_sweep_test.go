@@ -135,8 +135,9 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// keyPaths is the set of object key paths in a JSON value ("/steps[]/latency/p99"). Warnings
-// are left out: they are caveats about the data (a peak at the last level), not the schema.
+// keyPaths is the set of object key paths in a JSON value ("/steps[]/latency/p99"). Left out
+// are what the data decides, not the schema: warnings (caveats such as a peak at the last
+// level) and what is inside the verdict's sections (which claims and notes it makes).
 func keyPaths(v any, prefix string) []string {
 	set := map[string]bool{}
 	var walk func(v any, p string)
@@ -148,7 +149,9 @@ func keyPaths(v any, prefix string) []string {
 					continue
 				}
 				set[p+"/"+k] = true
-				walk(x, p+"/"+k)
+				if p != "/verdict" {
+					walk(x, p+"/"+k)
+				}
 			}
 		case []any:
 			for _, x := range v {
