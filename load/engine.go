@@ -34,9 +34,10 @@ type options struct {
 type ioMode uint8
 
 const (
-	ioAuto       ioMode = iota // event loops where they fit (open loop: when openOnEvloop), else goroutines
-	ioGoroutines               // a goroutine per connection
-	ioEvloop                   // event loops where they fit, the open loop's too
+	ioAuto          ioMode = iota // event loops where they fit (open loop: when openOnEvloop), else goroutines
+	ioGoroutines                  // a goroutine per connection
+	ioEvloop                      // event loops where they fit, the open loop's too
+	ioEvloopNetpoll               // ioEvloop, waiting as where epoll_pwait2 is missing (tests)
 )
 
 // openOnEvloop: the open loop runs on event loops by default (APIPERF_IO=evloop asks for them
@@ -175,7 +176,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		reqs[i] = req
 	}
 	if cfg.OpenLoop() {
-		if (o.io == ioEvloop || openOnEvloop) && e.evloopFits(o, reqs) {
+		if (o.io == ioEvloop || o.io == ioEvloopNetpoll || openOnEvloop) && e.evloopFits(o, reqs) {
 			return e.runOpenEvloop(o, names, reqs)
 		}
 		e.dial.start(dialCtx, cfg.Connections)

@@ -55,7 +55,11 @@ type openLoop struct {
 	seen        bool // starved at some point
 	inFlight    atomic.Int64
 	thread      int
+	netpoll     bool // the loop waits through Go's netpoller, woken by the timerfd
 }
+
+// maxBlock bounds a loop's wait in epoll_pwait2, so that it sees a cancellation soon.
+const maxBlock = int64(20 * time.Millisecond)
 
 // timerID marks the timerfd's events (connections use their index).
 const timerID = -1
@@ -85,7 +89,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	}
 	e.sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
 	for t, l := range loops {
-		if err := l.openInit(t, len(loops)); err != nil {
+		if err := l.openInit(t, len(loops), o.io == ioEvloopNetpoll); err != nil {
 			for _, l := range loops {
 				l.o.close()
 			}
@@ -125,10 +129,10 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 }
 
 // openInit gives loop t of n its share of the schedule and its timerfd.
-func (l *evloop) openInit(t, n int) error {
+func (l *evloop) openInit(t, n int, netpoll bool) error {
 	e := l.e
 	o := &openLoop{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to),
-		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t}
+		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t, netpoll: netpoll}
 	l.o = o
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
@@ -269,10 +273,15 @@ func (l *evloop) runOpen() {
 			return
 		}
 		o.inFlight.Store(int64(o.busy))
-		l.arm(now)
-		o.parks++
-		if err := l.rc.Read(l.waitFn); err != nil {
-			l.ready = 0 // interrupted: the loop condition sees the cancellation
+		want := l.wake()
+		if !o.netpoll {
+			l.block(now, want)
+		} else {
+			l.arm(now, want)
+			o.parks++
+			if err := l.rc.Read(l.waitFn); err != nil {
+				l.ready = 0 // interrupted: the loop condition sees the cancellation
+			}
 		}
 		for _, ev := range l.events[:l.ready] {
 			if ev.Fd == timerID {
@@ -505,10 +514,37 @@ func (e *engine) claimConn() bool {
 	}
 }
 
-// arm sets the timerfd for the loop's next wake-up: the next due request (when a
-// connection is free to send it), the pool's next growth check (when none is), the next
-// deadline scan (while requests are in flight), the samples' next hand-over.
-func (l *evloop) arm(now int64) {
+// block waits in epoll_pwait2 for events or until want (math.MaxInt64: none).
+func (l *evloop) block(now, want int64) {
+	o := l.o
+	d := maxBlock
+	if want != math.MaxInt64 {
+		d = min(max(want-now, 0), maxBlock)
+	}
+	n, errno := epollPwait2(l.epfd, l.events, d)
+	after := l.e.now()
+	switch {
+	case errno == syscall.ENOSYS || errno == syscall.EPERM:
+		o.netpoll = true // an older kernel, or a seccomp filter: the netpoller and a timerfd
+		l.ready = 0
+		return
+	case errno != 0:
+		l.ready = 0
+		return
+	}
+	l.ready = n
+	if after-now > int64(20*time.Microsecond) || n == 0 {
+		o.parks++
+	}
+	if n == 0 && want != math.MaxInt64 && want-now <= maxBlock {
+		o.woke(after - max(want, now))
+	}
+}
+
+// wake is when the loop must wake next (math.MaxInt64: no need): the next due request
+// (when a connection is free to send it), the pool's next growth check (when none is), the
+// next deadline scan (while requests are in flight), the samples' next hand-over.
+func (l *evloop) wake() int64 {
 	o := l.o
 	want := int64(math.MaxInt64)
 	if !o.over {
@@ -525,6 +561,12 @@ func (l *evloop) arm(now int64) {
 	if l.samples.n > 0 {
 		want = min(want, l.samples.flushed+maxBatchAge+1)
 	}
+	return want
+}
+
+// arm sets the timerfd for want (math.MaxInt64: leaves it).
+func (l *evloop) arm(now, want int64) {
+	o := l.o
 	if want == math.MaxInt64 || want == o.armed {
 		return
 	}

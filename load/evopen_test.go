@@ -19,7 +19,7 @@ import (
 // The open loop on both I/O paths: the event loops (APIPERF_IO=evloop) and a goroutine per
 // connection (TLS, scripts that watch responses, APIPERF_IO=goroutines).
 
-func TestOpenLoopExactCount(t *testing.T) { bothIO(t, testOpenLoopExactCount) }
+func TestOpenLoopExactCount(t *testing.T) { openIO(t, testOpenLoopExactCount) }
 
 // testOpenLoopExactCount: -n in open loop sends exactly n requests, each on the schedule,
 // spread over 2 threads (each event loop owns every other request of the schedule).
@@ -42,7 +42,7 @@ func testOpenLoopExactCount(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestOpenLoopErrorClasses(t *testing.T) { bothIO(t, testOpenLoopErrorClasses) }
+func TestOpenLoopErrorClasses(t *testing.T) { openIO(t, testOpenLoopErrorClasses) }
 
 // testOpenLoopErrorClasses: every attempt of an open loop is classified, and counted once.
 func testOpenLoopErrorClasses(t *testing.T, mode ioMode) {
@@ -68,7 +68,7 @@ func testOpenLoopErrorClasses(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestOpenLoopPoolLimit(t *testing.T) { bothIO(t, testOpenLoopPoolLimit) }
+func TestOpenLoopPoolLimit(t *testing.T) { openIO(t, testOpenLoopPoolLimit) }
 
 // testOpenLoopPoolLimit: a target that answers in 200 ms at 40 req/s needs about 8
 // connections; the pool grows from 1 but never past --max-connections.
@@ -135,6 +135,14 @@ func TestOpenEvloopAllocs(t *testing.T) {
 	if perReq > 0.05 {
 		t.Errorf("%.3f allocations per request (%d for 300, %d for 3000), want none in steady state", perReq, small, large)
 	}
+}
+
+// openIO runs an open-loop test on the event loops (waiting in epoll_pwait2, and through the
+// netpoller and a timerfd as where epoll_pwait2 is missing) and on goroutine workers.
+func openIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
+	t.Run("evloop", func(t *testing.T) { test(t, ioEvloop) })
+	t.Run("evloop-netpoll", func(t *testing.T) { test(t, ioEvloopNetpoll) })
+	t.Run("goroutines", func(t *testing.T) { test(t, ioGoroutines) })
 }
 
 func TestIOEnv(t *testing.T) {

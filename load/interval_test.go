@@ -19,6 +19,7 @@ import (
 func TestIntervalsSumToTotals(t *testing.T) {
 	bothIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0, false) })
 	t.Run("open evloop", func(t *testing.T) { testIntervalsSum(t, ioEvloop, 400, false) })
+	t.Run("open evloop-netpoll", func(t *testing.T) { testIntervalsSum(t, ioEvloopNetpoll, 400, false) })
 	t.Run("open goroutines", func(t *testing.T) { testIntervalsSum(t, ioGoroutines, 400, false) })
 	t.Run("h2", func(t *testing.T) { testIntervalsSum(t, ioAuto, 0, true) })
 }
