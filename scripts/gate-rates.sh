@@ -9,6 +9,8 @@
 # gate: N A/A and N A/B comparisons of two `run --count 5 -d1s -c4 -t1` (5 s measured per
 #       side), one after the other, then `gate` (Mann-Whitney over the repetitions).
 # CPU=1: ab also compares the targets' CPU time per request (--pid-a/--pid-b).
+# PIN=1: the targets run on the last CPU, apiperf on the others (taskset), as README's
+#        recipe recommends.
 # GATE=0: skip the gate comparisons.
 # Prints one line per comparison and the rates; every load is bounded in time.
 set -euo pipefail
@@ -18,11 +20,16 @@ WORK=${WORK:-100000}
 WORK_B=${WORK_B:-117000}
 W=$(mktemp -d)
 PIDS=()
+ON_TARGET=() ON_GEN=()
+if [[ ${PIN:-0} == 1 ]]; then
+	last=$(($(nproc) - 1))
+	ON_TARGET=(taskset -c "$last") ON_GEN=(taskset -c "0-$((last - 1))")
+fi
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$W"; }
 trap cleanup EXIT
 
 serve() { # serve NAME: start a target on a free port; its pid in $W/NAME.pid
-	"$BIN" serve --addr 127.0.0.1:0 >"$W/$1.out" 2>"$W/$1.err" &
+	"${ON_TARGET[@]}" "$BIN" serve --addr 127.0.0.1:0 >"$W/$1.out" 2>"$W/$1.err" &
 	PIDS+=($!)
 	echo $! >"$W/$1.pid"
 	for _ in $(seq 1 100); do grep -q 'listening on' "$W/$1.out" 2>/dev/null && break; sleep 0.05; done
@@ -46,7 +53,7 @@ for i in $(seq 1 "$N"); do
 		set +e
 		MAXFLAG=()
 		[[ -n ${MAX:-} ]] && MAXFLAG=(--max-pairs "$MAX")
-		timeout 300 "$BIN" ab -q -c4 -t1 -d"${D:-1s}" --warmup 100ms --count "${COUNT:-10}" "${MAXFLAG[@]}" "${PIDFLAGS[@]}" --json "$W/ab.json" "$UA" "$UB" >"$W/ab.txt" 2>&1
+		timeout 300 "${ON_GEN[@]}" "$BIN" ab -q --no-history -c4 -t1 -d"${D:-1s}" --warmup 100ms --count "${COUNT:-10}" "${MAXFLAG[@]}" "${PIDFLAGS[@]}" --json "$W/ab.json" "$UA" "$UB" >"$W/ab.txt" 2>&1
 		code=$?
 		set -e
 		[[ $code == 2 ]] && { cat "$W/ab.txt"; exit 1; }
@@ -58,8 +65,8 @@ for i in $(seq 1 "$N"); do
 
 		[[ ${GATE:-1} == 0 ]] && continue
 		set +e
-		timeout 60 "$BIN" run -q --no-history --count 5 -c4 -t1 -d1s -o "$W/base.json" "$UA" >/dev/null 2>&1
-		timeout 60 "$BIN" run -q --no-history --count 5 -c4 -t1 -d1s -o "$W/cur.json" "$UB" >/dev/null 2>&1
+		timeout 60 "${ON_GEN[@]}" "$BIN" run -q --no-history --count 5 -c4 -t1 -d1s -o "$W/base.json" "$UA" >/dev/null 2>&1
+		timeout 60 "${ON_GEN[@]}" "$BIN" run -q --no-history --count 5 -c4 -t1 -d1s -o "$W/cur.json" "$UB" >/dev/null 2>&1
 		timeout 60 "$BIN" gate --allow-mismatch --baseline "$W/base.json" --current "$W/cur.json" >"$W/gate.txt" 2>&1
 		code=$?
 		set -e
