@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -85,7 +86,7 @@ func (m Manifests) YAML() ([]byte, error) {
 	}
 	m = m.withDefaults()
 	var b bytes.Buffer
-	err := k8sTemplate.Execute(&b, struct {
+	err := k8sTemplate().Execute(&b, struct {
 		Manifests
 		Cmd, WorkerCmd string
 	}{m, quoteList(m.Command()), quoteList(m.WorkerCommand())})
@@ -98,10 +99,12 @@ func quoteList(xs []string) string {
 	return string(b)
 }
 
-var k8sTemplate = template.Must(template.New("k8s").Funcs(template.FuncMap{"q": func(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}}).Parse(`# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
+// k8sTemplate is parsed on first use, not in every apiperf process at start.
+var k8sTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("k8s").Funcs(template.FuncMap{"q": func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}}).Parse(`# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
 apiVersion: v1
 kind: Secret
 metadata:
@@ -214,3 +217,4 @@ spec:
             cpu: {{q .CPU}}
             memory: {{q .Memory}}
 `))
+})
