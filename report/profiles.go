@@ -68,7 +68,13 @@ func contentionText(w io.Writer, c *profcap.Contention, label string, rows int) 
 		if c.Seconds > 0 {
 			waiting = fmt.Sprintf("%.1f", float64(site.DelayNs)/1e9/c.Seconds)
 		}
-		fmt.Fprintf(w, "%12v %6.1f%% %8s %8d  %s\n", time.Duration(site.DelayNs).Round(time.Microsecond), c.Pct(site), waiting, site.Events, site.Site())
+		d := time.Duration(site.DelayNs)
+		if d >= time.Second {
+			d = d.Round(time.Millisecond)
+		} else {
+			d = d.Round(time.Microsecond)
+		}
+		fmt.Fprintf(w, "%12v %6.1f%% %8s %8d  %s\n", d, c.Pct(site), waiting, site.Events, site.Site())
 	}
 }
 

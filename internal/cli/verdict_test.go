@@ -78,10 +78,7 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sweeps demo targets for about a minute")
 	}
-	burn := filepath.Join(t.TempDir(), "burn.lua")
-	if err := os.WriteFile(burn, []byte(BurnScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	burn := filepath.Join("..", "..", "examples", "lua", "burn.lua") // README's example script
 	tests := []struct {
 		name  string
 		env   []string
@@ -144,15 +141,6 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 		})
 	}
 }
-
-// BurnScript is a wrk script whose request() spends about a millisecond of CPU on every
-// request (as one that signs or encrypts each body would): with it, apiperf is the bottleneck.
-const BurnScript = `request = function()
-  local x = 0
-  for i = 1, 20000 do x = (x * 31 + i) % 1000003 end
-  return wrk.format("GET", nil, {["X-Burn"] = tostring(x)})
-end
-`
 
 func verdictDump(v *verdict.Verdict) string {
 	var b strings.Builder
