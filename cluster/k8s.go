@@ -99,12 +99,27 @@ func quoteList(xs []string) string {
 	return string(b)
 }
 
-// k8sTemplate is parsed on first use, not in every apiperf process at start.
+// k8sTemplate is parsed on first use, not in every apiperf process at start. The
+// container's token and resources blocks are defined once for the coordinator and the
+// workers.
 var k8sTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("k8s").Funcs(template.FuncMap{"q": func(s string) string {
 		b, _ := json.Marshal(s)
 		return string(b)
-	}}).Parse(`# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
+	}}).Parse(`{{define "token"}}        env:
+        - name: APIPERF_TOKEN
+          valueFrom:
+            secretKeyRef:
+              name: {{.Name}}-token
+              key: token
+{{end}}{{define "resources"}}        resources:
+          requests:
+            cpu: {{q .CPU}}
+            memory: {{q .Memory}}
+          limits:
+            cpu: {{q .CPU}}
+            memory: {{q .Memory}}
+{{end}}# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
 apiVersion: v1
 kind: Secret
 metadata:
@@ -156,23 +171,10 @@ spec:
         volumeMounts:
         - name: work
           mountPath: /work
-        env:
-        - name: APIPERF_TOKEN
-          valueFrom:
-            secretKeyRef:
-              name: {{.Name}}-token
-              key: token
-        ports:
+{{template "token" .}}        ports:
         - containerPort: {{.Port}}
           name: join
-        resources:
-          requests:
-            cpu: {{q .CPU}}
-            memory: {{q .Memory}}
-          limits:
-            cpu: {{q .CPU}}
-            memory: {{q .Memory}}
----
+{{template "resources" .}}---
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -203,18 +205,5 @@ spec:
       - name: worker
         image: {{q .Image}}
         command: {{.WorkerCmd}}
-        env:
-        - name: APIPERF_TOKEN
-          valueFrom:
-            secretKeyRef:
-              name: {{.Name}}-token
-              key: token
-        resources:
-          requests:
-            cpu: {{q .CPU}}
-            memory: {{q .Memory}}
-          limits:
-            cpu: {{q .CPU}}
-            memory: {{q .Memory}}
-`))
+{{template "token" .}}{{template "resources" .}}`))
 })

@@ -84,7 +84,7 @@ func appendLabels(b []byte, labels []string) []byte {
 	return b
 }
 
-// protoSample adds one sample line's worth to the family being written.
+// sample adds one sample line's worth to the family being written.
 func (f *protoFamily) sample(name string, v float64, labels []string) {
 	if f.typ == "summary" {
 		switch name {
@@ -107,9 +107,12 @@ func (f *protoFamily) sample(name string, v float64, labels []string) {
 		}
 		return
 	}
-	field := map[string]int{"counter": metCounter, "gauge": metGauge}[f.typ]
-	if field == 0 {
-		field = metUntyped
+	field := metUntyped
+	switch f.typ {
+	case "counter":
+		field = metCounter
+	case "gauge":
+		field = metGauge
 	}
 	m := appendLabels(nil, labels)
 	m = appendBytes(m, field, appendDouble(nil, 1, v))
@@ -118,21 +121,17 @@ func (f *protoFamily) sample(name string, v float64, labels []string) {
 
 // histogram adds a histogram metric: classic buckets, and the native buckets when kept.
 func (f *protoFamily) histogram(h *Histogram) {
-	var hb []byte
+	// Fields may come in any order: the buckets first, then the count they add up to.
+	var hb, bk []byte
 	var cum uint64
-	for _, n := range h.Counts {
-		cum += n
-	}
-	hb = appendVarint(hb, histCount, cum)
-	hb = appendDouble(hb, histSum, h.Sum)
-	cum = 0
 	for i, bound := range h.Bounds {
 		cum += h.Counts[i]
-		var bk []byte
-		bk = appendVarint(bk, bucketCumulative, cum)
+		bk = appendVarint(bk[:0], bucketCumulative, cum)
 		bk = appendDouble(bk, bucketUpper, bound)
 		hb = appendBytes(hb, histBucket, bk)
 	}
+	hb = appendVarint(hb, histCount, cum+h.Counts[len(h.Bounds)])
+	hb = appendDouble(hb, histSum, h.Sum)
 	if n := h.native; n != nil {
 		hb = appendSint(hb, histSchema, int64(n.schema))
 		hb = appendDouble(hb, histZeroThreshold, nativeZeroThreshold)
