@@ -60,7 +60,9 @@ type Multi struct {
 	// Common lists the level values every variant measured, ascending.
 	Common []float64 `json:"common"`
 	// Rate says the levels are request rates (open loop).
-	Rate     bool     `json:"rate,omitempty"`
+	Rate bool `json:"rate,omitempty"`
+	// Notes explain the table (what a column is measured against); they are not caveats.
+	Notes    []string `json:"notes,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -102,7 +102,7 @@ func SweepVariants(ctx context.Context, ts []Target, sweep SweepFunc) (*Multi, e
 	m := NewMulti(vs)
 	m.Warnings = append(warns, m.Warnings...)
 	if native > 0 {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("%% of native: every variant against plain net/http's peak of %.0f req/s, swept once with %s's plan", native, ts[0].Name))
+		m.Notes = append(m.Notes, fmt.Sprintf("%% of native: every variant against plain net/http's peak of %.0f req/s, swept once with %s's plan", native, ts[0].Name))
 	}
 	if len(errs) > 0 {
 		return m, errors.New(strings.Join(errs, "; "))

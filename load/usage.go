@@ -1,21 +1,26 @@
 package load
 
 import (
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 )
 
-// usage is a reading of the generator's own resource use: CPU time of the process and the
-// scheduler's latency histogram, so a step can say whether apiperf itself was short of CPU.
+// usage is a reading of the generator's own resource use: CPU time of the process, how
+// long its threads waited for a CPU, and the Go scheduler's latency histogram, so a step can
+// say whether apiperf itself was short of CPU.
 type usage struct {
-	at     time.Time
-	cpu    time.Duration
-	counts []uint64
-	bounds []float64
+	at      time.Time
+	cpu     time.Duration
+	runWait time.Duration // 0: unknown (no /proc)
+	counts  []uint64
+	bounds  []float64
 }
 
 func readUsage() usage {
@@ -23,6 +28,9 @@ func readUsage() usage {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		u.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if sc, err := procfs.ReadSched(os.Getpid()); err == nil {
+		u.runWait = sc.Wait
 	}
 	s := []metrics.Sample{{Name: schedMetric}}
 	metrics.Read(s)
@@ -34,13 +42,24 @@ func readUsage() usage {
 	return u
 }
 
-// generator is what the process used between u0 and u1.
+// cpuLimit is apiperf's cgroup CPU limit in cores (0: none), read once.
+var cpuLimit = sync.OnceValue(func() float64 { return procfs.CPULimit(os.Getpid()) })
+
+// generator is what the process used between u0 and u1. The cores it may use are
+// GOMAXPROCS (-t), no more than the CPUs of its affinity and its cgroup's CPU limit.
 func generator(u0, u1 usage) *measure.Generator {
+	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	if l := cpuLimit(); l > 0 {
+		cores = min(cores, l)
+	}
 	g := &measure.Generator{
 		CPU:         measure.Duration(u1.cpu - u0.cpu),
 		Wall:        measure.Duration(u1.at.Sub(u0.at)),
-		Cores:       runtime.GOMAXPROCS(0),
+		Cores:       cores,
 		MachineCPUs: runtime.NumCPU(),
+	}
+	if u0.runWait > 0 && u1.runWait >= u0.runWait {
+		g.RunWait = measure.Duration(u1.runWait - u0.runWait)
 	}
 	if len(u0.counts) == len(u1.counts) && len(u1.counts) > 0 {
 		var total, slow uint64

@@ -137,8 +137,11 @@ type OpenLoop struct {
 type Generator struct {
 	CPU         Duration `json:"cpu"`          // user + system CPU time of apiperf
 	Wall        Duration `json:"wall"`         // over this much time
-	Cores       int      `json:"cores"`        // GOMAXPROCS: the cores apiperf may use
+	Cores       float64  `json:"cores"`        // the cores apiperf may use: GOMAXPROCS, within its affinity and cgroup CPU limit
 	MachineCPUs int      `json:"machine_cpus"` // CPUs of the machine
+	// RunWait is how long apiperf's threads waited on a run queue for a CPU (CPU it wanted
+	// and did not get); 0 unknown.
+	RunWait Duration `json:"run_wait,omitempty"`
 	// SchedSlowPct is the share of goroutine wake-ups that waited over 1 ms to run.
 	SchedSlowPct float64 `json:"sched_slow_pct"`
 }
@@ -149,6 +152,14 @@ func (g *Generator) CPUCores() float64 {
 		return 0
 	}
 	return g.CPU.Duration().Seconds() / g.Wall.Duration().Seconds()
+}
+
+// RunWaitCores is how long apiperf's threads waited for a CPU per second, in cores.
+func (g *Generator) RunWaitCores() float64 {
+	if g == nil || g.Wall <= 0 {
+		return 0
+	}
+	return g.RunWait.Duration().Seconds() / g.Wall.Duration().Seconds()
 }
 
 // Step is the result of one load level: a plain `run` has one, a sweep one per level.
@@ -460,5 +471,6 @@ func mergeGenerator(a, b *Generator) *Generator {
 		return a
 	}
 	return &Generator{CPU: a.CPU + b.CPU, Wall: max(a.Wall, b.Wall), Cores: a.Cores + b.Cores,
-		MachineCPUs: a.MachineCPUs + b.MachineCPUs, SchedSlowPct: max(a.SchedSlowPct, b.SchedSlowPct)}
+		MachineCPUs: a.MachineCPUs + b.MachineCPUs, RunWait: a.RunWait + b.RunWait,
+		SchedSlowPct: max(a.SchedSlowPct, b.SchedSlowPct)}
 }

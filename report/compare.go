@@ -91,12 +91,12 @@ func CompareText(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		rows[i] = compareCells(m, i)
 	}
-	return writeCellTable(w, "comparison", compareHeader(m), rows, m.Warnings, m.Headline())
+	return writeCellTable(w, "comparison", compareHeader(m), rows, m.Notes, m.Warnings, m.Headline())
 }
 
-// writeCellTable writes a right-aligned table (header, then rows), then one line per warning
-// and the headline: the layout of diff and compare.
-func writeCellTable(w io.Writer, what string, header []string, rows [][]string, warnings []string, headline string) error {
+// writeCellTable writes a right-aligned table (header, then rows), then its notes as they
+// are, one line per warning, and the headline: the layout of diff and compare.
+func writeCellTable(w io.Writer, what string, header []string, rows [][]string, notes, warnings []string, headline string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for _, row := range append([][]string{header}, rows...) {
 		for _, c := range row {
@@ -106,6 +106,9 @@ func writeCellTable(w io.Writer, what string, header []string, rows [][]string, 
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing %s: %w", what, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	for _, wn := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
@@ -180,6 +183,7 @@ type htmlCompare struct {
 	Header    []string
 	Rows      [][]string
 	Charts    []htmlChart
+	Notes     []string
 	Warnings  []string
 	LevelName string
 }
@@ -188,7 +192,7 @@ type htmlCompare struct {
 // headline, the overlaid charts, the table and the warnings. Names and paths are escaped.
 func CompareHTML(w io.Writer, m *compare.Multi) error {
 	p := htmlCompare{CSS: css(), Title: names(m), Headline: m.Headline(), Runs: m.Variants,
-		Header: compareHeader(m), Warnings: m.Warnings, LevelName: xLabel(m.Rate)}
+		Header: compareHeader(m), Notes: m.Notes, Warnings: m.Warnings, LevelName: xLabel(m.Rate)}
 	for _, c := range compareCharts(m) {
 		if c.chart.Validate() != nil {
 			continue

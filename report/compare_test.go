@@ -45,7 +45,9 @@ func synthMulti() *compare.Multi {
 		}
 		vs = append(vs, vv)
 	}
-	return compare.NewMulti(vs)
+	m := compare.NewMulti(vs)
+	m.Notes = []string{"% of native: every variant against plain net/http's peak of 24000 req/s, swept once with net/http's plan"}
+	return m
 }
 
 func TestCompareText(t *testing.T) {
@@ -64,6 +66,10 @@ func TestCompareText(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("CompareText =\n%s\nwant it to contain %q", got, want)
 		}
+	}
+	// What "% of native" is measured against is a note under the table, not a warning.
+	if !strings.Contains(b.String(), "\n% of native: every variant against") || strings.Contains(b.String(), "warning: % of native") {
+		t.Errorf("CompareText =\n%s\nwant the %% of native note as a plain line, not a warning", b.String())
 	}
 	if strings.Contains(got, "p99 @100") {
 		t.Errorf("CompareText shows p99 at c=100, which echo did not measure:\n%s", got)
@@ -95,6 +101,9 @@ func TestCompareInBrowser(t *testing.T) {
 	checkPage(t, p, []string{"qps", "p99", "successrate"})
 	if got := p.Text(t, "#headline"); !strings.Contains(got, "<b>gin</b> has the highest peak") {
 		t.Errorf("compare headline = %q, want the run name shown as text", got)
+	}
+	if got := p.Text(t, "#warnings"); got != "None." {
+		t.Errorf("compare.html warnings = %q, want None. (the %% of native note is not a warning)", got)
 	}
 	var rows int
 	p.Eval(t, `document.querySelectorAll("#runs tbody tr").length`, &rows)

@@ -114,7 +114,7 @@ func DiffText(w io.Writer, d *compare.Diff) error {
 	for i, r := range d.Rows {
 		rows[i] = diffCells(d, r)
 	}
-	return writeCellTable(w, "diff", header, rows, d.Warnings, d.Headline())
+	return writeCellTable(w, "diff", header, rows, nil, d.Warnings, d.Headline())
 }
 
 func describe(s compare.Side) string {

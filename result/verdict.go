@@ -92,7 +92,8 @@ func generatorUsage(gens []*measure.Generator) *verdict.Usage {
 	u := &verdict.Usage{}
 	for _, g := range gens {
 		u.CPUCores += g.CPUCores() / float64(len(gens))
-		u.Cores = float64(g.Cores)
+		u.RunWaitCores += g.RunWaitCores() / float64(len(gens))
+		u.Cores = g.Cores
 		u.SchedSlowPct = max(u.SchedSlowPct, g.SchedSlowPct)
 	}
 	return u

@@ -13,12 +13,12 @@ import (
 func fp(v float64) *float64 { return &v }
 
 // TestVerdictInput checks what the verdict reads of a run: errors summed over a level's
-// steps, apiperf's cores, /proc preferred over metrics for CPU, goroutines' rise within
+// steps, apiperf's cores and run-queue wait, /proc preferred over metrics for CPU, goroutines' rise within
 // the window, and wait sites with the server's idle goroutines left out.
 func TestVerdictInput(t *testing.T) {
 	step := func(label string, conc int, requests int64) *measure.Step {
 		return &measure.Step{Label: label, Concurrency: conc, Attempts: 1000, Requests: requests, Elapsed: measure.Duration(time.Second), Errors: measure.Errors{Timeout: 20},
-			Generator: &measure.Generator{CPU: measure.Duration(time.Second), Wall: measure.Duration(2 * time.Second), Cores: 2, MachineCPUs: 4}}
+			Generator: &measure.Generator{CPU: measure.Duration(time.Second), Wall: measure.Duration(2 * time.Second), Cores: 2, MachineCPUs: 4, RunWait: measure.Duration(600 * time.Millisecond)}}
 	}
 	r := &Run{
 		Scenario: scenario.Scenario{URL: "http://127.0.0.1:8080/demo/pool"},
@@ -43,8 +43,8 @@ func TestVerdictInput(t *testing.T) {
 		t.Fatalf("VerdictInput = %+v, %v; want 2 levels, peak 1, 4 machine cores, same machine", in, ok)
 	}
 	l := in.Levels[1]
-	if l.Errors.Timeout != 20 || l.Attempts != 1000 || l.Generator == nil || l.Generator.CPUCores != 0.5 || l.Generator.Cores != 2 {
-		t.Errorf("level c=16: errors %+v attempts %d generator %+v; want 20 timeouts of 1000, 0.5 of 2 cores", l.Errors, l.Attempts, l.Generator)
+	if l.Errors.Timeout != 20 || l.Attempts != 1000 || l.Generator == nil || l.Generator.CPUCores != 0.5 || l.Generator.Cores != 2 || l.Generator.RunWaitCores != 0.3 {
+		t.Errorf("level c=16: errors %+v attempts %d generator %+v; want 20 timeouts of 1000, 0.5 of 2 cores, 0.3 cores waiting", l.Errors, l.Attempts, l.Generator)
 	}
 	if u := l.Target; u == nil || u.CPUCores != 0.25 || u.Cores != 2 || u.RSSBytes != 30<<20 || u.Goroutines != 41 || u.GoroutineRise != 1 {
 		t.Errorf("level c=16 target = %+v; want /proc CPU 0.25 of 2 cores, RSS 30 MiB, 41 goroutines risen by 1 in the window", u)

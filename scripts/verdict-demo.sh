@@ -51,8 +51,8 @@ text "# Why is it slow: the verdict, on every bottleneck it names" "" \
   "" \
   "Every sweep below gives apiperf what the verdict reads: \`--pprof\` (CPU profile, goroutine wait sites," \
   "heap), \`--metrics\` (goroutines, heap, GOMAXPROCS), and \`--target-pid\` (the target's CPU, RSS and" \
-  "run-queue wait from /proc, which also works for targets not written in Go). apiperf adds its own CPU" \
-  "and scheduler latencies. Each claim has a confidence and the measurements it rests on; what the" \
+  "run-queue wait from /proc, which also works for targets not written in Go). apiperf adds its own CPU," \
+  "its threads' run-queue wait and its scheduler latencies. Each claim has a confidence and the measurements it rests on; what the" \
   "verdict could not judge is said, not guessed. Each setup below has exactly one bottleneck, and" \
   "\`TestTimingVerdictOnDemoTargets\` checks that the verdict names it and nothing else:" \
   "" \
@@ -96,7 +96,10 @@ text "" "## 5. apiperf itself short of CPU" "" \
   "The target is cheap (\`/healthz\`), but apiperf runs on one thread (\`-t 1\`) with a wrk script whose" \
   "\`request()\` spends about a millisecond of CPU building every request ([$BURN](../$BURN)): apiperf is" \
   "at its core while the target idles, so the numbers say nothing about the target, and the verdict" \
-  "says how to fix the measurement:"
+  "says how to fix the measurement. On a busy machine apiperf's thread may get less than its core;" \
+  "the time it waited on the run queue for a CPU (/proc/self/task/*/schedstat) counts as CPU it wanted." \
+  "Where Little's law does not hold, it says the same from the other side: connections sat idle" \
+  "between requests, waiting for apiperf to make the next one:"
 sweep gen /healthz -t 1 -s "$BURN" --levels 1,4,16
 
 start conns -- --max-conns 16

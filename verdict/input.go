@@ -112,6 +112,14 @@ type Wait struct {
 // inFlight is the load in flight by Little's law: throughput x mean latency.
 func (l Level) inFlight() float64 { return l.QPS * l.Mean.Seconds() }
 
+// brokenPct is the share of attempts whose connection failed (connect, read or write errors).
+func (l Level) brokenPct() float64 {
+	if l.Attempts == 0 {
+		return 0
+	}
+	return 100 * float64(l.Errors.Connect+l.Errors.Read+l.Errors.Write) / float64(l.Attempts)
+}
+
 // errorPct is the share of attempts that failed, status errors included.
 func (l Level) errorPct() float64 {
 	if l.Attempts == 0 {

@@ -14,10 +14,14 @@ const (
 	cpuSaturated = 0.85
 	// cpuIdle: a target below this share of its cores is not CPU-bound.
 	cpuIdle = 0.6
-	// starvedWait and starvedShare: a target whose threads wait this share of its cores for a
-	// CPU, while using at least starvedShare of them, is starved of CPU (frequent short
-	// wake-ups of an idle target also queue on a busy machine, but use little CPU).
-	starvedWait, starvedShare = 0.2, 0.25
+	// starvedShare: a process (the target or apiperf) that used at least this share of its
+	// cores, and used and waited for a CPU cpuSaturated of them together, wanted its cores
+	// and was kept off them by other work on the machine. Below it, the wait is the short
+	// wake-ups of a mostly idle process, which also queue on a busy machine.
+	starvedShare = 0.25
+	// busyShare: a generator using this share of its cores is busy itself, so its late
+	// wake-ups and sends are its own doing, not only other work's.
+	busyShare = 0.5
 	// machineSaturated: generator and target together on one machine at this share of it.
 	machineSaturated = 0.9
 	// schedSlowPct: over this share of goroutine wake-ups waiting > 1 ms, the generator is
@@ -116,8 +120,8 @@ func little(in Input) []LittleCheck {
 	return out
 }
 
-// generatorClaim: apiperf's CPU at its cores, its scheduler starved, or the open-loop
-// schedule falling behind, at the peak or beyond.
+// generatorClaim: apiperf's CPU at its cores (used, or used and waited for), its scheduler
+// starved, or the open-loop schedule falling behind, at the peak or beyond.
 func generatorClaim(in Input, sat plateau, v *Verdict) *Claim {
 	if in.Peak < 0 || in.Peak >= len(in.Levels) {
 		return nil
@@ -137,15 +141,28 @@ func generatorClaim(in Input, sat plateau, v *Verdict) *Claim {
 	}
 	for _, l := range in.Levels[in.Peak:] {
 		found := false
+		if pct := l.brokenPct(); !l.Open && pct >= errorStartPct {
+			// A closed loop replaces a failed connection at once: it spends whatever CPU it
+			// gets on failures, which says nothing of the target's numbers (errors do).
+			notes = append(notes, fmt.Sprintf("not judged at %s, where %.1f%% of attempts lost their connection (a closed loop reconnects at once and uses whatever CPU it gets)", l.Label, pct))
+			continue
+		}
 		if g := l.Generator; g != nil {
-			if g.Cores > 0 && g.CPUCores >= cpuSaturated*g.Cores {
+			// At its cores: what it used, or what it used and waited for on a busy machine
+			// (CPU time alone understates a generator that other processes kept off its core).
+			switch {
+			case g.Cores > 0 && g.CPUCores >= cpuSaturated*g.Cores:
 				ev = append(ev, fmt.Sprintf("at %s apiperf used %.2f of its %g cores", l.Label, g.CPUCores, g.Cores))
+				raise(High)
+				found = true
+			case starved(g, g.Cores):
+				ev = append(ev, fmt.Sprintf("at %s %s", l.Label, g.starvation("apiperf", g.Cores)))
 				raise(High)
 				found = true
 			}
 			// Late wake-ups count only when apiperf was busy itself: on a machine full of
 			// other work they delay every process, and the target's latency dwarfs them.
-			if g.SchedSlowPct > schedSlowPct && (g.Cores == 0 || g.CPUCores >= 0.5*g.Cores) {
+			if g.SchedSlowPct > schedSlowPct && (g.Cores == 0 || g.CPUCores >= busyShare*g.Cores) {
 				ev = append(ev, fmt.Sprintf("at %s %.0f%% of apiperf's goroutine wake-ups waited over 1 ms to run", l.Label, g.SchedSlowPct))
 				raise(Medium)
 				found = true
@@ -154,7 +171,7 @@ func generatorClaim(in Input, sat plateau, v *Verdict) *Claim {
 		if l.Open && l.Scheduled > 0 && 100*float64(l.LateSends)/float64(l.Scheduled) > lateSharePct {
 			late := fmt.Sprintf("at %s %.1f%% of requests were sent late (worst %v after due)",
 				l.Label, 100*float64(l.LateSends)/float64(l.Scheduled), l.MaxLag.Round(time.Microsecond))
-			if g := l.Generator; g != nil && g.Cores > 0 && g.CPUCores < 0.5*g.Cores {
+			if g := l.Generator; g != nil && g.Cores > 0 && g.CPUCores < busyShare*g.Cores {
 				// apiperf was not busy: other processes, or a target holding every
 				// connection, delayed the sends. The corrected latency includes the delay.
 				notes = append(notes, late+", while apiperf used only "+fmt.Sprintf("%.2f of its %g cores", g.CPUCores, g.Cores)+
@@ -204,7 +221,6 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 	}
 	var ev []string
 	conf := Low
-	demand := t.CPUCores + t.RunWaitCores
 	switch {
 	case cores > 0 && t.CPUCores >= cpuSaturated*cores:
 		ev = append(ev, fmt.Sprintf("target CPU %.2f of %g cores at %s (the peak, %s req/s)", t.CPUCores, cores, pk.Label, num(pk.QPS)))
@@ -215,9 +231,8 @@ func cpuClaim(in Input, sat plateau, v *Verdict) *Claim {
 		ev = append(ev, fmt.Sprintf("the machine's %d cores were full at %s (the peak): the target used %.2f, apiperf %.2f",
 			in.MachineCores, pk.Label, t.CPUCores, pk.Generator.CPUCores))
 		conf = Medium
-	case cores > 0 && t.CPUCores >= starvedShare*cores && t.RunWaitCores >= starvedWait*cores && demand >= cpuSaturated*cores:
-		ev = append(ev, fmt.Sprintf("at %s (the peak) the target used %.2f cores and its threads waited %.2f s per second for a CPU: it wanted %.2f of its %g cores on a busy machine",
-			pk.Label, t.CPUCores, t.RunWaitCores, demand, cores))
+	case starved(t, cores):
+		ev = append(ev, fmt.Sprintf("at %s (the peak) %s on a busy machine", pk.Label, t.starvation("the target", cores)))
 		conf = Medium
 	case sat.ok && runningShare(in, sat) >= 0.5:
 		p := runningProfile(in, sat)
@@ -286,8 +301,7 @@ func waitingClaim(in Input, sat plateau, generatorBound bool, v *Verdict) *Claim
 		if cores == 0 {
 			cores = float64(in.MachineCores)
 		}
-		if cores > 0 && (t.CPUCores >= cpuIdle*cores ||
-			t.CPUCores >= starvedShare*cores && t.CPUCores+t.RunWaitCores >= cpuSaturated*cores) {
+		if cores > 0 && (t.CPUCores >= cpuIdle*cores || starved(t, cores)) {
 			return nil // busy (or starved of CPU) enough that the CPU may be the limit
 		}
 		if in.SameMachine && in.MachineCores > 0 && pk.Generator != nil &&
@@ -587,6 +601,20 @@ func contention(in Input, sat plateau) (ev []string, site string) {
 		return ev, site
 	}
 	return nil, ""
+}
+
+// starved reports whether a process that may use cores wanted them on a busy machine: it
+// used at least starvedShare of them, and what it used and what its threads waited for a
+// CPU together reach cpuSaturated of them.
+func starved(u *Usage, cores float64) bool {
+	return cores > 0 && u.CPUCores >= starvedShare*cores && u.CPUCores+u.RunWaitCores >= cpuSaturated*cores
+}
+
+// starvation is the evidence of starved, e.g. "the target used 0.50 cores and its threads
+// waited 1.30 s per second for a CPU: it wanted 1.80 of its 2 cores".
+func (u *Usage) starvation(who string, cores float64) string {
+	return fmt.Sprintf("%s used %.2f cores and its threads waited %.2f s per second for a CPU: it wanted %.2f of its %g cores",
+		who, u.CPUCores, u.RunWaitCores, u.CPUCores+u.RunWaitCores, cores)
 }
 
 // runningProfile is the latest profile on the plateau with wait sites, or nil.

@@ -96,6 +96,14 @@ func TestJudge(t *testing.T) {
 			want: []Kind{TargetCPU}, conf: High, says: "it wanted 1.80 of its 2 cores",
 		},
 		{
+			// Short of its core by CPU time alone (0.80), but it waited for the rest: CPU-bound.
+			name: "cpu wanted with a short wait",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.8, RunWaitCores: 0.1, Cores: 1}
+			}),
+			want: []Kind{TargetCPU}, conf: High, says: "it wanted 0.90 of its 1 cores",
+		},
+		{
 			// An idle target on a busy machine: many short wake-ups queue, but it uses little CPU: waiting.
 			name: "idle target on a busy machine",
 			levels: with(plateauLevels(), func(_ int, l *Level) {
@@ -181,6 +189,42 @@ func TestJudge(t *testing.T) {
 				l.Target = &Usage{CPUCores: 0.3, Cores: 4}
 			}),
 			want: []Kind{GeneratorBound}, conf: High, says: "apiperf used 1.90 of its 2 cores",
+		},
+		{
+			// One thread busy 0.80 of its core that waited 0.15 s/s for it on a busy machine:
+			// it wanted its core, generator-bound, though its CPU time alone is short of it.
+			name: "generator kept off its core",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Generator = &Usage{CPUCores: 0.8, RunWaitCores: 0.15, Cores: 1}
+				l.Target = &Usage{CPUCores: 0.05, Cores: 2}
+			}),
+			same: true, want: []Kind{GeneratorBound}, conf: High, says: "it wanted 0.95 of its 1 cores",
+		},
+		{
+			// Under three other busy processes one thread got 0.45 of its core and waited
+			// 0.65 s/s for it (measured): still generator-bound.
+			name: "generator on a crowded machine",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Generator = &Usage{CPUCores: 0.45, RunWaitCores: 0.65, Cores: 1}
+				l.Target = &Usage{CPUCores: 0.05, Cores: 2}
+			}),
+			same: true, want: []Kind{GeneratorBound}, conf: High, says: "it wanted 1.10 of its 1 cores",
+		},
+		{
+			// A generator at half its core that waited little: not at its core, no claim.
+			name: "generator short of its core",
+			levels: with(closed([3]float64{1, 1000, 1}, [3]float64{2, 2000, 1}, [3]float64{4, 3900, 1.02}), func(_ int, l *Level) {
+				l.Generator = &Usage{CPUCores: 0.6, RunWaitCores: 0.1, Cores: 1}
+			}),
+		},
+		{
+			// A nearly idle generator whose many short wake-ups queued on a busy machine: its
+			// wait is other processes' doing, not CPU it needed; no claim.
+			name: "idle generator on a busy machine",
+			levels: with(closed([3]float64{1, 1000, 1}, [3]float64{2, 2000, 1}, [3]float64{4, 3900, 1.02}), func(_ int, l *Level) {
+				l.Generator = &Usage{CPUCores: 0.2, RunWaitCores: 1.5, Cores: 2}
+				l.Target = &Usage{CPUCores: 0.3, Cores: 2}
+			}),
 		},
 		{
 			// Open loop behind its schedule: generator-bound, medium.
@@ -290,5 +334,28 @@ func TestNum(t *testing.T) {
 		if got := num(v); got != want {
 			t.Errorf("num(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// A closed loop whose connections are reset reconnects at once and uses whatever CPU it
+// gets (measured on the --max-conns demo at c=32: 0.81 of 2 cores used, 1.06 s/s waited,
+// 13,000 connects a second): the errors are the story, not the generator.
+func TestGeneratorNotJudgedOnBrokenConnections(t *testing.T) {
+	levels := with(closed([3]float64{4, 374, 10.7}, [3]float64{8, 696, 11.5}, [3]float64{32, 1116, 12.5}), func(i int, l *Level) {
+		l.Generator = &Usage{CPUCores: []float64{0.04, 0.03, 0.81}[i], RunWaitCores: []float64{0.06, 0.2, 1.06}[i], Cores: 2}
+		l.Target = &Usage{CPUCores: []float64{0.06, 0.06, 0.59}[i], Cores: 2}
+	})
+	levels[2].Attempts, levels[2].Errors = 45756, measure.Errors{Connect: 17604, Read: 25773, Write: 132}
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	if got := v.Kinds(); !slices.Equal(got, []Kind{ErrorsStart}) {
+		t.Fatalf("Judge: kinds %v, want only errors\n%+v", got, v)
+	}
+	if s := strings.Join(v.Silent, "\n"); !strings.Contains(s, "generator: not judged at c=32, where 95.1% of attempts lost their connection") {
+		t.Errorf("Silent = %q, want the generator not judged at c=32", v.Silent)
+	}
+	// The same level without the broken connections: apiperf wanted 1.87 of its 2 cores.
+	levels[2].Errors = measure.Errors{}
+	if v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true}); !v.Has(GeneratorBound) {
+		t.Errorf("Judge without errors: kinds %v, want generator-bound", v.Kinds())
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
-	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
@@ -144,7 +144,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 			if pid == 0 {
 				return load.Run(ctx, c, src, tgt, opts...)
 			}
-			before, err := profcap.TaskCPU(pid)
+			before, err := procfs.ReadSched(pid)
 			if err != nil {
 				return nil, err
 			}
@@ -152,11 +152,11 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return s, err
 			}
-			after, err := profcap.TaskCPU(pid)
+			after, err := procfs.ReadSched(pid)
 			if err != nil {
 				return nil, err
 			}
-			s.TargetCPU = measure.Duration(after - before)
+			s.TargetCPU = measure.Duration(after.Run - before.Run)
 			return s, nil
 		}
 	}
@@ -227,7 +227,7 @@ func checkPids(a, b int) error {
 	}
 	var errs []error
 	for _, pid := range []int{a, b} {
-		if _, err := profcap.TaskCPU(pid); err != nil {
+		if _, err := procfs.ReadSched(pid); err != nil {
 			errs = append(errs, err)
 		}
 	}

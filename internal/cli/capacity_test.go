@@ -41,7 +41,11 @@ func TestTimingCapacityFindsAKnownCeiling(t *testing.T) {
 	if !strings.Contains(out.String(), "capacity: ") || len(doc.Steps) != len(c.Probes) {
 		t.Errorf("stdout lacks the capacity headline or probes (%d) and steps (%d) differ:\n%s", len(c.Probes), len(doc.Steps), &out)
 	}
-	t.Logf("answer %g req/s (limit %g) after %d probes", c.Answer, c.Limit, len(c.Probes))
+	// A capacity run ends with a verdict too, printed and kept in run.json.
+	if doc.Verdict == nil || !strings.Contains(out.String(), "verdict: ") {
+		t.Errorf("capacity run: verdict %v in run.json; want one, printed:\n%s", doc.Verdict, &out)
+	}
+	t.Logf("answer %g req/s (limit %g) after %d probes; %s", c.Answer, c.Limit, len(c.Probes), doc.Verdict.Headline())
 }
 
 func TestCapacityBadInput(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apiperf/apiperf/internal/browsertest"
 )
 
 func TestCompareCommand(t *testing.T) {
@@ -30,6 +32,20 @@ func TestCompareCommand(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("apiperf compare did not write %s (%v)", f, err)
 		}
+	}
+	// The page apiperf compare wrote, in headless Chromium: three runs, the charts decoded.
+	p := browsertest.Open(t, filepath.Join(out, "compare.html"))
+	if errs := p.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("compare.html: console errors %q", errs)
+	}
+	var rows, charts int
+	p.Eval(t, `document.querySelectorAll("#runs tbody tr").length`, &rows)
+	p.Eval(t, `[...document.querySelectorAll("figure.chart img")].filter(i => i.naturalWidth > 0).length`, &charts)
+	if rows != 3 || charts != 3 {
+		t.Errorf("compare.html shows %d runs and %d decoded charts, want 3 and 3 (QPS, p99, success)", rows, charts)
+	}
+	if h := p.Text(t, "#headline"); !strings.Contains(h, "has the highest peak") {
+		t.Errorf("compare.html headline = %q, want the fastest run named", h)
 	}
 	// diff stays the two-run case.
 	if code, _, stderr := runCLI(t, "diff", "--dir", out, a, b); code != ExitOK {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
@@ -58,7 +59,7 @@ func (f *targetFlags) validate(window time.Duration) error {
 	if f.pid < 0 {
 		errs = append(errs, fmt.Errorf("--target-pid %d: want a process id", f.pid))
 	} else if f.pid > 0 {
-		if _, err := profcap.ReadProc(f.pid); err != nil {
+		if _, err := procfs.Read(f.pid); err != nil {
 			errs = append(errs, fmt.Errorf("--target-pid: %w", err))
 		}
 	}

@@ -25,7 +25,7 @@ import (
 const asApiperfEnv = "APIPERF_CLI_TEST_AS_APIPERF"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asApiperfEnv) == "1" && len(os.Args) > 1 && slices.Contains([]string{"serve", "worker", "run", "sweep", "capacity"}, os.Args[1]) {
+	if os.Getenv(asApiperfEnv) == "1" && len(os.Args) > 1 && slices.Contains([]string{"serve", "worker", "run", "sweep", "capacity", "history"}, os.Args[1]) {
 		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer cancel()
 		os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))

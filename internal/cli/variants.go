@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiperf/apiperf/compare"
-	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
@@ -59,7 +59,7 @@ func (f *variantFlags) targets(fs *pflag.FlagSet, tf *targetFlags) ([]compare.Ta
 		case i < 0:
 			errs = append(errs, fmt.Errorf("--variant-pid %q: no --variant is named %q", s, name))
 		default:
-			if _, err := profcap.ReadProc(pid); err != nil {
+			if _, err := procfs.Read(pid); err != nil {
 				errs = append(errs, fmt.Errorf("--variant-pid %s: %w", name, err))
 			}
 			ts[i].PID = pid

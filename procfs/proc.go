@@ -1,0 +1,118 @@
+// Package procfs reads a process's use of the machine from Linux's /proc: CPU time, resident
+// memory, the time its threads waited for a CPU, and the CPUs it may run on. It works for
+// any process, Go or not: the target of --target-pid, and apiperf itself.
+package procfs
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// clockTicks is USER_HZ, the unit of CPU times in /proc/PID/stat (100 on every Linux port).
+const clockTicks = 100
+
+// Stat is one reading of a process: CPU time used since it started and resident memory now.
+type Stat struct {
+	CPU      time.Duration
+	RSSBytes int64
+	// RunWait is how long the process's threads have waited on a run queue for a CPU
+	// (Sched's Wait); 0 when not available.
+	RunWait time.Duration
+}
+
+// Read reads the CPU time (user + system) and the resident set size of process pid from
+// /proc/PID/stat and /proc/PID/statm, and its threads' run-queue wait.
+func Read(pid int) (Stat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: fields start after ") ".
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return Stat{}, fmt.Errorf("reading process %d: malformed stat %q", pid, snippet(b))
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return Stat{}, fmt.Errorf("reading process %d: stat has %d fields", pid, len(f)+2)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return Stat{}, fmt.Errorf("reading process %d: bad CPU times %q %q", pid, f[11], f[12])
+	}
+	m, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
+	}
+	mf := strings.Fields(string(m))
+	if len(mf) < 2 {
+		return Stat{}, fmt.Errorf("reading process %d: malformed statm %q", pid, snippet(m))
+	}
+	pages, err := strconv.ParseInt(mf[1], 10, 64)
+	if err != nil {
+		return Stat{}, fmt.Errorf("reading process %d: bad resident size %q", pid, mf[1])
+	}
+	sched, _ := ReadSched(pid)
+	return Stat{
+		CPU:      time.Duration(utime+stime) * (time.Second / clockTicks),
+		RSSBytes: pages * int64(os.Getpagesize()),
+		RunWait:  sched.Wait,
+	}, nil
+}
+
+// Cores is how many CPUs process pid may run on (its affinity, /proc/PID/status
+// Cpus_allowed_list), or 0 when that cannot be read.
+func Cores(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return countCPUList(strings.TrimSpace(v))
+		}
+	}
+	return 0
+}
+
+// countCPUList counts the CPUs of a list such as "0-3,6,8-9".
+func countCPUList(s string) int {
+	n := 0
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// snippet is the first line of b, printable and short, for an error message.
+func snippet(b []byte) string {
+	line, _, _ := strings.Cut(string(b[:min(len(b), 512)]), "\n")
+	s := strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, strings.TrimSpace(line))
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:120]) + "..."
+	}
+	return s
+}
