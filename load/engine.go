@@ -30,24 +30,30 @@ type options struct {
 	io        ioMode
 }
 
-// ioMode chooses how a closed loop does its I/O; tests set it to cover both ways.
+// ioMode chooses how a run does its I/O; tests set it to cover every way.
 type ioMode uint8
 
 const (
-	ioAuto          ioMode = iota // event loops where they fit (open loop: when openOnEvloop), else goroutines
+	ioAuto          ioMode = iota // event loops where they fit (closed loop: on io_uring when closedOnRing), else goroutines
 	ioGoroutines                  // a goroutine per connection
-	ioEvloop                      // event loops where they fit, the open loop's too
-	ioEvloopNetpoll               // ioEvloop, waiting as where epoll_pwait2 is missing (tests)
+	ioEvloop                      // event loops where they fit, closed loops on epoll
+	ioEvloopNetpoll               // ioEvloop, the open loop waiting as where epoll_pwait2 is missing
+	ioUring                       // event loops whose closed loops do their I/O on io_uring (else epoll)
 )
 
-// openOnEvloop: the open loop runs on event loops by default (APIPERF_IO=evloop asks for them
-// either way).
-const openOnEvloop = false
+// closedOnRing: a closed loop's event loops use io_uring by default where the kernel allows
+// it, epoll elsewhere (APIPERF_IO=evloop keeps them on epoll, the fallback path).
+const closedOnRing = true
 
 // IOEnv names the environment variable that chooses how HTTP/1.1 over plain TCP does its
-// I/O: "goroutines" forces a goroutine per connection (the path TLS and scripts that watch
-// responses take) instead of the event loops; "evloop" runs the open loop on event loops
-// too; "" or "auto" is the default. It is for comparing the paths and testing the fallback.
+// I/O: "goroutines" forces a goroutine per connection (the path TLS, HTTP/2 and scripts that
+// watch responses or delay requests take) instead of the event loops; "evloop" keeps closed
+// loops' event loops on epoll (the fallback where io_uring is refused); "uring" runs closed
+// loops on io_uring and warns when the kernel refuses it; "netpoll" keeps closed loops on
+// epoll and makes the open loop's event loops wait through Go's netpoller and a timerfd (the
+// fallback where epoll_pwait2 is missing or refused); "" or "auto" is the default (closed
+// loops on io_uring where allowed, the open loop on event loops waiting in epoll_pwait2). It
+// is for comparing the paths and testing the fallbacks.
 const IOEnv = "APIPERF_IO"
 
 // ioFromEnv reads IOEnv.
@@ -59,15 +65,19 @@ func ioFromEnv() (ioMode, error) {
 		return ioGoroutines, nil
 	case "evloop":
 		return ioEvloop, nil
+	case "uring":
+		return ioUring, nil
+	case "netpoll":
+		return ioEvloopNetpoll, nil
 	default:
-		return ioAuto, fmt.Errorf("%s=%q: want auto, evloop or goroutines", IOEnv, v)
+		return ioAuto, fmt.Errorf("%s=%q: want auto, evloop, uring, netpoll or goroutines", IOEnv, v)
 	}
 }
 
 // WithProgress calls f about once a second while the load runs.
 func WithProgress(f func(Progress)) Option { return func(o *options) { o.progress = f } }
 
-// withIO forces how a closed loop does its I/O (tests cover both ways).
+// withIO forces how a run does its I/O (tests cover every way).
 func withIO(m ioMode) Option { return func(o *options) { o.io = m } }
 
 // WithExpected sets the statuses that count as success (default 2xx and 3xx).
@@ -109,13 +119,18 @@ type engine struct {
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)
-	sealed     int64         // intervals emitted so far
-	ivLag      atomic.Int64  // the largest send lag in the current interval
-	sched      *openSchedule // open loop
-	pool       atomic.Int64  // open loop on event loops: connections in the pool
-	connIDs    atomic.Int64  // open loop on event loops: ids given to connections
-	reqMu      sync.Mutex    // serializes src.Requester for connections added while running
+	sealed     int64                 // intervals emitted so far
+	ivLag      atomic.Int64          // the largest send lag in the current interval
+	sched      *openSchedule         // open loop
+	pool       atomic.Int64          // open loop on event loops: connections in the pool
+	connIDs    atomic.Int64          // open loop on event loops: ids given to connections
+	reqMu      sync.Mutex            // serializes src.Requester for connections added while running
+	ringErr    atomic.Pointer[error] // why an event loop could not use io_uring (it ran on epoll)
+	ringForced bool                  // APIPERF_IO=uring: say so when it was refused
 }
+
+// ringRefused notes why an event loop could not use io_uring.
+func (e *engine) ringRefused(err error) { e.ringErr.CompareAndSwap(nil, &err) }
 
 // Run loads the target with requests from src as cfg says and returns what it measured. It
 // returns an error only when the load could not be set up; failed requests are data. When ctx
@@ -156,6 +171,9 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		e.recs = append(e.recs, r)
 	}
 	e.stream, e.onInterval = measure.NewIntervalStream(e.recs, o.every), o.intervals
+	if o.intervals == nil {
+		e.stream.ReuseIntervals() // emit only fills in gauges: nothing keeps an interval
+	}
 	dialCtx, stopDial := context.WithCancel(runCtx)
 	defer stopDial()
 	e.stopDial = stopDial
@@ -176,7 +194,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		reqs[i] = req
 	}
 	if cfg.OpenLoop() {
-		if (o.io == ioEvloop || o.io == ioEvloopNetpoll || openOnEvloop) && e.evloopFits(o, reqs) {
+		if e.evloopFits(o, reqs) {
 			return e.runOpenEvloop(o, names, reqs)
 		}
 		e.dial.start(dialCtx, cfg.Connections)
@@ -201,6 +219,10 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 			return nil, err
 		}
 		e.loops = loops
+		e.ringForced = o.io == ioUring
+		for _, l := range loops {
+			l.useRing = o.io == ioUring || (o.io == ioAuto && closedOnRing)
+		}
 		e.base = time.Now()
 		for _, l := range loops {
 			wg.Add(1)
@@ -385,6 +407,9 @@ func (e *engine) finish(names []string) *measure.Step {
 			MaxLag:      measure.Duration(e.maxLag.Load()),
 			Connections: int(e.conns.Load()),
 		}
+	}
+	if p := e.ringErr.Load(); p != nil && e.ringForced {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s=uring: %v; the event loops ran on epoll", IOEnv, *p))
 	}
 	if w := e.dial.tlsErr.warning(); w != "" {
 		s.Warnings = append(s.Warnings, w)

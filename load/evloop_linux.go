@@ -20,8 +20,9 @@ const evloopSupported = true
 // wrk does: no goroutine and no read buffer per connection, a read only when epoll says a
 // response has arrived (level-triggered, so no read ever finds nothing), and the next request
 // written as soon as a response is complete. The loop waits on its epoll descriptor through
-// Go's netpoller, so it never blocks an OS thread. It serves plain TCP without scripts that
-// watch responses or delay requests; everything else runs on the goroutine workers.
+// Go's netpoller, so it never blocks an OS thread. A closed loop does its I/O on an io_uring
+// instead where the kernel allows it (evring_linux.go). It serves plain TCP without scripts
+// that watch responses or delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
 	epfd     int
@@ -40,6 +41,8 @@ type evloop struct {
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
 	o        *openLoop // open loop: the loop's share of the schedule (nil: closed loop)
+	useRing  bool      // closed loop: do the I/O on an io_uring when the kernel allows it
+	ring     *ringIO   // the io_uring in use (nil: epoll)
 }
 
 // econn is one connection of an evloop.
@@ -61,7 +64,11 @@ type econn struct {
 	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
 	carry    []byte // bytes read past the end of a response (pipelining)
 	queued   bool   // open loop: a request waits for the connect to finish
+	at       int64  // open loop: when the bytes read last arrived, by their kernel timestamp (0: unknown)
 	waited   bool   // open loop: that request waited for a free connection
+	gen      uint32 // io_uring: bumped when fd closes, so completions for the old socket are ignored
+	sending  bool   // io_uring: a send is in flight
+	sent     []byte // io_uring: what it sends (kept alive until it completes)
 }
 
 const (
@@ -179,6 +186,9 @@ func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, er
 // run serves the loop's connections until every one has finished (its budget spent, or
 // the run stopped) or the run is cancelled.
 func (l *evloop) run() {
+	if l.useRing {
+		defer l.startRing()()
+	}
 	defer l.close()
 	for _, c := range l.conns {
 		if c.state != cDone {
@@ -193,10 +203,14 @@ func (l *evloop) run() {
 				l.next(c)
 			}
 		}
-		l.wait(len(l.retry) == 0)
-		for _, ev := range l.events[:l.ready] {
-			if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
-				l.event(c, ev.Events)
+		if l.ring != nil {
+			l.ringTurn(len(l.retry) == 0)
+		} else {
+			l.wait(len(l.retry) == 0)
+			for _, ev := range l.events[:l.ready] {
+				if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
+					l.event(c, ev.Events)
+				}
 			}
 		}
 		if now := l.e.now(); now-l.lastScan >= l.scan {
@@ -243,7 +257,7 @@ func (l *evloop) event(c *econn, ev uint32) {
 		}
 		l.e.conns.Add(1)
 		l.e.connTime.Add(l.e.now() - c.start)
-		if err := l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN); err != nil {
+		if err := l.armRead(c); err != nil {
 			l.fail(c, measure.ConnectError)
 			return
 		}
@@ -288,7 +302,7 @@ func (l *evloop) connect(c *econn) {
 	switch err := syscall.Connect(fd, l.sa); err {
 	case nil, syscall.EINPROGRESS:
 		c.state = cConnecting
-		if err := l.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT); err != nil {
+		if err := l.awaitConnect(c); err != nil {
 			l.connectFailed(c)
 		}
 	default:
@@ -326,6 +340,12 @@ func (l *evloop) send(c *econn) {
 		l.finish(c) // the run ended while the request was made (a script's request())
 		return
 	}
+	// Timed from here, as on the goroutine path and in wrk: the time a script's request()
+	// takes is apiperf's, not the target's.
+	if now = l.e.now(); l.e.closed(now) {
+		l.finish(c)
+		return
+	}
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	c.p.reset(head)
 	c.rbytes = 0
@@ -337,9 +357,16 @@ func (l *evloop) send(c *econn) {
 }
 
 // write writes what is left of the request; the socket's buffer takes a small request at once.
+// On an io_uring the send is queued (after the one in flight, if any) and completes later.
 func (l *evloop) write(c *econn) {
+	if l.ring != nil {
+		if c.sending {
+			return // the send in flight completes first, then this one is queued
+		}
+		l.ringSend(c)
+	}
 	for len(c.pending) > 0 {
-		n, err := syscall.Write(c.fd, c.pending)
+		n, err := send(c.fd, c.pending)
 		switch {
 		case err == syscall.EAGAIN:
 			if !c.out {
@@ -349,7 +376,7 @@ func (l *evloop) write(c *econn) {
 			return
 		case err == syscall.EINTR:
 			continue
-		case err != nil:
+		case err != 0:
 			l.fail(c, measure.WriteError)
 			return
 		}
@@ -369,22 +396,32 @@ func (l *evloop) write(c *econn) {
 
 // read reads what arrived for c and parses it.
 func (l *evloop) read(c *econn) {
-	n, err := syscall.Read(c.fd, l.buf)
+	n, err := l.readConn(c)
+	l.received(c, l.buf[:max(n, 0)], err)
+}
+
+// received handles what a read of c gave: b, the end of the stream (b empty) or err. Bytes
+// that arrive while no response is awaited (an io_uring receives whenever data comes) wait
+// in c.carry for the next request.
+func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:
 		return
-	case err != nil:
+	case err != 0:
 		l.fail(c, measure.ReadError)
 		return
-	case n == 0:
-		if c.p.eof() {
+	case len(b) == 0:
+		if c.state == cReading && c.p.eof() {
 			l.complete(c, nil)
 			return
 		}
 		l.fail(c, measure.ReadError)
 		return
+	case c.state != cReading:
+		c.carry = append(c.carry, b...)
+		return
 	}
-	l.consume(c, l.buf[:n])
+	l.consume(c, b)
 }
 
 // consume feeds c's carried bytes and then b to the parser, completing responses.
@@ -421,7 +458,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		l.fail(c, measure.ProtocolError)
 		return true
 	}
-	now := l.e.now()
+	now := l.doneAt(c)
 	l.record(c, measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
 	c.got++
@@ -506,6 +543,9 @@ func (l *evloop) ctl(op int, c *econn, events uint32) error {
 
 func (l *evloop) closeFD(c *econn) {
 	if c.fd >= 0 {
+		if l.ring != nil {
+			l.ringClose(c)
+		}
 		syscall.Close(c.fd) // closing also removes it from the epoll set
 		c.fd = -1
 	}

@@ -9,7 +9,10 @@ import (
 
 const evloopSupported = false
 
-type evloop struct{ samples sampleBatch }
+type evloop struct {
+	samples sampleBatch
+	useRing bool
+}
 
 func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
 	panic("evloop: not supported on this system")

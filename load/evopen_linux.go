@@ -3,8 +3,8 @@
 package load
 
 import (
-	"math"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,10 +20,13 @@ import (
 // schedule (request i is due at start + i/rate; loop t of T takes i = t, t+T, ...) and a pool
 // of connections. A due request goes to the connection that has been free longest and is
 // written at once; when none is free it waits, and the wait counts in its corrected latency.
-// The loop's own timerfd, in its epoll set, wakes it when the next request is due, so there is
-// no goroutine or timer per request, and a connection is read only when epoll says bytes
-// arrived. When due requests wait more than lateThreshold because every connection is busy,
-// the loop opens more, up to MaxConns for the run, unless the generator is short of CPU.
+// The loop wakes itself when the next request is due (epoll_pwait2's nanosecond timeout, or
+// where that is missing a timerfd through Go's netpoller), so there is no goroutine or timer
+// per request; at high rates the requests due within openQuantum go out together. While
+// requests are in flight it sleeps through their responses' arrivals, which the kernel
+// stamps (evstamp_linux.go), and reads them all when it wakes. When due requests wait more
+// than lateThreshold because every connection is busy, the loop opens more, up to MaxConns
+// for the run, unless the generator is short of CPU.
 type openLoop struct {
 	pacer       Pacer
 	first, step int64 // this loop's requests: first, first+step, first+2*step, ...
@@ -36,7 +39,7 @@ type openLoop struct {
 	busy        int   // connections with a request (connecting, writing or reading)
 	growing     int   // connections opening for the backlog, without a request yet
 	noFreeAt    int64 // the last time a due request found no free connection
-	lastSend    int64 // the last time due requests were sent
+	burst       int64 // the earliest time of the next burst of sends (see openQuantum)
 	early       int64 // how early the timer wakes the loop, which spins the rest to the due time
 	earlyCap    int64 // at most this early (0: never)
 	wakeLag     int64 // how late the timer's wake-ups come, a moving average
@@ -55,7 +58,15 @@ type openLoop struct {
 	seen        bool // starved at some point
 	inFlight    atomic.Int64
 	thread      int
-	netpoll     bool // the loop waits through Go's netpoller, woken by the timerfd
+	netpoll     bool  // the loop waits through Go's netpoller, woken by the timerfd
+	stampable   bool  // every connection asked the kernel for receive timestamps
+	stamps      bool  // and the last read had one: the loop may sleep through arrivals
+	wall        int64 // the wall clock minus the step's clock at the last wake-up, to read the stamps
+	dialing     int   // connections connecting (the loop waits for their readiness, not a fixed time)
+	blocked     bool  // a write waited for room in the socket (ditto, until it is done)
+	raw         bool  // short waits keep the thread's P (see rawBlock)
+	quantum     int64 // the loop's quantum: openQuantum, or less for a small pool (setQuantum)
+	rd          stampReader
 }
 
 // maxBlock bounds a loop's wait in epoll_pwait2, so that it sees a cancellation soon.
@@ -64,12 +75,16 @@ const maxBlock = int64(20 * time.Millisecond)
 // timerID marks the timerfd's events (connections use their index).
 const timerID = -1
 
-// openQuantum is the shortest time between two timer wake-ups of a loop: at high rates the
-// requests that fall due in it are sent together, at most openQuantum late (and counted late
-// when that exceeds lateThreshold), instead of one wake-up and its system calls per request.
-// At lower rates (gaps between a loop's requests above openQuantum) every request is sent on
-// its own due time.
-const openQuantum = int64(100 * time.Microsecond)
+// openQuantum is the shortest time between two bursts of sends of a loop: at high rates the
+// requests that fall due in it are sent together, at most openQuantum late (their lag counts
+// in the corrected latency), instead of one wake-up of the generator and of the target per
+// request. At lower rates (gaps between a loop's requests above openQuantum) every request
+// is sent on its own due time. wrk2's bursts come from its millisecond timers. A loop whose
+// pool is small for its rate uses a shorter quantum (see setQuantum).
+const openQuantum = int64(500 * time.Microsecond)
+
+// minQuantum is the shortest quantum a small pool gets.
+const minQuantum = int64(50 * time.Microsecond)
 
 // openEarly is how early, at least, the timer wakes a loop for a request, which then spins to
 // its due time: a wake-up through the netpoller takes tens to hundreds of microseconds, which
@@ -88,8 +103,9 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		return nil, err
 	}
 	e.sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
+	raw := runtime.GOMAXPROCS(0) > len(loops) || !servedHere(sockPort(loops[0].sa))
 	for t, l := range loops {
-		if err := l.openInit(t, len(loops), o.io == ioEvloopNetpoll); err != nil {
+		if err := l.openInit(t, len(loops), o.io == ioEvloopNetpoll, raw); err != nil {
 			for _, l := range loops {
 				l.o.close()
 			}
@@ -129,10 +145,10 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 }
 
 // openInit gives loop t of n its share of the schedule and its timerfd.
-func (l *evloop) openInit(t, n int, netpoll bool) error {
+func (l *evloop) openInit(t, n int, netpoll, raw bool) error {
 	e := l.e
 	o := &openLoop{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to),
-		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t, netpoll: netpoll}
+		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t, netpoll: netpoll, stampable: !netpoll, raw: raw}
 	l.o = o
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
@@ -188,7 +204,18 @@ func (o *openLoop) dueBy(t int64) int64 {
 func (l *evloop) addConn(r scenario.Requester) *econn {
 	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1}
 	l.conns = append(l.conns, c)
+	l.setQuantum()
 	return c
+}
+
+// setQuantum sizes the loop's quantum to its pool: a connection sent a request in one burst
+// is read, and free again, at the next wake-up at the earliest, so a pool carries at most one
+// burst of its size per quantum. The quantum leaves it three times that: at most a third of
+// the pool's size falls due in one (50 connections at 60,000 req/s: 278 us).
+func (l *evloop) setQuantum() {
+	o := l.o
+	gap := float64(o.step) * float64(time.Second) / l.e.cfg.Rate // between the loop's requests
+	o.quantum = min(openQuantum, max(minQuantum, int64(float64(len(l.conns))*gap/3)))
 }
 
 // dialPool opens the loop's first connections before the clock starts, as wrk2 does. A
@@ -254,6 +281,9 @@ func (l *evloop) socket() (int, error) {
 		return -1, err
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	if l.o.stampable && !stampConn(fd) {
+		l.o.stampable = false
+	}
 	if err := syscall.Connect(fd, l.sa); err != nil && err != syscall.EINPROGRESS {
 		syscall.Close(fd)
 		return -1, err
@@ -267,14 +297,17 @@ func (l *evloop) runOpen() {
 	defer l.close()
 	o := l.o
 	for !l.e.cancel.Load() {
-		now := l.e.now()
+		now := l.wake()
 		l.sendDue(now)
 		if o.over && o.busy == 0 {
 			return
 		}
 		o.inFlight.Store(int64(o.busy))
-		want := l.wake()
+		want := l.wakeAt()
 		if !o.netpoll {
+			if o.raw {
+				runtime.Gosched() // the loop keeps its P in short waits: let the run's other goroutines in
+			}
 			l.block(now, want)
 		} else {
 			l.arm(now, want)
@@ -295,7 +328,7 @@ func (l *evloop) runOpen() {
 				l.event(c, ev.Events)
 			}
 		}
-		now = l.e.now()
+		now = l.wake()
 		if now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)
@@ -319,6 +352,9 @@ func (l *evloop) sendDue(now int64) {
 		o.over = true // interrupted or stopped: what is in flight is still drained
 		return
 	}
+	if now < o.burst && o.due > now-o.quantum {
+		return // the next burst is due at o.burst (a loop behind its schedule does not wait for it)
+	}
 	if o.early > 0 && !o.over && o.due > now && o.due-now <= o.early && o.free.n > 0 && !o.starved {
 		for now < o.due { // woken early on purpose: spin the last microseconds
 			now = l.e.now()
@@ -336,7 +372,11 @@ func (l *evloop) sendDue(now int64) {
 		sent = true
 	}
 	if sent {
-		o.lastSend = now
+		// Bursts keep to a grid of openQuantum, however late a wake-up came; after a pause
+		// (a low rate, an overloaded generator) the grid starts again from now.
+		// A send ahead of the grid (a loop behind its schedule) does not push the grid further
+		// out: the next burst is never more than a quantum away.
+		o.burst = min(max(o.burst, now-o.quantum)+o.quantum, now+o.quantum)
 	}
 }
 
@@ -379,7 +419,17 @@ func (l *evloop) take(c *econn, now int64) {
 		return
 	}
 	c.pending, c.queued = raw, true // written once connected (a failure clears both)
+	l.dial(c)
+}
+
+// dial connects c (closed) to the target, with receive timestamps when the loop uses them.
+func (l *evloop) dial(c *econn) {
+	o := l.o
+	o.dialing++
 	l.connect(c)
+	if c.fd >= 0 && o.stampable && !stampConn(c.fd) {
+		o.stampable, o.stamps = false, false
+	}
 }
 
 // transmit writes c's request, due at c.due, now.
@@ -391,15 +441,19 @@ func (l *evloop) transmit(c *econn, now int64) {
 		}
 	}
 	c.p.reset(c.head)
-	c.rbytes = 0
+	c.rbytes, c.at = 0, 0
 	c.start = now
 	c.deadline = now + int64(l.e.timeout)
 	c.state = cWriting
 	l.write(c)
+	if c.out {
+		l.o.blocked = true
+	}
 }
 
 // connected takes c, just connected: its waiting request is written, or it joins the free.
 func (l *evloop) connected(c *econn) {
+	l.o.dialing--
 	if c.queued {
 		c.queued = false
 		l.transmit(c, l.e.now())
@@ -413,6 +467,7 @@ func (l *evloop) connected(c *econn) {
 // opened for the backlog has none) and makes c free again, closed.
 func (l *evloop) openConnectFailed(c *econn) {
 	queued, o := c.queued, l.o
+	o.dialing--
 	l.closeFD(c)
 	c.state = cIdle
 	ended := l.e.stop.Load() || l.e.cancel.Load()
@@ -465,7 +520,7 @@ func (l *evloop) grow(now int64) {
 		}
 		c := l.addConn(r)
 		o.growing++
-		l.connect(c)
+		l.dial(c)
 	}
 }
 
@@ -514,71 +569,6 @@ func (e *engine) claimConn() bool {
 	}
 }
 
-// block waits in epoll_pwait2 for events or until want (math.MaxInt64: none).
-func (l *evloop) block(now, want int64) {
-	o := l.o
-	d := maxBlock
-	if want != math.MaxInt64 {
-		d = min(max(want-now, 0), maxBlock)
-	}
-	n, errno := epollPwait2(l.epfd, l.events, d)
-	after := l.e.now()
-	switch {
-	case errno == syscall.ENOSYS || errno == syscall.EPERM:
-		o.netpoll = true // an older kernel, or a seccomp filter: the netpoller and a timerfd
-		l.ready = 0
-		return
-	case errno != 0:
-		l.ready = 0
-		return
-	}
-	l.ready = n
-	if after-now > int64(20*time.Microsecond) || n == 0 {
-		o.parks++
-	}
-	if n == 0 && want != math.MaxInt64 && want-now <= maxBlock {
-		o.woke(after - max(want, now))
-	}
-}
-
-// wake is when the loop must wake next (math.MaxInt64: no need): the next due request
-// (when a connection is free to send it), the pool's next growth check (when none is), the
-// next deadline scan (while requests are in flight), the samples' next hand-over.
-func (l *evloop) wake() int64 {
-	o := l.o
-	want := int64(math.MaxInt64)
-	if !o.over {
-		switch {
-		case o.free.n > 0:
-			want = max(o.due-o.early, o.lastSend+openQuantum)
-		case !o.noGrow && !l.e.stop.Load() && l.e.pool.Load() < int64(l.e.cfg.MaxConns()):
-			want = max(o.growAt, o.due+int64(lateThreshold))
-		}
-	}
-	if o.busy > 0 || o.growing > 0 {
-		want = min(want, l.lastScan+l.scan)
-	}
-	if l.samples.n > 0 {
-		want = min(want, l.samples.flushed+maxBatchAge+1)
-	}
-	return want
-}
-
-// arm sets the timerfd for want (math.MaxInt64: leaves it).
-func (l *evloop) arm(now, want int64) {
-	o := l.o
-	if want == math.MaxInt64 || want == o.armed {
-		return
-	}
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(want-now, 1))} // zero would disarm it
-	if unix.TimerfdSettime(o.tfd, 0, &spec, nil) == nil {
-		o.armed, o.expires = want, max(want, now)
-	}
-}
-
-// interrupt makes the loop's wait return now (the run was cancelled).
-func (l *evloop) interrupt() { _ = l.file.SetReadDeadline(time.Unix(1, 0)) }
-
 // inFlight is how many of an open loop's requests are in flight.
 func (l *evloop) inFlight() int64 {
 	if l.o == nil {
@@ -615,4 +605,15 @@ func (r *connRing) pop() *econn {
 	r.head = (r.head + 1) % len(r.buf)
 	r.n--
 	return c
+}
+
+// sockPort is sa's port.
+func sockPort(sa syscall.Sockaddr) int {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return a.Port
+	case *syscall.SockaddrInet6:
+		return a.Port
+	}
+	return 0
 }

@@ -16,8 +16,9 @@ import (
 	"github.com/apiperf/apiperf/target"
 )
 
-// The open loop on both I/O paths: the event loops (APIPERF_IO=evloop) and a goroutine per
-// connection (TLS, scripts that watch responses, APIPERF_IO=goroutines).
+// The open loop on every I/O path: the event loops (the default; APIPERF_IO=netpoll makes
+// them wait as where epoll_pwait2 is missing) and a goroutine per connection (TLS, scripts
+// that watch responses, APIPERF_IO=goroutines).
 
 func TestOpenLoopExactCount(t *testing.T) { openIO(t, testOpenLoopExactCount) }
 
@@ -154,8 +155,10 @@ func TestIOEnv(t *testing.T) {
 		{"", ioAuto, true},                 // unset: event loops where they fit
 		{"auto", ioAuto, true},             // said explicitly
 		{"goroutines", ioGoroutines, true}, // the fallback path, forced
-		{"evloop", ioEvloop, true},         // the open loop on event loops too
-		{"uring", ioAuto, false},           // unknown: an error before any traffic
+		{"evloop", ioEvloop, true},         // closed loops on epoll, the open loop as by default
+		{"uring", ioUring, true},           // closed loops on io_uring
+		{"netpoll", ioEvloopNetpoll, true}, // the open loop's fallback wait, forced
+		{"iouring", ioAuto, false},         // unknown: an error before any traffic
 	} {
 		t.Setenv(IOEnv, c.val)
 		got, err := ioFromEnv()
@@ -163,10 +166,27 @@ func TestIOEnv(t *testing.T) {
 			t.Errorf("%s=%q: ioFromEnv() = %v, %v; want %v, ok %v", IOEnv, c.val, got, err, c.want, c.ok)
 		}
 	}
-	t.Setenv(IOEnv, "uring")
+	t.Setenv(IOEnv, "iouring")
 	src, _ := scenario.NewStatic(scenario.Scenario{URL: "http://127.0.0.1:1/"})
 	tg, _ := scenario.ParseTarget("http://127.0.0.1:1/")
 	if _, err := Run(context.Background(), Config{Connections: 1, Threads: 1, Requests: 1, Timeout: measure.Duration(time.Second)}, src, tg); err == nil {
-		t.Errorf("Run with %s=uring: no error, want one before any traffic", IOEnv)
+		t.Errorf("Run with %s=iouring: no error, want one before any traffic", IOEnv)
+	}
+}
+
+// TestOpenEvloopSleepsThroughArrivals: at 100 req/s a loop sleeps the 10 ms between its sends
+// through the responses' arrivals and reads them when it wakes; their latency is still when
+// their last byte arrived (the kernel's receive timestamp), not when the loop read them.
+func TestOpenEvloopSleepsThroughArrivals(t *testing.T) {
+	if !evloopSupported {
+		t.Skip("no event loops on this system")
+	}
+	addr, _ := cannedServer(t, nginxResponse)
+	s := run(t, ioEvloop, context.Background(), "http://"+addr+"/healthz", Config{Rate: 100, Requests: 60, Connections: 4, Threads: 1})
+	if s.Successes != 60 || s.Uncorrected == nil {
+		t.Fatalf("successes %d (errors %+v), uncorrected %v; want 60", s.Successes, s.Errors, s.Uncorrected)
+	}
+	if p50 := s.Uncorrected.Percentile(50); p50 > 3*time.Millisecond {
+		t.Errorf("uncorrected p50 = %v, want well under the 10 ms between sends (a canned loopback response)", p50)
 	}
 }

@@ -3,25 +3,157 @@
 package load
 
 import (
+	"math"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
+// rawBlock is the longest wait an open loop makes without telling the runtime it blocks.
+// A goroutine that blocks in a system call the runtime knows of loses its P after 20 us
+// when no other P is idle (sysmon hands it to another thread to poll the network), so every
+// short wait cost a handful of thread switches and futex calls. Raw waits up to rawBlock keep
+// the P; the loop yields it between waits (runtime.Gosched), and a signal (preemption, GC)
+// ends the wait with EINTR. Longer waits, at low rates, go through the runtime as usual. A
+// loop waits raw only when the run's process does not serve the target itself (servedHere)
+// or has a P to spare: the network poller runs only on an idle P (or every 10 ms).
+const rawBlock = int64(time.Millisecond)
+
 // epollPwait2 waits up to d nanoseconds (d < 0: without limit) for events on epfd, with
-// epoll_pwait2's nanosecond timeout (Linux 5.11), as a blocking system call: the runtime
-// hands the thread's P to other goroutines when it blocks long.
-func epollPwait2(epfd int, events []syscall.EpollEvent, d int64) (int, syscall.Errno) {
+// epoll_pwait2's nanosecond timeout (Linux 5.11); a raw wait up to rawBlock keeps the thread's
+// P, any other is a blocking system call for the runtime.
+func epollPwait2(epfd int, events []syscall.EpollEvent, d int64, raw bool) (int, syscall.Errno) {
 	var ts unix.Timespec
 	var p unsafe.Pointer
 	if d >= 0 {
 		ts = unix.NsecToTimespec(d)
 		p = unsafe.Pointer(&ts)
 	}
-	r, _, e := syscall.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(p), 0, 0)
+	var r uintptr
+	var e syscall.Errno
+	if raw && d >= 0 && d <= rawBlock {
+		r, _, e = syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(p), 0, 0)
+	} else {
+		r, _, e = syscall.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(p), 0, 0)
+	}
 	if e != 0 {
 		return 0, e
 	}
 	return int(r), 0
 }
+
+// sleepNs sleeps d nanoseconds, raw (keeping the thread's P) as epollPwait2 does; a signal
+// cuts it short.
+func sleepNs(d int64, raw bool) {
+	ts := unix.NsecToTimespec(d)
+	if raw && d <= rawBlock {
+		syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		return
+	}
+	syscall.Syscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// block waits in epoll_pwait2 for events or until want (math.MaxInt64: none). While requests
+// are in flight and their arrival times are stamped by the kernel, it sleeps through the
+// arrivals instead (until the next send, at most a quantum while none can be sent) and then
+// takes every event at once; connects and writes that wait for room are waited for as events.
+func (l *evloop) block(now, want int64) {
+	o := l.o
+	d := maxBlock
+	if want != math.MaxInt64 {
+		d = min(max(want-now, 0), maxBlock)
+	}
+	starved := o.free.n == 0 && !o.over && o.due <= now // due requests wait for a connection
+	timed := d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !l.writeBlocked()
+	wait := d
+	if timed {
+		if o.over || o.free.n == 0 {
+			d = min(d, o.quantum)
+		}
+		sleepNs(d, o.raw)
+		wait = 0
+	}
+	n, errno := epollPwait2(l.epfd, l.events, wait, o.raw)
+	after := l.e.now()
+	switch {
+	case errno == syscall.ENOSYS || errno == syscall.EPERM:
+		o.netpoll = true // an older kernel, or a seccomp filter: the netpoller and a timerfd
+		o.stampable, o.stamps = false, false
+		l.ready = 0
+		return
+	case errno != 0:
+		l.ready = 0
+		return
+	}
+	l.ready = n
+	if timed || after-now > int64(20*time.Microsecond) || n == 0 {
+		o.parks++
+	}
+	if (timed || n == 0) && want != math.MaxInt64 && want-now <= maxBlock {
+		o.woke(after - now - d)
+	}
+}
+
+// writeBlocked reports whether a write of the loop still waits for room in its socket.
+func (l *evloop) writeBlocked() bool {
+	o := l.o
+	if o.blocked {
+		o.blocked = false
+		for _, c := range l.conns {
+			if c.out {
+				o.blocked = true
+				break
+			}
+		}
+	}
+	return o.blocked
+}
+
+// wake reads the clock after a wait: the step's time, and the wall clock's offset from it,
+// which turns the kernel's receive timestamps into the step's time.
+func (l *evloop) wake() int64 {
+	t := time.Now()
+	now := int64(t.Sub(l.e.base))
+	l.o.wall = t.UnixNano() - now
+	return now
+}
+
+// wakeAt is when the loop must wake next (math.MaxInt64: no need): the next due request
+// (when a connection is free to send it), the pool's next growth check (when none is), the
+// next deadline scan (while requests are in flight), the samples' next hand-over.
+func (l *evloop) wakeAt() int64 {
+	o := l.o
+	want := int64(math.MaxInt64)
+	if !o.over {
+		switch {
+		case o.free.n > 0:
+			want = max(o.due-o.early, o.burst)
+		case !o.noGrow && !l.e.stop.Load() && l.e.pool.Load() < int64(l.e.cfg.MaxConns()):
+			want = max(o.growAt, o.due+int64(lateThreshold))
+		}
+	}
+	if o.busy > 0 || o.growing > 0 {
+		want = min(want, l.lastScan+l.scan)
+	}
+	if l.samples.n > 0 {
+		want = min(want, l.samples.flushed+maxBatchAge+1)
+	}
+	return want
+}
+
+// arm sets the timerfd for want (math.MaxInt64: leaves it).
+func (l *evloop) arm(now, want int64) {
+	o := l.o
+	if want == math.MaxInt64 || want == o.armed {
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(want-now, 1))} // zero would disarm it
+	if unix.TimerfdSettime(o.tfd, 0, &spec, nil) == nil {
+		o.armed, o.expires = want, max(want, now)
+	}
+}
+
+// interrupt makes the loop's wait return now (the run was cancelled).
+func (l *evloop) interrupt() { _ = l.file.SetReadDeadline(time.Unix(1, 0)) }

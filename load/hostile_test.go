@@ -154,7 +154,7 @@ func FuzzHostileResponse(f *testing.F) {
 		url, _ := fuzzServer(t, resp, closeAfter)
 		tg, _ := scenario.ParseTarget(url)
 		src, _ := scenario.NewStatic(scenario.Scenario{URL: url})
-		for _, mode := range []ioMode{ioAuto, ioGoroutines} {
+		for _, mode := range []ioMode{ioAuto, ioGoroutines, ioUring} {
 			cfg := Config{Requests: 4, Connections: 2, Threads: 1, Timeout: measure.Duration(50 * time.Millisecond)}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			s, err := Run(ctx, cfg, src, tg, withIO(mode))

@@ -14,7 +14,7 @@ import (
 
 func TestTimingOpenLoopRate(t *testing.T) {
 	testenv.Timing(t)
-	bothIO(t, testOpenLoopRate)
+	openIO(t, testOpenLoopRate)
 }
 
 func testOpenLoopRate(t *testing.T, mode ioMode) {
@@ -51,7 +51,7 @@ func expectedStallP99(sched target.StallSchedule, base time.Time, rate float64, 
 // correction would hide the stall; the corrected view must not.
 func TestTimingCoordinatedOmission(t *testing.T) {
 	testenv.Timing(t)
-	bothIO(t, testCoordinatedOmission)
+	openIO(t, testCoordinatedOmission)
 }
 
 func testCoordinatedOmission(t *testing.T, mode ioMode) {
@@ -110,7 +110,7 @@ func testCoordinatedOmission(t *testing.T, mode ioMode) {
 // nothing (issue 11: the pacer's own wake-ups must not read as the server's latency).
 func TestTimingOpenLoopPacing(t *testing.T) {
 	testenv.Timing(t)
-	bothIO(t, testOpenLoopPacing)
+	openIO(t, testOpenLoopPacing)
 }
 
 func testOpenLoopPacing(t *testing.T, mode ioMode) {

@@ -147,7 +147,9 @@ type IntervalStream struct {
 	next      int64 // the first interval not yet emitted
 	closed    bool
 	timeline  []Second
-	perThread [][]int64 // requests by thread and interval
+	perThread [][]int64    // requests by thread and interval
+	reuse     bool         // emit keeps no interval: their histograms are reused
+	spare     []*Histogram // histograms of emitted intervals, for reuse
 }
 
 // NewIntervalStream returns the stream of recs, in intervals of length every (default
@@ -160,6 +162,23 @@ func NewIntervalStream(recs []*Recorder, every time.Duration) *IntervalStream {
 		r.every = int64(every)
 	}
 	return &IntervalStream{recs: recs, every: every, perThread: make([][]int64, len(recs))}
+}
+
+// ReuseIntervals says that whoever Seal and Close emit to keeps no interval past the call.
+// The stream then reuses the intervals' histograms (188 KB each, one a second, two in open
+// loop) instead of leaving them to the collector: a 30 s open-loop run peaked 4 MB higher than
+// a 2 s one without it.
+func (s *IntervalStream) ReuseIntervals() { s.reuse = true }
+
+// histogram returns an empty histogram, a spare one when there is one.
+func (s *IntervalStream) histogram() *Histogram {
+	if n := len(s.spare); n > 0 {
+		h := s.spare[n-1]
+		s.spare = s.spare[:n-1]
+		h.h.Reset()
+		return h
+	}
+	return NewHistogram()
 }
 
 // Every is the length of an interval.
@@ -192,7 +211,7 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 		for int64(len(merged)) <= idx-s.next {
 			i := s.next + int64(len(merged))
 			merged = append(merged, &Interval{Index: i, Start: Duration(time.Duration(i) * s.every), Length: Duration(s.every),
-				Status: map[int]int64{}, Latency: NewHistogram()})
+				Status: map[int]int64{}, Latency: s.histogram()})
 		}
 		return merged[idx-s.next]
 	}
@@ -211,7 +230,7 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 			iv.Latency.Merge(ri.latency)
 			if ri.uncorrected != nil {
 				if iv.Uncorrected == nil {
-					iv.Uncorrected = NewHistogram()
+					iv.Uncorrected = s.histogram()
 				}
 				iv.Uncorrected.Merge(ri.uncorrected)
 			}
@@ -240,11 +259,18 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 	}
 	for _, iv := range merged {
 		if r := s.recs; len(r) > 0 && r[0].open && iv.Uncorrected == nil {
-			iv.Uncorrected = NewHistogram()
+			iv.Uncorrected = s.histogram()
 		}
 		s.timeline = append(s.timeline, iv.Second())
 		if emit != nil {
 			emit(iv)
+		}
+		if s.reuse && len(s.spare) < 4 {
+			s.spare = append(s.spare, iv.Latency)
+			if iv.Uncorrected != nil {
+				s.spare = append(s.spare, iv.Uncorrected)
+			}
+			iv.Latency, iv.Uncorrected = nil, nil
 		}
 	}
 	s.next += int64(len(merged))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"slices"
 	"testing"
 	"time"
 )
@@ -292,5 +293,47 @@ func TestIntervalJSONRoundTrip(t *testing.T) {
 	b2, _ := json.Marshal(&back)
 	if string(b) != string(b2) || back.ByEnd[1][200] != 1 || back.Errors.Timeout != 1 || !back.Uncorrected.Equal(iv.Uncorrected) {
 		t.Errorf("interval JSON round trip differs:\n%s\n%s", b, b2)
+	}
+}
+
+// A stream that reuses its intervals' histograms emits what one that allocates them emits
+// (each interval's latency as it is emitted, the step's timeline), and allocates no new ones
+// once it has spares.
+func TestIntervalStreamReuse(t *testing.T) {
+	type seen struct {
+		requests         int64
+		count, p99, unco int64
+	}
+	run := func(reuse bool) ([]seen, *Step, int) {
+		recs := []*Recorder{NewRecorder(DefaultExpected(), true, 0), NewRecorder(DefaultExpected(), true, 0)}
+		st := NewIntervalStream(recs, time.Second)
+		if reuse {
+			st.ReuseIntervals()
+		}
+		var got []seen
+		fresh := map[*Histogram]bool{}
+		emit := func(iv *Interval) {
+			fresh[iv.Latency], fresh[iv.Uncorrected] = true, true
+			got = append(got, seen{iv.Requests, iv.Latency.Count(), int64(iv.Latency.Percentile(99)), iv.Uncorrected.Count()})
+		}
+		for sec := range 6 {
+			for i, r := range recs {
+				recordSome(r, time.Duration(sec)*time.Second, 100*(sec+1)+i, Response, 200)
+			}
+			st.Seal(time.Duration(sec+1)*time.Second, emit)
+		}
+		st.Close(emit)
+		return got, st.Step(time.Unix(0, 0), 6*time.Second, nil), len(fresh)
+	}
+	want, wantStep, _ := run(false)
+	got, gotStep, histograms := run(true)
+	if len(want) != 6 || !slices.Equal(got, want) {
+		t.Errorf("intervals with reuse %v; want %v", got, want)
+	}
+	if !slices.Equal(gotStep.Timeline, wantStep.Timeline) || gotStep.Requests != wantStep.Requests {
+		t.Errorf("step with reuse: timeline %v, %d requests; want %v, %d", gotStep.Timeline, gotStep.Requests, wantStep.Timeline, wantStep.Requests)
+	}
+	if histograms > 4 {
+		t.Errorf("a reusing stream used %d histograms for 6 open-loop intervals; want at most 4", histograms)
 	}
 }

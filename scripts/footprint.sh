@@ -4,7 +4,9 @@
 # Each scenario runs REPS times, the generators alternating (wrk, apiperf, wrk, apiperf, ...),
 # against one loopback nginx (one worker). The figure is the peak resident set of the whole
 # process over the whole run as a user sees it (GNU time's %M, the kernel's VmHWM at exit):
-# startup, the load, the report and the history recording (apiperf's default) included.
+# startup, the load, the report and the history recording (apiperf's default) included. The
+# recording runs in a short-lived child (`apiperf history record`); %M is the largest of the
+# process and its waited-for children, so the child (and the `git rev-parse` for labels) counts.
 # Scenarios (connections and duration from the env):
 #   closed  wrk  -t2 -cCONNS -dDURs           apiperf run -t2 -cCONNS -dDURs
 #   open    wrk2 -t2 -cCONNS -dDURs -RRATE    apiperf run -t2 -cCONNS -dDURs -RRATE
@@ -17,6 +19,7 @@
 #         OUT=docs/PERFORMANCE.md writes the table between <!-- footprint --> markers there.
 # Needs:  wrk, nginx-light and GNU time (installed with apt-get when missing).
 set -euo pipefail
+. "$(dirname "$0")/nginx-target.sh"
 BIN=$(realpath "${1:-./apiperf}")
 TOP=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 REPS=${REPS:-5}; DUR=${DUR:-2}; CONNS=${CONNS:-50}; BIG=${BIG:-10000}; RATE=${RATE:-2000}
@@ -48,29 +51,8 @@ W=$(mktemp -d /tmp/footprint.XXXXXX)
 SRV=
 cleanup() { [[ -n $SRV ]] && kill "$SRV" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$W"; }
 trap cleanup EXIT
-PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-mkdir -p "$W/nginx/logs" "$W/nginx/tmp" "$W/run"
-cat >"$W/nginx.conf" <<CONF
-worker_processes 1;
-worker_rlimit_nofile 65536;
-pid $W/nginx/nginx.pid;
-error_log $W/nginx/logs/error.log warn;
-events { worker_connections 30000; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  client_body_temp_path $W/nginx/tmp/body; proxy_temp_path $W/nginx/tmp/proxy;
-  fastcgi_temp_path $W/nginx/tmp/fcgi; uwsgi_temp_path $W/nginx/tmp/uwsgi; scgi_temp_path $W/nginx/tmp/scgi;
-  server {
-    listen 127.0.0.1:$PORT backlog=8192;
-    location /healthz { default_type application/json; return 200 '{"status":"ok"}'; }
-  }
-}
-CONF
-nginx -p "$W/nginx/" -e "$W/nginx/logs/error.log" -c "$W/nginx.conf" -g 'daemon off;' &
-SRV=$!
-URL="http://127.0.0.1:$PORT/healthz"
-for _ in $(seq 50); do curl -fsS -o /dev/null "$URL" 2>/dev/null && break; sleep 0.1; done
+mkdir -p "$W/run"
+start_nginx "$W" 30000 8192
 curl -fsS -o /dev/null "$URL" || { echo "footprint: nginx did not come up" >&2; exit 1; }
 
 # one NAME CMD...: runs CMD in the run directory (apiperf records its history there, as a user's

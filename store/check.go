@@ -1,8 +1,10 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -74,4 +76,37 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// sqliteMagic opens every SQLite database file; the header is 100 bytes, and its
+// user_version (the schema version here) is the big-endian uint32 at offset 60.
+const sqliteMagic = "SQLite format 3\x00"
+
+// CheckDB reports, before any load is sent and without opening SQLite, whether the file at
+// path can be a history database: it is absent or empty (made when the run is recorded), or
+// an SQLite file whose schema is not newer than this apiperf's. Damage beyond the header is
+// found when the run is recorded.
+func CheckDB(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	var h [100]byte
+	n, err := io.ReadFull(f, h[:])
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return nil // SQLite takes an empty file for a new database
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	case n < len(h) || string(h[:len(sqliteMagic)]) != sqliteMagic:
+		return damaged("checking history database", path, errors.New("not an SQLite database"))
+	}
+	if v := binary.BigEndian.Uint32(h[60:]); v > schemaVersion {
+		return fmt.Errorf("history database %s: schema version %d is newer than this apiperf's %d", path, v, schemaVersion)
+	}
+	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,6 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 )
 
@@ -186,22 +184,11 @@ func fillLevels(ctx context.Context, tx *sql.Tx) error {
 		if err != nil {
 			continue // unreadable documents keep no levels; Run reports them when asked
 		}
-		if err := insertLevels(ctx, tx, s.id, r); err != nil {
+		rows, err := levelRows(r)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// insertLevels stores the levels of r as every report of it shows them.
-func insertLevels(ctx context.Context, tx *sql.Tx, id int64, r *result.Run) error {
-	for i, l := range r.Levels().Levels {
-		b, err := json.Marshal(l)
-		if err != nil {
-			return fmt.Errorf("encoding level %s: %w", l.Label, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO levels (run_id, idx, label, qps, p99_ms, success_pct, level) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, i, l.Label, l.QPS, float64(l.P99)/1e6, l.Success, string(b)); err != nil {
+		if err := insertLevels(ctx, tx, s.id, rows); err != nil {
 			return err
 		}
 	}
@@ -226,11 +213,16 @@ func (d *DB) wrap(doing string, err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		if c := se.Code() & 0xff; c == sqliteCorrupt || c == sqliteNotADB {
-			return fmt.Errorf("%s %s: %w (%v); run.json files are untouched: move the file away and rebuild with `apiperf history import DIR`",
-				doing, d.path, ErrDamaged, err)
+			return damaged(doing, d.path, err)
 		}
 	}
 	return fmt.Errorf("%s %s: %w", doing, d.path, err)
+}
+
+// damaged is the error for a file at path that is not a readable history database.
+func damaged(doing, path string, cause error) error {
+	return fmt.Errorf("%s %s: %w (%v); run.json files are untouched: move the file away and rebuild with `apiperf history import DIR`",
+		doing, path, ErrDamaged, cause)
 }
 
 // Path is the database file's path.
@@ -250,83 +242,6 @@ func Key(r *result.Run) string {
 		fmt.Fprintf(h, "\x00ab %s", r.AB.Side) // the two sides of an A/A comparison of one URL are two runs
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
-}
-
-// Record adds r to the history; source names the run.json it was read from ("" if none).
-// It returns the run's id and whether it was new (false: it was already recorded).
-func (d *DB) Record(ctx context.Context, r *result.Run, source string) (id int64, added bool, err error) {
-	doc, err := r.Encode()
-	if err != nil {
-		return 0, false, fmt.Errorf("encoding run: %w", err)
-	}
-	// BestSpeed: the default level's hash chains are about 700 KB of memory touched for a
-	// document of a few KB, the largest part of recording a run; BestSpeed's are a fifth.
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestSpeed) // the level is valid
-	zw.Write(doc)
-	zw.Close()
-	spec, err := specJSON(r)
-	if err != nil {
-		return 0, false, err
-	}
-	key := Key(r)
-	tx, err := d.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, false, d.wrap("recording run in", err)
-	}
-	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, "SELECT id FROM runs WHERE key = ?", key).Scan(&id); err == nil {
-		return id, false, nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return 0, false, d.wrap("recording run in", err)
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (key, kind, name, url, method, host, start_ns, end_ns, source, spec, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		key, r.Kind, r.Name, r.Scenario.URL, r.Scenario.MethodOrDefault(), r.Host, r.Start.UnixNano(), r.End.UnixNano(),
-		source, spec, gz.Bytes())
-	if err != nil {
-		return 0, false, d.wrap("recording run in", err)
-	}
-	if id, err = res.LastInsertId(); err != nil {
-		return 0, false, d.wrap("recording run in", err)
-	}
-	for k, v := range r.Labels {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)", id, k, v); err != nil {
-			return 0, false, d.wrap("recording labels in", err)
-		}
-	}
-	for i, s := range r.Steps {
-		if s == nil {
-			continue
-		}
-		if err := insertStep(ctx, tx, id, i, s); err != nil {
-			return 0, false, d.wrap("recording steps in", err)
-		}
-	}
-	if err := insertLevels(ctx, tx, id, r); err != nil {
-		return 0, false, d.wrap("recording levels in", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, false, d.wrap("recording run in", err)
-	}
-	return id, true, nil
-}
-
-func insertStep(ctx context.Context, tx *sql.Tx, id int64, i int, s *measure.Step) error {
-	lat := s.Latency
-	if lat == nil {
-		lat = measure.NewHistogram()
-	}
-	enc, err := lat.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	_, err = tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, label, rep, concurrency, qps, mean_ms, p50_ms, p90_ms, p99_ms,
-		success_pct, attempts, requests, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, i, s.Label, s.Rep, s.Concurrency, s.QPS(), ms(lat.Mean()), ms(lat.Percentile(50)), ms(lat.Percentile(90)),
-		ms(lat.Percentile(99)), s.SuccessRate(), s.Attempts, s.Requests, strings.Trim(string(enc), `"`))
-	return err
 }
 
 // Run returns the whole run document recorded with id.

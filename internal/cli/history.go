@@ -81,36 +81,20 @@ func parseLabels(in []string) (map[string]string, error) {
 func gitLabels(ctx context.Context) map[string]string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	git := func(args ...string) string {
-		out, err := exec.CommandContext(ctx, "git", args...).Output()
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(out))
-	}
+	// One git process for both: the commit on the first line, the branch on the second.
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD", "--abbrev-ref", "HEAD").Output()
 	m := map[string]string{}
-	if c := git("rev-parse", "HEAD"); c != "" {
-		m["commit"] = c
+	if err != nil {
+		return m
 	}
-	if b := git("rev-parse", "--abbrev-ref", "HEAD"); b != "" && b != "HEAD" {
-		m["branch"] = b
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > 0 && lines[0] != "" {
+		m["commit"] = lines[0]
+	}
+	if len(lines) > 1 && lines[1] != "" && lines[1] != "HEAD" {
+		m["branch"] = lines[1]
 	}
 	return m
-}
-
-// record adds a finished run to the history database.
-func (f *historyFlags) record(ctx context.Context, e *env, r *result.Run) error {
-	if f.noHistory {
-		return nil
-	}
-	db, err := store.Open(f.db)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx = context.WithoutCancel(ctx) // an interrupted run is still recorded
-	_, _, err = db.Record(ctx, r, "")
-	return err
 }
 
 func cmdHistory(ctx context.Context, e *env, args []string) error {
@@ -120,6 +104,8 @@ func cmdHistory(ctx context.Context, e *env, args []string) error {
 			return cmdHistoryImport(ctx, e, args[1:])
 		case "trend":
 			return cmdHistoryTrend(ctx, e, args[1:])
+		case "record":
+			return cmdHistoryRecord(ctx, e, args[1:])
 		case "list":
 			args = args[1:]
 		}

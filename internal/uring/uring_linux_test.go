@@ -1,0 +1,193 @@
+//go:build linux
+
+package uring
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// newRing sets up a ring on the test's locked thread, or skips where io_uring is refused.
+func newRing(t *testing.T, sq, cq uint32) *Ring {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	r, err := New(sq, cq)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skipf("io_uring: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("New(%d, %d): %v", sq, cq, err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// socketPair returns our end (a raw non-blocking fd) and the peer's end of a loopback TCP
+// connection.
+func socketPair(t *testing.T) (int, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.(*net.TCPConn).File() // a dup, blocking; make it non-blocking
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd); peer.Close() })
+	return fd, peer
+}
+
+// reap enters the ring until want completions arrived (or 2 s passed) and returns them.
+func reap(t *testing.T, r *Ring, want int) []CQE {
+	t.Helper()
+	var got []CQE
+	deadline := time.Now().Add(2 * time.Second)
+	for len(got) < want && time.Now().Before(deadline) {
+		if err := r.Wait(int64(50*time.Millisecond), len(got)%2 == 0); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		a, b := r.Completions()
+		got = append(append(got, a...), b...)
+		r.Seen(len(a) + len(b))
+	}
+	if len(got) < want {
+		t.Fatalf("got %d completions, want %d: %+v", len(got), want, got)
+	}
+	return got
+}
+
+func TestSendAndMultishotRecv(t *testing.T) {
+	r := newRing(t, 8, 64)
+	bufs, err := r.NewBufRing(1, 4, 16)
+	if err != nil {
+		t.Fatalf("NewBufRing: %v", err)
+	}
+	fd, peer := socketPair(t)
+	if err := r.RegisterFiles(4); err != nil {
+		t.Fatalf("RegisterFiles: %v", err)
+	}
+	if err := r.SetFile(3, fd); err != nil {
+		t.Fatalf("SetFile: %v", err)
+	}
+
+	msg := []byte("GET / HTTP/1.1\r\n\r\n")
+	if !r.Send(3, msg, 7) {
+		t.Fatal("Send: queue full on an empty ring")
+	}
+	c := reap(t, r, 1)[0]
+	if c.UserData != 7 || c.Res != int32(len(msg)) {
+		t.Fatalf("send completion = %+v, want user data 7, res %d", c, len(msg))
+	}
+	got := make([]byte, len(msg))
+	if _, err := io.ReadFull(peer, got); err != nil || !bytes.Equal(got, msg) {
+		t.Fatalf("peer read %q, %v; want %q", got, err, msg)
+	}
+
+	// Multishot receive: 40 bytes arrive in buffers of 16, across more completions than
+	// there are buffers, so recycled buffers must be used again.
+	if !r.RecvMultishot(3, bufs.Group(), 9) {
+		t.Fatal("RecvMultishot: queue full")
+	}
+	var recvd []byte
+	for i := 0; i < 4; i++ {
+		if _, err := peer.Write(bytes.Repeat([]byte{byte('a' + i)}, 10)); err != nil {
+			t.Fatal(err)
+		}
+		for want := (i + 1) * 10; len(recvd) < want; {
+			for _, c := range reap(t, r, 1) {
+				if c.UserData != 9 || c.Flags&FlagBuffer == 0 || c.Flags&FlagMore == 0 || c.Res <= 0 {
+					t.Fatalf("recv completion = %+v, want user data 9, a buffer, more to come", c)
+				}
+				recvd = append(recvd, bufs.Bytes(c.BufferID(), int(c.Res))...)
+				bufs.Recycle(c.BufferID())
+			}
+			bufs.Publish()
+		}
+	}
+	want := "aaaaaaaaaabbbbbbbbbbccccccccccdddddddddd"
+	if string(recvd) != want {
+		t.Fatalf("received %q, want %q", recvd, want)
+	}
+
+	// The peer closes: the multishot receive ends with 0 and no FlagMore.
+	peer.Close()
+	c = reap(t, r, 1)[0]
+	if c.UserData != 9 || c.Res != 0 || c.Flags&FlagMore != 0 {
+		t.Fatalf("completion after the peer closed = %+v, want res 0 without FlagMore", c)
+	}
+}
+
+func TestPollOnceAndFullQueue(t *testing.T) {
+	r := newRing(t, 2, 8)
+	fd, _ := socketPair(t)
+	n := 0
+	for r.PollOnce(fd, 0x4 /* POLLOUT */, uint64(n)) {
+		n++
+	}
+	if n != 2 || !r.Full() || r.Pending() != 2 {
+		t.Fatalf("queued %d polls (full %v, pending %d), want 2 on a ring of 2", n, r.Full(), r.Pending())
+	}
+	cs := reap(t, r, 2)
+	for _, c := range cs {
+		if c.Res&0x4 == 0 {
+			t.Fatalf("poll completion = %+v, want POLLOUT ready", c)
+		}
+	}
+	if r.Full() || r.Pending() != 0 {
+		t.Fatalf("after Wait: full %v, pending %d; want an empty queue", r.Full(), r.Pending())
+	}
+}
+
+func TestRecvWithoutBuffersEnds(t *testing.T) {
+	r := newRing(t, 4, 16)
+	bufs, err := r.NewBufRing(2, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, peer := socketPair(t)
+	if err := r.RegisterFiles(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetFile(0, fd); err != nil {
+		t.Fatal(err)
+	}
+	r.RecvMultishot(0, bufs.Group(), 1)
+	if _, err := peer.Write([]byte("0123456789abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	// One buffer of 8 for 16 bytes: the first completion takes it, then the receive ends
+	// with ENOBUFS (it must be asked again once buffers are back).
+	cs := reap(t, r, 2)
+	if cs[0].Res != 8 || cs[0].Flags&FlagBuffer == 0 {
+		t.Fatalf("first completion = %+v, want 8 bytes in a buffer", cs[0])
+	}
+	if last := cs[len(cs)-1]; last.Res != -int32(syscall.ENOBUFS) || last.Flags&FlagMore != 0 {
+		t.Fatalf("last completion = %+v, want -ENOBUFS without FlagMore", last)
+	}
+}
