@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
 )
@@ -18,8 +20,10 @@ const evloopSupported = true
 
 // An evloop runs the closed-loop connections of one engine thread on its own epoll set, as
 // wrk does: no goroutine and no read buffer per connection, a read only when epoll says a
-// response has arrived (level-triggered, so no read ever finds nothing), and the next request
-// written as soon as a response is complete. The loop waits on its epoll descriptor through
+// response has arrived, and the next request written as soon as a response is complete.
+// Connections are edge-triggered (connEvents): epoll reports a socket when something
+// arrives, not again on every wait while it stays ready, so each event is read until the
+// socket is drained (see read). The loop waits on its epoll descriptor through
 // Go's netpoller, so it never blocks an OS thread. A closed loop does its I/O on an io_uring
 // instead where the kernel allows it (evring_linux.go). It serves plain TCP without scripts
 // that watch responses or delay requests; everything else runs on the goroutine workers.
@@ -66,7 +70,7 @@ type econn struct {
 	queued   bool   // open loop: a request waits for the connect to finish
 	at       int64  // open loop: when the bytes read last arrived, by their kernel timestamp (0: unknown)
 	waited   bool   // open loop: that request waited for a free connection
-	gen      uint32 // io_uring: bumped when fd closes, so completions for the old socket are ignored
+	gen      uint32 // bumped when fd closes (io_uring: completions for the old socket are ignored)
 	sending  bool   // io_uring: a send is in flight
 	sent     []byte // io_uring: what it sends (kept alive until it completes)
 }
@@ -272,7 +276,7 @@ func (l *evloop) event(c *econn, ev uint32) {
 	case cWriting:
 		l.write(c)
 	case cReading:
-		l.read(c)
+		l.read(c, ev)
 	}
 }
 
@@ -394,10 +398,32 @@ func (l *evloop) write(c *econn) {
 	}
 }
 
-// read reads what arrived for c and parses it.
-func (l *evloop) read(c *econn) {
-	n, err := l.readConn(c)
-	l.received(c, l.buf[:max(n, 0)], err)
+// read reads what arrived for c and parses it. The socket is edge-triggered, so what is not
+// read now is not reported again: a read that fills the buffer is followed by another, and
+// after a hang-up (data and FIN may come in one event) the socket is read to its end, so a
+// close-delimited response completes and the close is seen. A read that returns less than
+// the buffer took everything queued; what arrives later raises a new event.
+func (l *evloop) read(c *econn, ev uint32) {
+	hup := ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
+	fd, gen := c.fd, c.gen
+	for {
+		n, err := l.readConn(c)
+		if err == syscall.EINTR {
+			continue
+		}
+		l.received(c, l.buf[:max(n, 0)], err)
+		if n <= 0 || (n < len(l.buf) && !hup) || c.fd != fd || c.gen != gen {
+			return // drained, at its end, failed, or closed (and maybe reconnected) meanwhile
+		}
+		if c.state == cIdle {
+			// The response completed and more is there (bytes nobody asked for, the end of
+			// the stream): what a level-triggered loop would find at its next wait.
+			l.idleEvent(c)
+			return
+		}
+		// cReading: the rest of the response, or the next one's; cWriting (the next request
+		// waits for room): the bytes wait in c.carry.
+	}
 }
 
 // received handles what a read of c gave: b, the end of the stream (b empty) or err. Bytes
@@ -536,8 +562,16 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 	l.samples.add(s)
 }
 
+// connEvents are the flags every connection's epoll registration carries besides
+// EPOLLIN/EPOLLOUT: edge-triggered, so a socket is reported when something arrives rather
+// than on every wait while it stays ready (each reported socket costs a poll of it at every
+// wait); and the peer's half-close reported as such, so read reads to the end of the stream.
+// EPOLL_CTL_MOD polls the socket again, so an edge missed while a state did not read (a write
+// waiting for room, a connect) is reported once the registration changes.
+const connEvents = syscall.EPOLLRDHUP | unix.EPOLLET
+
 func (l *evloop) ctl(op int, c *econn, events uint32) error {
-	ev := syscall.EpollEvent{Events: events, Fd: c.id}
+	ev := syscall.EpollEvent{Events: events | connEvents, Fd: c.id}
 	return syscall.EpollCtl(l.epfd, op, c.fd, &ev)
 }
 
@@ -548,6 +582,9 @@ func (l *evloop) closeFD(c *econn) {
 		}
 		syscall.Close(c.fd) // closing also removes it from the epoll set
 		c.fd = -1
+		if l.ring == nil {
+			c.gen++ // (ringClose bumps it for the ring)
+		}
 	}
 	c.pending, c.carry, c.out, c.queued = nil, c.carry[:0], false, false
 }
