@@ -1,0 +1,53 @@
+package load
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// TestEventLoopServerCloses: a server that answers each request and closes the connection at
+// once sends the response and its FIN back to back, which an edge-triggered event loop may
+// see in one event; the loop must read on to the end of the stream. A close-delimited
+// response completes only there; in the open loop (requests 5 ms apart) a keep-alive
+// response followed by a close costs no error, the close being seen on the free connection.
+func TestEventLoopServerCloses(t *testing.T) {
+	if !evloopSupported {
+		t.Skip("no event loops on this system")
+	}
+	const n = 20
+	for _, tc := range []struct {
+		name, resp string
+		open       bool // the open loop (else the closed loop)
+		mode       ioMode
+	}{
+		{"until-eof/closed", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", false, ioEvloop},
+		{"until-eof/open", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", true, ioEvloop},
+		{"until-eof/open-netpoll", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", true, ioEvloopNetpoll},
+		{"conn-close/closed", "HTTP/1.0 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", false, ioEvloop},
+		{"conn-close/open", "HTTP/1.0 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", true, ioEvloop},
+		{"keep-alive-then-close/open", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, ioEvloop},
+		{"keep-alive-then-close/open-netpoll", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, ioEvloopNetpoll},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, requests := fuzzServer(t, []byte(tc.resp), true)
+			cfg := Config{Requests: n, Connections: 2, Threads: 1, Timeout: measure.Duration(5 * time.Second)}
+			if tc.open {
+				cfg.Rate = 200
+			}
+			start := time.Now()
+			s := run(t, tc.mode, context.Background(), url, cfg)
+			if s.Attempts != n || s.Successes != n || s.Errors.Total() != 0 {
+				t.Errorf("attempts %d, successes %d, errors %+v; want %d successes and no error", s.Attempts, s.Successes, s.Errors, n)
+			}
+			if got := requests.Load(); got != n {
+				t.Errorf("the server received %d requests, want %d", got, n)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("the run took %v: a response's end was not seen until the timeout", d)
+			}
+		})
+	}
+}
