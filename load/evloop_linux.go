@@ -405,14 +405,14 @@ func (l *evloop) write(c *econn) {
 // the buffer took everything queued; what arrives later raises a new event.
 func (l *evloop) read(c *econn, ev uint32) {
 	hup := ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
-	fd, gen := c.fd, c.gen
+	gen := c.gen
 	for {
 		n, err := l.readConn(c)
 		if err == syscall.EINTR {
 			continue
 		}
 		l.received(c, l.buf[:max(n, 0)], err)
-		if n <= 0 || (n < len(l.buf) && !hup) || c.fd != fd || c.gen != gen {
+		if n <= 0 || (n < len(l.buf) && !hup) || c.gen != gen {
 			return // drained, at its end, failed, or closed (and maybe reconnected) meanwhile
 		}
 		if c.state == cIdle {
@@ -582,9 +582,7 @@ func (l *evloop) closeFD(c *econn) {
 		}
 		syscall.Close(c.fd) // closing also removes it from the epoll set
 		c.fd = -1
-		if l.ring == nil {
-			c.gen++ // (ringClose bumps it for the ring)
-		}
+		c.gen++ // what still refers to the old socket (a ring completion, a read loop) sees it closed
 	}
 	c.pending, c.carry, c.out, c.queued = nil, c.carry[:0], false, false
 }

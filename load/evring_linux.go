@@ -235,9 +235,8 @@ func (l *evloop) ringRecv(c *econn) {
 }
 
 // ringClose prepares c's socket to be closed: the shutdown ends the receive (and a send)
-// still holding it, and the new generation makes their completions stale.
+// still holding it; closeFD's new generation makes their completions stale.
 func (l *evloop) ringClose(c *econn) {
 	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
-	c.gen++
 	c.sending, c.sent = false, nil
 }
