@@ -2,10 +2,13 @@
 // requests on a fixed schedule (open loop), times every attempt, classifies failures, and
 // records per engine thread into measure.Recorders merged at the end.
 //
-// A closed loop over plain TCP runs one epoll event loop per engine thread (evloop_linux.go),
-// as wrk does; TLS, scripts that watch responses or delay requests, and the open loop run a
-// goroutine per connection on Go's netpoller (worker.go, open.go). Both share the response
-// parser, the recorders and the classification of failures, and the tests run on both.
+// Over plain TCP on Linux, each engine thread runs one event loop for its connections
+// (evloop_linux.go), as wrk does: the closed loop, and the open loop with the schedule's sends
+// driven by the loop's own timer (evopen_linux.go). A loop does its I/O on an io_uring where
+// the kernel allows it (evring_linux.go), else on epoll. TLS, --no-keepalive and scripts that
+// watch responses or delay requests run a goroutine per connection on Go's netpoller
+// (worker.go, open.go). All share the response parser, the recorders and the classification
+// of failures, and the tests run on every path.
 // HTTP/2 (h2.go, h2conn.go, h2frame.go, h2req.go) runs a goroutine per connection with many
 // streams, on golang.org/x/net/http2's framer and hpack, into the same recorders.
 package load

@@ -34,26 +34,30 @@ type options struct {
 type ioMode uint8
 
 const (
-	ioAuto          ioMode = iota // event loops where they fit (closed loop: on io_uring when closedOnRing), else goroutines
+	ioAuto          ioMode = iota // event loops where they fit (on io_uring when closedOnRing / openOnRing), else goroutines
 	ioGoroutines                  // a goroutine per connection
-	ioEvloop                      // event loops where they fit, closed loops on epoll
+	ioEvloop                      // event loops where they fit, on epoll
 	ioEvloopNetpoll               // ioEvloop, the open loop waiting as where epoll_pwait2 is missing
-	ioUring                       // event loops whose closed loops do their I/O on io_uring (else epoll)
+	ioUring                       // event loops that do their I/O on io_uring (else epoll, with a warning)
 )
 
 // closedOnRing: a closed loop's event loops use io_uring by default where the kernel allows
 // it, epoll elsewhere (APIPERF_IO=evloop keeps them on epoll, the fallback path).
 const closedOnRing = true
 
+// openOnRing: the open loop's event loops use io_uring by default where the kernel allows it,
+// epoll_pwait2 elsewhere (APIPERF_IO=evloop keeps them on epoll).
+const openOnRing = true
+
 // IOEnv names the environment variable that chooses how HTTP/1.1 over plain TCP does its
 // I/O: "goroutines" forces a goroutine per connection (the path TLS, HTTP/2 and scripts that
-// watch responses or delay requests take) instead of the event loops; "evloop" keeps closed
-// loops' event loops on epoll (the fallback where io_uring is refused); "uring" runs closed
-// loops on io_uring and warns when the kernel refuses it; "netpoll" keeps closed loops on
-// epoll and makes the open loop's event loops wait through Go's netpoller and a timerfd (the
-// fallback where epoll_pwait2 is missing or refused); "" or "auto" is the default (closed
-// loops on io_uring where allowed, the open loop on event loops waiting in epoll_pwait2). It
-// is for comparing the paths and testing the fallbacks.
+// watch responses or delay requests take) instead of the event loops; "evloop" keeps the event
+// loops on epoll (the fallback where io_uring is refused; the open loop waits in
+// epoll_pwait2); "uring" runs them on io_uring and warns when the kernel refuses it; "netpoll"
+// keeps closed loops on epoll and makes the open loop's event loops wait through Go's netpoller
+// and a timerfd (the fallback where epoll_pwait2 is missing or refused); "" or "auto" is the
+// default (event loops on io_uring where allowed, else epoll). It is for comparing the paths
+// and testing the fallbacks.
 const IOEnv = "APIPERF_IO"
 
 // ioFromEnv reads IOEnv.

@@ -26,10 +26,13 @@ func TestEventLoopServerCloses(t *testing.T) {
 		{"until-eof/closed", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", false, ioEvloop},
 		{"until-eof/open", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", true, ioEvloop},
 		{"until-eof/open-netpoll", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", true, ioEvloopNetpoll},
+		{"until-eof/open-uring", "HTTP/1.1 200 OK\r\n\r\nuntil EOF", true, ioUring},
 		{"conn-close/closed", "HTTP/1.0 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", false, ioEvloop},
 		{"conn-close/open", "HTTP/1.0 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", true, ioEvloop},
+		{"conn-close/open-uring", "HTTP/1.0 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", true, ioUring},
 		{"keep-alive-then-close/open", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, ioEvloop},
 		{"keep-alive-then-close/open-netpoll", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, ioEvloopNetpoll},
+		{"keep-alive-then-close/open-uring", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true, ioUring},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, requests := fuzzServer(t, []byte(tc.resp), true)

@@ -191,7 +191,7 @@ func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, er
 // the run stopped) or the run is cancelled.
 func (l *evloop) run() {
 	if l.useRing {
-		defer l.startRing()()
+		defer l.startRing(len(l.conns))()
 	}
 	defer l.close()
 	for _, c := range l.conns {
@@ -432,6 +432,9 @@ func (l *evloop) read(c *econn, ev uint32) {
 func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:
+		return
+	case c.state == cIdle && l.o != nil:
+		l.idleEvent(c) // a free connection of an open loop: closed by the server, or sent what nobody asked for
 		return
 	case err != 0:
 		l.fail(c, measure.ReadError)

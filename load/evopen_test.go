@@ -88,10 +88,9 @@ func testOpenLoopPoolLimit(t *testing.T, mode ioMode) {
 // TestOpenEvloopIdleClose: a server that closes idle keep-alive connections (here after
 // 5 ms, between requests 50 ms apart) costs no error: the event loop sees the close on a
 // free connection and connects again for the next request.
-func TestOpenEvloopIdleClose(t *testing.T) {
-	if !evloopSupported {
-		t.Skip("no event loops on this system")
-	}
+func TestOpenEvloopIdleClose(t *testing.T) { evloopIO(t, testOpenEvloopIdleClose) }
+
+func testOpenEvloopIdleClose(t *testing.T, mode ioMode) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	srv.Config.IdleTimeout = 5 * time.Millisecond
@@ -102,7 +101,7 @@ func TestOpenEvloopIdleClose(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	s := run(t, ioEvloop, context.Background(), srv.URL, Config{Rate: 20, Requests: 8, Connections: 2, Threads: 1})
+	s := run(t, mode, context.Background(), srv.URL, Config{Rate: 20, Requests: 8, Connections: 2, Threads: 1})
 	if s.Successes != 8 || s.Errors.Total() != 0 {
 		t.Errorf("successes %d, errors %+v; want 8 and none", s.Successes, s.Errors)
 	}
@@ -114,15 +113,19 @@ func TestOpenEvloopIdleClose(t *testing.T) {
 // TestOpenEvloopAllocs: the open loop's event loops allocate nothing per request (the run's
 // setup and its intervals aside): 10x the requests cost about the same allocations.
 func TestOpenEvloopAllocs(t *testing.T) {
-	if !evloopSupported || raceEnabled {
-		t.Skip("event loops only; the race detector allocates")
+	if raceEnabled {
+		t.Skip("the race detector allocates")
 	}
+	evloopIO(t, testOpenEvloopAllocs)
+}
+
+func testOpenEvloopAllocs(t *testing.T, mode ioMode) {
 	addr, _ := cannedServer(t, nginxResponse)
 	url := "http://" + addr + "/healthz"
 	allocs := func(n int64) uint64 {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		s := run(t, ioEvloop, context.Background(), url, Config{Rate: 20000, Requests: n, Connections: 20, MaxConnections: 20, Threads: 1})
+		s := run(t, mode, context.Background(), url, Config{Rate: 20000, Requests: n, Connections: 20, MaxConnections: 20, Threads: 1})
 		runtime.ReadMemStats(&m1)
 		if s.Requests != n {
 			t.Fatalf("-n %d: %d requests (errors %+v)", n, s.Requests, s.Errors)
@@ -138,9 +141,27 @@ func TestOpenEvloopAllocs(t *testing.T) {
 	}
 }
 
-// openIO runs an open-loop test on the event loops (waiting in epoll_pwait2, and through the
-// netpoller and a timerfd as where epoll_pwait2 is missing) and on goroutine workers.
+// evloopIO runs an event-loop test on io_uring (skipped where the kernel refuses it) and on
+// epoll.
+func evloopIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
+	if !evloopSupported {
+		t.Skip("no event loops on this system")
+	}
+	t.Run("uring", func(t *testing.T) {
+		before := ringRuns.Load()
+		test(t, ioUring)
+		if ringRuns.Load() == before {
+			t.Skip("io_uring refused here: the run took epoll")
+		}
+	})
+	t.Run("evloop", func(t *testing.T) { test(t, ioEvloop) })
+}
+
+// openIO runs an open-loop test on the event loops (on io_uring, waiting in epoll_pwait2, and
+// through the netpoller and a timerfd as where epoll_pwait2 is missing) and on goroutine
+// workers.
 func openIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
+	t.Run("uring", func(t *testing.T) { test(t, ioUring) })
 	t.Run("evloop", func(t *testing.T) { test(t, ioEvloop) })
 	t.Run("evloop-netpoll", func(t *testing.T) { test(t, ioEvloopNetpoll) })
 	t.Run("goroutines", func(t *testing.T) { test(t, ioGoroutines) })
@@ -155,8 +176,8 @@ func TestIOEnv(t *testing.T) {
 		{"", ioAuto, true},                 // unset: event loops where they fit
 		{"auto", ioAuto, true},             // said explicitly
 		{"goroutines", ioGoroutines, true}, // the fallback path, forced
-		{"evloop", ioEvloop, true},         // closed loops on epoll, the open loop as by default
-		{"uring", ioUring, true},           // closed loops on io_uring
+		{"evloop", ioEvloop, true},         // event loops on epoll (the fallback where io_uring is refused)
+		{"uring", ioUring, true},           // event loops on io_uring, warning when refused
 		{"netpoll", ioEvloopNetpoll, true}, // the open loop's fallback wait, forced
 		{"iouring", ioAuto, false},         // unknown: an error before any traffic
 	} {
@@ -178,11 +199,12 @@ func TestIOEnv(t *testing.T) {
 // through the responses' arrivals and reads them when it wakes; their latency is still when
 // their last byte arrived (the kernel's receive timestamp), not when the loop read them.
 func TestOpenEvloopSleepsThroughArrivals(t *testing.T) {
-	if !evloopSupported {
-		t.Skip("no event loops on this system")
-	}
+	evloopIO(t, testOpenEvloopSleepsThroughArrivals)
+}
+
+func testOpenEvloopSleepsThroughArrivals(t *testing.T, mode ioMode) {
 	addr, _ := cannedServer(t, nginxResponse)
-	s := run(t, ioEvloop, context.Background(), "http://"+addr+"/healthz", Config{Rate: 100, Requests: 60, Connections: 4, Threads: 1})
+	s := run(t, mode, context.Background(), "http://"+addr+"/healthz", Config{Rate: 100, Requests: 60, Connections: 4, Threads: 1})
 	if s.Successes != 60 || s.Uncorrected == nil {
 		t.Fatalf("successes %d (errors %+v), uncorrected %v; want 60", s.Successes, s.Errors, s.Uncorrected)
 	}

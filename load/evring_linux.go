@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/apiperf/apiperf/internal/uring"
 	"github.com/apiperf/apiperf/measure"
 )
@@ -17,11 +19,23 @@ import (
 // responses arrive, so no read is ever made for nothing and no system call is made per
 // read or per write. Connecting still uses socket(2) and connect(2), a poll on the ring, and
 // an update of the ring's file table.
+//
+// The open loop does the same (ringBlock in evwait_linux.go), with receives made as recvmsg so
+// that each buffer carries the kernel's receive timestamp (evstamp_linux.go): the loop submits
+// a burst's sends in the call that then sleeps until the next burst, and the receives that
+// arrived meanwhile are made when it wakes.
 type ringIO struct {
-	r    *uring.Ring
-	bufs *uring.BufRing
-	hold bool // wait keeping the P: the engine's threads are no more than GOMAXPROCS
+	r     *uring.Ring
+	bufs  *uring.BufRing
+	hold  bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS
+	files int          // the file table's slots: connections with a higher index cannot use the ring
+	cq    uint32       // the completion queue's size
+	msg   *unix.Msghdr // open loop: receives are recvmsg with room for a timestamp (nil: recv)
 }
+
+// ringControl is the room for control messages in an open loop's receive buffers: a
+// SCM_TIMESTAMPNS message takes 32 bytes.
+const ringControl = 64
 
 // What a completion is for: the kind sits in the user data's top byte, then the
 // connection's generation (24 bits), then its index in the loop.
@@ -60,24 +74,28 @@ func ringSizes(n int) (sq, cq uint32, bufs int) {
 	return uint32(p), uint32(c), p
 }
 
-// startRing locks the loop to its thread and sets up its io_uring; where the kernel refuses
-// (ENOSYS, EPERM, kernel.io_uring_disabled, missing features) the loop stays on epoll. It
-// returns what undoes it.
-func (l *evloop) startRing() func() {
+// startRing locks the loop to its thread and sets up its io_uring, with a file slot for
+// each of up to files connections; where the kernel refuses (ENOSYS, EPERM,
+// kernel.io_uring_disabled, missing features) the loop stays on epoll. It returns what
+// undoes it.
+func (l *evloop) startRing(files int) func() {
 	runtime.LockOSThread()
 	sq, cq, nbuf := ringSizes(len(l.conns))
 	r, err := newRing(sq, cq)
 	if err == nil {
 		var b *uring.BufRing
 		if b, err = r.NewBufRing(0, nbuf, ringBufSize); err == nil {
-			err = r.RegisterFiles(len(l.conns))
+			err = r.RegisterFiles(files)
 		}
 		if err == nil {
 			// A wait that keeps its P spares the runtime handing the P to another
 			// thread and back on every idle turn; it is fit while every loop has a P of
 			// its own (the default: as many threads as CPUs). Other goroutines (the
 			// supervisor) run when the runtime preempts a loop, within 10 ms.
-			l.ring = &ringIO{r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0)}
+			l.ring = &ringIO{r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0), files: files, cq: cq}
+			if l.o != nil {
+				l.ring.msg = &unix.Msghdr{Controllen: ringControl}
+			}
 			ringRuns.Add(1)
 			return func() {
 				r.Close()
@@ -108,18 +126,24 @@ func (l *evloop) ringTurn(block bool) {
 	case !block:
 		err = g.r.Submit()
 	case g.hold:
-		err = g.r.Wait(l.scan, true) // one call: it returns at once when something is ready
+		err = g.r.Wait(1, l.scan, true) // one call: it returns at once when something is ready
 	default:
 		// A wait the runtime must watch costs more: submit and collect first, and wait
 		// only when that brought nothing.
 		if err = g.r.Submit(); err == nil && g.r.Ready() == 0 {
-			err = g.r.Wait(l.scan, false)
+			err = g.r.Wait(1, l.scan, false)
 		}
 	}
 	if err != nil {
 		l.ringBroken()
 		return
 	}
+	l.ringReap()
+}
+
+// ringReap handles the completions that are ready and reports how many there were.
+func (l *evloop) ringReap() int {
+	g := l.ring
 	a, b := g.r.Completions()
 	for i := range a {
 		l.ringCompletion(&a[i])
@@ -128,11 +152,15 @@ func (l *evloop) ringTurn(block bool) {
 		l.ringCompletion(&b[i])
 	}
 	g.r.Seen(len(a) + len(b))
+	return len(a) + len(b)
 }
 
 // ringBroken ends the loop when its ring fails (it does not, short of a kernel bug): what
 // is in flight fails as a read error, and the connections end.
 func (l *evloop) ringBroken() {
+	if l.o != nil {
+		l.o.over, l.o.busy = true, 0 // the open loop sends nothing more and ends
+	}
 	now := l.e.now()
 	for _, c := range l.conns {
 		if c.state == cReading || c.state == cWriting {
@@ -171,18 +199,31 @@ func (l *evloop) ringCompletion(cqe *uring.CQE) {
 
 // ringReceived handles a completion of c's multishot receive.
 func (l *evloop) ringReceived(c *econn, cqe *uring.CQE, current bool) {
+	g := l.ring
+	end := false // a recvmsg's buffer with no data: the end of the stream
 	if cqe.Flags&uring.FlagBuffer != 0 {
 		id := cqe.BufferID()
 		if current && cqe.Res > 0 {
-			l.received(c, l.ring.bufs.Bytes(id, int(cqe.Res)), 0)
+			b := g.bufs.Bytes(id, int(cqe.Res))
+			if g.msg != nil {
+				control, data, ok := uring.Message(b, ringControl)
+				if !ok {
+					data = nil
+				}
+				l.arrived(c, cmsgStamp(control))
+				b, end = data, ok && len(data) == 0
+			}
+			if len(b) > 0 {
+				l.received(c, b, 0)
+			}
 		}
-		l.ring.bufs.Recycle(id)
+		g.bufs.Recycle(id)
 	}
 	if !current || cqe.Flags&uring.FlagMore != 0 {
 		return
 	}
 	switch {
-	case cqe.Res == 0: // the end of the stream
+	case cqe.Res == 0 || end: // the end of the stream
 		l.received(c, nil, 0)
 	case cqe.Res == -int32(syscall.ENOBUFS) || cqe.Res > 0:
 		// No buffer was left (or the kernel stopped the receive for its own reasons):
@@ -230,8 +271,13 @@ func (l *evloop) armRead(c *econn) error {
 
 // ringRecv arms c's multishot receive on its file slot.
 func (l *evloop) ringRecv(c *econn) {
-	l.ring.room()
-	l.ring.r.RecvMultishot(int(c.id), l.ring.bufs.Group(), ringData(ringRecv, c))
+	g := l.ring
+	g.room()
+	if g.msg != nil {
+		g.r.RecvMsgMultishot(int(c.id), g.bufs.Group(), g.msg, ringData(ringRecv, c))
+		return
+	}
+	g.r.RecvMultishot(int(c.id), g.bufs.Group(), ringData(ringRecv, c))
 }
 
 // ringClose prepares c's socket to be closed: the shutdown ends the receive (and a send)

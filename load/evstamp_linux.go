@@ -49,7 +49,12 @@ func (r *stampReader) read(fd int, b []byte) (int, int64, syscall.Errno) {
 
 // stamp finds SCM_TIMESTAMPNS in the control message recvmsg returned.
 func (r *stampReader) stamp() int64 {
-	oob := r.oob[:min(int(r.msg.Controllen), len(r.oob))]
+	return cmsgStamp(r.oob[:min(int(r.msg.Controllen), len(r.oob))])
+}
+
+// cmsgStamp finds SCM_TIMESTAMPNS in control messages and returns it in wall-clock ns (0:
+// none there).
+func cmsgStamp(oob []byte) int64 {
 	for len(oob) >= unix.SizeofCmsghdr {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {
@@ -75,12 +80,18 @@ func (l *evloop) readConn(c *econn) (int, syscall.Errno) {
 	}
 	n, wall, err := o.rd.read(c.fd, l.buf)
 	if n > 0 {
-		c.at, o.stamps = 0, wall > 0
-		if wall > 0 {
-			c.at = max(wall-o.wall, c.start)
-		}
+		l.arrived(c, wall)
 	}
 	return n, err
+}
+
+// arrived notes the kernel's timestamp (wall-clock ns, 0: none) of the bytes just read for c.
+func (l *evloop) arrived(c *econn, wall int64) {
+	o := l.o
+	c.at, o.stamps = 0, wall > 0
+	if wall > 0 {
+		c.at = max(wall-o.wall, c.start)
+	}
 }
 
 // doneAt is when c's response just parsed was complete: when its last byte arrived, by the

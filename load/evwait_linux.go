@@ -61,17 +61,9 @@ func sleepNs(d int64, raw bool) {
 // takes every event at once; connects and writes that wait for room are waited for as events.
 func (l *evloop) block(now, want int64) {
 	o := l.o
-	d := maxBlock
-	if want != math.MaxInt64 {
-		d = min(max(want-now, 0), maxBlock)
-	}
-	starved := o.free.n == 0 && !o.over && o.due <= now // due requests wait for a connection
-	timed := d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !l.writeBlocked()
+	d, timed := l.waitFor(now, want)
 	wait := d
 	if timed {
-		if o.over || o.free.n == 0 {
-			d = min(d, o.quantum)
-		}
 		sleepNs(d, o.raw)
 		wait = 0
 	}
@@ -88,6 +80,54 @@ func (l *evloop) block(now, want int64) {
 		return
 	}
 	l.ready = n
+	l.waited(now, after, want, d, timed, n)
+}
+
+// ringBlock is block on an io_uring: one io_uring_enter submits the sends queued since the
+// last and waits. Sleeping through arrivals is a wait for more completions than can come
+// before the timeout: the ring's work is deferred to the loop's thread, so the receives
+// are made (stamped with their arrival times) when it wakes.
+func (l *evloop) ringBlock(now, want int64) {
+	o, g := l.o, l.ring
+	d, timed := l.waitFor(now, want)
+	g.bufs.Publish()
+	var err error
+	switch {
+	case d == 0:
+		err = g.r.Submit()
+	case timed:
+		err = g.r.Wait(g.cq, d, o.raw && d <= rawBlock) // a full ring's worth: more than a quantum brings
+	default:
+		err = g.r.Wait(1, d, o.raw && d <= rawBlock)
+	}
+	if err != nil {
+		l.ringBroken()
+		return
+	}
+	n := l.ringReap()
+	l.waited(now, l.e.now(), want, d, timed, n)
+}
+
+// waitFor is how long the loop waits for want, and whether it sleeps through arrivals
+// (timed): while requests are in flight and their arrival times are stamped by the kernel,
+// until the next send, at most a quantum while none can be sent.
+func (l *evloop) waitFor(now, want int64) (d int64, timed bool) {
+	o := l.o
+	d = maxBlock
+	if want != math.MaxInt64 {
+		d = min(max(want-now, 0), maxBlock)
+	}
+	starved := o.free.n == 0 && !o.over && o.due <= now // due requests wait for a connection
+	timed = d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !l.writeBlocked()
+	if timed && (o.over || o.free.n == 0) {
+		d = min(d, o.quantum)
+	}
+	return d, timed
+}
+
+// waited accounts for a wait from now to after that was to last d and brought n events.
+func (l *evloop) waited(now, after, want, d int64, timed bool, n int) {
+	o := l.o
 	if timed || after-now > int64(20*time.Microsecond) || n == 0 {
 		o.parks++
 	}

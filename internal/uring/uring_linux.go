@@ -43,6 +43,7 @@ const (
 // Opcodes and SQE flags the engine uses.
 const (
 	opPollAdd = 6
+	opRecvMsg = 10
 	opSend    = 26
 	opRecv    = 27
 
@@ -258,6 +259,41 @@ func (r *Ring) RecvMultishot(slot int, bg uint16, userData uint64) bool {
 	return true
 }
 
+// RecvMsgMultishot queues a receive on file slot like RecvMultishot's, made as recvmsg with
+// room for controlLen bytes of control messages (receive timestamps) in each buffer; the
+// buffer then holds a header, the control messages and the data (see Message). msg must
+// stay alive until the receive ends.
+func (r *Ring) RecvMsgMultishot(slot int, bg uint16, msg *unix.Msghdr, userData uint64) bool {
+	s := r.next()
+	if s == nil {
+		return false
+	}
+	s.Opcode, s.Fd, s.UserData = opRecvMsg, int32(slot), userData
+	s.Addr = uint64(uintptr(unsafe.Pointer(msg)))
+	s.Flags, s.Ioprio, s.BufGroup = sqeFixedFile|sqeBufferSelect, recvMultishot, bg
+	return true
+}
+
+// recvmsgOut is the header a multishot recvmsg writes at the start of each buffer
+// (struct io_uring_recvmsg_out).
+type recvmsgOut struct {
+	namelen, controllen, payloadlen, flags uint32
+}
+
+// Message splits a buffer a multishot recvmsg filled (b is its first Res bytes; no name was
+// asked for, and controlLen is the msghdr's Controllen) into the control messages the kernel
+// wrote and the data received. ok is false when b is too short to be such a buffer. An empty
+// data part in a completion without FlagMore is the end of the stream.
+func Message(b []byte, controlLen int) (control, data []byte, ok bool) {
+	const hdr = int(unsafe.Sizeof(recvmsgOut{}))
+	if len(b) < hdr+controlLen {
+		return nil, nil, false
+	}
+	h := (*recvmsgOut)(unsafe.Pointer(&b[0]))
+	control = b[hdr : hdr+min(int(h.controllen), controlLen)]
+	return control, b[hdr+controlLen:], true
+}
+
 // PollOnce queues a one-shot poll of fd for events (POLLIN, POLLOUT...); Res is the events
 // that are ready.
 func (r *Ring) PollOnce(fd int, events uint32, userData uint64) bool {
@@ -288,19 +324,21 @@ func (r *Ring) Submit() error {
 	return r.entered(e)
 }
 
-// Wait submits what is queued and waits until at least one completion is ready or timeout
-// (ns) passes. With hold, the wait is a raw system call that keeps the goroutine's P: cheaper,
-// but fit only where other goroutines have Ps of their own.
-func (r *Ring) Wait(timeout int64, hold bool) error {
+// Wait submits what is queued and waits until at least n completions are ready or timeout
+// (ns) passes. The ring's work is deferred to its thread, so with n larger than what can
+// complete in the meantime the thread sleeps through the arrivals until the timeout and then
+// handles them all. With hold, the wait is a raw system call that keeps the goroutine's P:
+// cheaper, but fit only where other goroutines have Ps of their own.
+func (r *Ring) Wait(n uint32, timeout int64, hold bool) error {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	r.ts = unix.NsecToTimespec(timeout)
 	r.arg = getEventsArg{ts: uint64(uintptr(unsafe.Pointer(&r.ts)))}
 	var e syscall.Errno
 	if hold {
-		_, _, e = syscall.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), 1,
+		_, _, e = syscall.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), uintptr(n),
 			enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
 	} else {
-		_, _, e = syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), 1,
+		_, _, e = syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.pending), uintptr(n),
 			enterGetEvents|enterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
 	}
 	return r.entered(e)

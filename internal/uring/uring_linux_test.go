@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // newRing sets up a ring on the test's locked thread, or skips where io_uring is refused.
@@ -69,7 +72,7 @@ func reap(t *testing.T, r *Ring, want int) []CQE {
 	var got []CQE
 	deadline := time.Now().Add(2 * time.Second)
 	for len(got) < want && time.Now().Before(deadline) {
-		if err := r.Wait(int64(50*time.Millisecond), len(got)%2 == 0); err != nil {
+		if err := r.Wait(1, int64(50*time.Millisecond), len(got)%2 == 0); err != nil {
 			t.Fatalf("Wait: %v", err)
 		}
 		a, b := r.Completions()
@@ -190,4 +193,113 @@ func TestRecvWithoutBuffersEnds(t *testing.T) {
 	if last := cs[len(cs)-1]; last.Res != -int32(syscall.ENOBUFS) || last.Flags&FlagMore != 0 {
 		t.Fatalf("last completion = %+v, want -ENOBUFS without FlagMore", last)
 	}
+}
+
+// TestRecvMsgMultishotStamps: a multishot recvmsg puts the control messages asked for (here a
+// receive timestamp) and the data in each buffer, and Message splits them; the data are
+// stamped with when they arrived, not when the ring handled them (the ring's work is deferred
+// to its thread, so a wait for more completions than come sleeps through the arrival); the
+// end of the stream is a buffer with no data and no FlagMore.
+func TestRecvMsgMultishotStamps(t *testing.T) {
+	r := newRing(t, 4, 16)
+	bufs, err := r.NewBufRing(3, 4, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, peer := socketPair(t)
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	primeStamps(t, fd, peer)
+	if err := r.RegisterFiles(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetFile(0, fd); err != nil {
+		t.Fatal(err)
+	}
+	const control = 64
+	msg := &unix.Msghdr{Controllen: control}
+	r.RecvMsgMultishot(0, bufs.Group(), msg, 5)
+	if err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	if _, err := peer.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for 16 completions (more than will come) for 100 ms: the wait ends at its timeout,
+	// and only then is the receive made.
+	if err := r.Wait(16, int64(100*time.Millisecond), false); err != nil {
+		t.Fatal(err)
+	}
+	woke := time.Now()
+	if d := woke.Sub(sent); d < 90*time.Millisecond {
+		t.Fatalf("the wait for 16 completions ended after %v, want it to sleep through the arrival to its 100 ms", d)
+	}
+	a, b := r.Completions()
+	cs := append(append([]CQE(nil), a...), b...)
+	r.Seen(len(cs))
+	if len(cs) != 1 || cs[0].UserData != 5 || cs[0].Flags&FlagBuffer == 0 || cs[0].Flags&FlagMore == 0 {
+		t.Fatalf("completions = %+v, want one in a buffer, more to come", cs)
+	}
+	ctl, data, ok := Message(bufs.Bytes(cs[0].BufferID(), int(cs[0].Res)), control)
+	if !ok || string(data) != "hello" {
+		t.Fatalf("Message = %q, %v; want the data \"hello\"", data, ok)
+	}
+	stamp := stampOf(ctl)
+	if stamp == 0 {
+		t.Fatal("no SCM_TIMESTAMPNS in the control messages")
+	}
+	if at := time.Unix(0, stamp); at.Before(sent.Add(-time.Millisecond)) || at.After(sent.Add(50*time.Millisecond)) {
+		t.Fatalf("stamped %v after the write, woke %v after it; want the arrival, right after the write", at.Sub(sent), woke.Sub(sent))
+	}
+	bufs.Recycle(cs[0].BufferID())
+	bufs.Publish()
+
+	peer.Close()
+	c := reap(t, r, 1)[0]
+	_, data, ok = Message(bufs.Bytes(c.BufferID(), int(c.Res)), control)
+	if c.Flags&FlagMore != 0 || !ok || len(data) != 0 {
+		t.Fatalf("completion after the peer closed = %+v (data %q), want an empty buffer without FlagMore", c, data)
+	}
+}
+
+// stampOf returns the SCM_TIMESTAMPNS in control messages (0: none).
+func stampOf(ctl []byte) int64 {
+	for len(ctl) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
+		if h.Level == syscall.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS {
+			return (*unix.Timespec)(unsafe.Pointer(&ctl[unix.CmsgLen(0)])).Nano()
+		}
+		ctl = ctl[min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(ctl)):]
+	}
+	return 0
+}
+
+// primeStamps waits until the kernel stamps what fd receives: it turns receive timestamps on
+// some time after the first socket asks for them, so the first bytes may come unstamped.
+func primeStamps(t *testing.T, fd int, peer net.Conn) {
+	t.Helper()
+	buf, oob := make([]byte, 16), make([]byte, 64)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		if _, err := peer.Write([]byte("p")); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, 0)
+			if err == syscall.EAGAIN {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if err != nil || n != 1 {
+				t.Fatalf("priming read: %d bytes, %v", n, err)
+			}
+			if stampOf(oob[:oobn]) != 0 {
+				return
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the kernel did not stamp received bytes within 2s of SO_TIMESTAMPNS")
 }
