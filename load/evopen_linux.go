@@ -20,9 +20,9 @@ import (
 // schedule (request i is due at start + i/rate; loop t of T takes i = t, t+T, ...) and a pool
 // of connections. A due request goes to the connection that has been free longest and is
 // written at once; when none is free it waits, and the wait counts in its corrected latency.
-// The loop wakes itself when the next request is due (epoll_pwait2's nanosecond timeout, or
-// where that is missing a timerfd through Go's netpoller), so there is no goroutine or timer
-// per request; at high rates the requests due within openQuantum go out together. While
+// The loop wakes itself when the next request is due (the nanosecond timeout of its
+// io_uring's wait or of epoll_pwait2, or where that is missing a timerfd through Go's
+// netpoller), so there is no goroutine or timer per request; at high rates the requests due within openQuantum go out together. While
 // requests are in flight it sleeps through their responses' arrivals, which the kernel
 // stamps (evstamp_linux.go), and reads them all when it wakes. When due requests wait more
 // than lateThreshold because every connection is busy, the loop opens more, up to MaxConns

@@ -7,7 +7,7 @@
 #      OUT=docs/PERFORMANCE.md
 # Open loop against wrk2 (built by ../shared/bench/peers/build-wrk2.sh, or WRK2=path): OPEN_RATES="40000 max"
 # ("max": the highest rate of OPEN_PROBE="50000 60000 ... 120000" that wrk2 itself achieves here),
-# OPEN_CONNS=50 (a fixed pool: --max-connections), OPEN_IO="auto netpoll" (APIPERF_IO values); OPEN_RATES="" skips it.
+# OPEN_CONNS=50 (a fixed pool: --max-connections), OPEN_IO="auto evloop netpoll" (APIPERF_IO values); OPEN_RATES="" skips it.
 set -euo pipefail
 BIN=$(realpath "${1:-./apiperf}")
 TOP=$(git rev-parse --show-toplevel)
@@ -49,7 +49,7 @@ done
 # (apiperf's pool grows when every connection is busy unless --max-connections holds it).
 OPEN_RATES=${OPEN_RATES-40000 max}
 OPEN_CONNS=${OPEN_CONNS:-50}
-OPEN_IO=${OPEN_IO:-auto netpoll}
+OPEN_IO=${OPEN_IO:-auto evloop netpoll}
 OPEN_PROBE=${OPEN_PROBE:-50000 60000 70000 80000 90000 100000 120000}
 orows=(); ofiles=()
 if [[ -n $OPEN_RATES ]]; then
@@ -84,7 +84,12 @@ if [[ -n $OPEN_RATES ]]; then
       note=""
       met "$rate" "$rps_wrk" || note=" (wrk2 below the rate)"
       met "$rate" "$rps_api" || note="$note (apiperf below the rate)"
-      label=$io; [[ $io == auto ]] && label="default (epoll_pwait2)"; [[ $io == netpoll ]] && label="fallback (netpoller + timerfd)"
+      case $io in
+        auto) label="default (io_uring)" ;;
+        evloop) label="fallback (epoll_pwait2)" ;;
+        netpoll) label="fallback (netpoller + timerfd)" ;;
+        *) label=$io ;;
+      esac
       rows_o="| $rate$note | $label | $rps_wrk | $rps_api | $(col wrk 5) | $(col apiperf 5) | **$ratio** | $(col wrk 6) | $(col apiperf 6) |"
       orows+=("$rows_o")
     done
@@ -133,8 +138,9 @@ leansec=$(awk '/^<!-- lean/ {p=1} p {print} /^<!-- \/lean -->/ {p=0}' "$OUT" 2>/
     echo "- method: as above, with wrk2 (giltene/wrk2 44a94c1) as the peer: both at the same rate over $OPEN_CONNS"
     echo "  connections, apiperf's pool held there with --max-connections $OPEN_CONNS. Rates: -R 40000 and the highest"
     echo "  rate of ($OPEN_PROBE) that wrk2 itself achieved in a 5 s probe on this machine. A rate either tool fell"
-    echo "  more than 5% short of is marked. apiperf's default path waits in epoll_pwait2; its fallback, where"
-    echo "  epoll_pwait2 is missing or refused, waits through Go's netpoller and a timerfd (APIPERF_IO=netpoll)."
+    echo "  more than 5% short of is marked. apiperf's default path does its I/O on io_uring; where io_uring is"
+    echo "  unavailable or refused it falls back to epoll, waiting in epoll_pwait2 (APIPERF_IO=evloop), and where"
+    echo "  that is missing too, through Go's netpoller and a timerfd (APIPERF_IO=netpoll)."
     echo "  TLS, HTTP/2 and scripts with response() or delay() run the open loop on goroutines."
     echo
     echo "| rate | apiperf I/O | wrk2 req/s | apiperf req/s | wrk2 req/CPU-s | apiperf req/CPU-s | efficiency ratio (median) | wrk2 RSS MB | apiperf RSS MB |"
