@@ -326,9 +326,10 @@ func (l *evloop) runOpen() {
 		want := l.wakeAt()
 		switch {
 		case l.ring != nil:
-			if o.raw {
-				runtime.Gosched()
-			}
+			// No yield between waits here: the loop is locked to its thread (the ring's
+			// single issuer), and a locked goroutine's yield hands the P to another thread
+			// and back, two thread switches a turn. The run's other goroutines run when the
+			// runtime preempts the loop, as on the closed loop's ring.
 			l.ringBlock(now, want)
 			l.ready = 0
 		case !o.netpoll:
