@@ -80,11 +80,13 @@ const timerID = -1
 // in the corrected latency), instead of one wake-up of the generator and of the target per
 // request. wrk2's bursts come from its millisecond timers. At lower rates (gaps between a
 // loop's requests of ownTime or more) every request is sent on its own due time. A loop whose
-// pool is small for its rate uses a shorter quantum (see setQuantum). Measured at -R 40000
-// with 50 connections against nginx, the bursts' size is most of the open loop's cost: each
-// wakes the target once (its wake-up is paid in the generator's send) and the generator once;
-// a quantum of 833 us took 0.76 of the CPU per request that 416 us took.
-const openQuantum = int64(time.Millisecond)
+// pool is small for its rate uses a shorter quantum (see setQuantum). The bursts' size is most
+// of the open loop's cost: each wakes the target once (its wake-up is paid in the generator's
+// send) and the generator once. At -R 40000 over 50 connections against nginx, a quantum of
+// 416 us cost 1.3 times the CPU per request of one of 750 us; 750 us and 833 us cost the same.
+// It stays under lateThreshold by a margin for the timer's own lateness, so that a send late
+// by design does not count as a late send.
+const openQuantum = int64(750 * time.Microsecond)
 
 // ownTime is the gap between a loop's requests from which each is sent on its own due time.
 const ownTime = int64(500 * time.Microsecond)
@@ -222,8 +224,8 @@ func (l *evloop) addConn(r scenario.Requester) *econn {
 // least ownTime apart sends each on its own due time. Otherwise a connection sent a request in
 // one burst is read, and free again, at the next wake-up at the earliest, so a pool carries at
 // most one burst of its size per quantum; the quantum leaves it half as much again: at most
-// two thirds of the pool falls due in one (50 connections at 40,000 req/s: 833 us; at
-// 120,000 req/s: 278 us).
+// two thirds of the pool falls due in one (50 connections at 40,000 req/s: 833 us, capped at
+// openQuantum; at 120,000 req/s: 278 us).
 func (l *evloop) setQuantum() {
 	o := l.o
 	gap := float64(o.step) * float64(time.Second) / l.e.cfg.Rate // between the loop's requests
