@@ -415,20 +415,16 @@ func (l *evloop) read(c *econn, ev uint32) {
 		if n <= 0 || (n < len(l.buf) && !hup) || c.gen != gen {
 			return // drained, at its end, failed, or closed (and maybe reconnected) meanwhile
 		}
-		if c.state == cIdle {
-			// The response completed and more is there (bytes nobody asked for, the end of
-			// the stream): what a level-triggered loop would find at its next wait.
-			l.idleEvent(c)
-			return
-		}
-		// cReading: the rest of the response, or the next one's; cWriting (the next request
-		// waits for room): the bytes wait in c.carry.
+		// More is there: the rest of the response, or the next one's (cWriting: the next
+		// request waits for room, and the bytes wait in c.carry); after an open loop's
+		// response, what its free connection got (received closes it).
 	}
 }
 
 // received handles what a read of c gave: b, the end of the stream (b empty) or err. Bytes
 // that arrive while no response is awaited (an io_uring receives whenever data comes) wait
-// in c.carry for the next request.
+// in c.carry for the next request; on an open loop's free connection, they or its end
+// close it (idleEvent).
 func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:

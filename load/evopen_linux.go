@@ -3,6 +3,7 @@
 package load
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -22,9 +23,10 @@ import (
 // written at once; when none is free it waits, and the wait counts in its corrected latency.
 // The loop wakes itself when the next request is due (the nanosecond timeout of its
 // io_uring's wait or of epoll_pwait2, or where that is missing a timerfd through Go's
-// netpoller), so there is no goroutine or timer per request; at high rates the requests due within openQuantum go out together. While
-// requests are in flight it sleeps through their responses' arrivals, which the kernel
-// stamps (evstamp_linux.go), and reads them all when it wakes. When due requests wait more
+// netpoller), so there is no goroutine or timer per request; at high rates the requests due
+// within openQuantum go out together. While requests are in flight it sleeps through their
+// responses' arrivals, which the kernel stamps (evstamp_linux.go), and reads them all when it
+// wakes. When due requests wait more
 // than lateThreshold because every connection is busy, the loop opens more, up to MaxConns
 // for the run, unless the generator is short of CPU.
 type openLoop struct {
@@ -131,8 +133,13 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	}
 	e.loops = loops
 	e.ringForced = o.io == ioUring
+	onRing := o.io == ioUring || (o.io == ioAuto && openOnRing)
+	if onRing && e.cfg.MaxConns() > maxRingFiles {
+		e.ringRefused(fmt.Errorf("a pool of up to %d connections is more than an io_uring file table holds (%d)", e.cfg.MaxConns(), maxRingFiles))
+		onRing = false
+	}
 	for _, l := range loops {
-		l.useRing = !l.o.netpoll && (o.io == ioUring || (o.io == ioAuto && openOnRing)) && len(l.conns) <= maxRingFiles
+		l.useRing = onRing
 	}
 	e.base = time.Now()
 	var wg sync.WaitGroup
@@ -313,7 +320,7 @@ func (l *evloop) socket() (int, error) {
 // share of the schedule is sent and answered (or timed out), or the run is cancelled.
 func (l *evloop) runOpen() {
 	if l.useRing {
-		defer l.startRing(min(l.e.cfg.MaxConns(), maxRingFiles))()
+		defer l.startRing(l.e.cfg.MaxConns())()
 		l.ringAdopt()
 	}
 	defer l.close()
@@ -333,7 +340,6 @@ func (l *evloop) runOpen() {
 			// and back, two thread switches a turn. The run's other goroutines run when the
 			// runtime preempts the loop, as on the closed loop's ring.
 			l.ringBlock(now, want)
-			l.ready = 0
 		case !o.netpoll:
 			if o.raw {
 				runtime.Gosched() // the loop keeps its P in short waits: let the run's other goroutines in
@@ -372,8 +378,8 @@ func (l *evloop) runOpen() {
 	}
 }
 
-// maxRingFiles bounds an open loop's io_uring file table; a loop does not grow its pool
-// past it.
+// maxRingFiles bounds an open loop's io_uring file table, which has a slot for every
+// connection the pool may open (MaxConns); a larger pool runs on epoll.
 const maxRingFiles = 1 << 16
 
 // ringAdopt moves the connections dialPool opened from the loop's epoll set to its io_uring
@@ -551,7 +557,7 @@ func (l *evloop) idleEvent(c *econn) {
 // to the run's MaxConns, unless the generator is short of CPU.
 func (l *evloop) grow(now int64) {
 	o := l.o
-	if now < o.growAt || o.noGrow || l.e.stop.Load() || (l.ring != nil && len(l.conns) >= l.ring.files) {
+	if now < o.growAt || o.noGrow || l.e.stop.Load() {
 		return
 	}
 	o.growAt = now + int64(growCheck)

@@ -25,12 +25,11 @@ import (
 // a burst's sends in the call that then sleeps until the next burst, and the receives that
 // arrived meanwhile are made when it wakes.
 type ringIO struct {
-	r     *uring.Ring
-	bufs  *uring.BufRing
-	hold  bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS
-	files int          // the file table's slots: connections with a higher index cannot use the ring
-	cq    uint32       // the completion queue's size
-	msg   *unix.Msghdr // open loop: receives are recvmsg with room for a timestamp (nil: recv)
+	r    *uring.Ring
+	bufs *uring.BufRing
+	hold bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS
+	cq   uint32       // the completion queue's size
+	msg  *unix.Msghdr // open loop: receives are recvmsg with room for a timestamp (nil: recv)
 }
 
 // ringControl is the room for control messages in an open loop's receive buffers: a
@@ -92,7 +91,7 @@ func (l *evloop) startRing(files int) func() {
 			// thread and back on every idle turn; it is fit while every loop has a P of
 			// its own (the default: as many threads as CPUs). Other goroutines (the
 			// supervisor) run when the runtime preempts a loop, within 10 ms.
-			l.ring = &ringIO{r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0), files: files, cq: cq}
+			l.ring = &ringIO{r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0), cq: cq}
 			if l.o != nil {
 				l.ring.msg = &unix.Msghdr{Controllen: ringControl}
 			}

@@ -66,6 +66,17 @@ func socketPair(t *testing.T) (int, net.Conn) {
 	return fd, peer
 }
 
+// oneFile gives r a file table of one slot and puts fd in it.
+func oneFile(t *testing.T, r *Ring, fd int) {
+	t.Helper()
+	if err := r.RegisterFiles(1); err != nil {
+		t.Fatalf("RegisterFiles: %v", err)
+	}
+	if err := r.SetFile(0, fd); err != nil {
+		t.Fatalf("SetFile: %v", err)
+	}
+}
+
 // reap enters the ring until want completions arrived (or 2 s passed) and returns them.
 func reap(t *testing.T, r *Ring, want int) []CQE {
 	t.Helper()
@@ -174,12 +185,7 @@ func TestRecvWithoutBuffersEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	fd, peer := socketPair(t)
-	if err := r.RegisterFiles(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.SetFile(0, fd); err != nil {
-		t.Fatal(err)
-	}
+	oneFile(t, r, fd)
 	r.RecvMultishot(0, bufs.Group(), 1)
 	if _, err := peer.Write([]byte("0123456789abcdef")); err != nil {
 		t.Fatal(err)
@@ -211,12 +217,7 @@ func TestRecvMsgMultishotStamps(t *testing.T) {
 		t.Fatal(err)
 	}
 	primeStamps(t, fd, peer)
-	if err := r.RegisterFiles(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.SetFile(0, fd); err != nil {
-		t.Fatal(err)
-	}
+	oneFile(t, r, fd)
 	const control = 64
 	msg := &unix.Msghdr{Controllen: control}
 	r.RecvMsgMultishot(0, bufs.Group(), msg, 5)
@@ -269,12 +270,14 @@ func TestRecvMsgMultishotStamps(t *testing.T) {
 
 // stampOf returns the SCM_TIMESTAMPNS in control messages (0: none).
 func stampOf(ctl []byte) int64 {
-	for len(ctl) >= unix.SizeofCmsghdr {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
-		if h.Level == syscall.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS {
-			return (*unix.Timespec)(unsafe.Pointer(&ctl[unix.CmsgLen(0)])).Nano()
+	msgs, err := unix.ParseSocketControlMessage(ctl)
+	if err != nil {
+		return 0
+	}
+	for _, m := range msgs {
+		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			return (*unix.Timespec)(unsafe.Pointer(&m.Data[0])).Nano()
 		}
-		ctl = ctl[min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(ctl)):]
 	}
 	return 0
 }
