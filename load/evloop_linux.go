@@ -558,6 +558,9 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 	if c.budget > 0 {
 		c.budget--
 	}
+	if l.o != nil {
+		l.o.backlog.served(s.Uncorrected)
+	}
 	l.samples.add(s)
 }
 

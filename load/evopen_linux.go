@@ -27,8 +27,9 @@ import (
 // within openQuantum go out together. While requests are in flight it sleeps through their
 // responses' arrivals, which the kernel stamps (evstamp_linux.go), and reads them all when it
 // wakes. When due requests wait more
-// than lateThreshold because every connection is busy, the loop opens more, up to MaxConns
-// for the run, unless the generator is short of CPU.
+// than lateThreshold because every connection is busy, and that backlog does not shrink over
+// a response time (backlogWatch), the loop opens more, up to MaxConns for the run, unless the
+// generator is short of CPU.
 type openLoop struct {
 	pacer       Pacer
 	first, step int64 // this loop's requests: first, first+step, first+2*step, ...
@@ -56,8 +57,9 @@ type openLoop struct {
 	parksAt     int64 // parks at the last check
 	wakes, slow int   // timer wake-ups since the last check, and those over starvedWait late
 	starve      *starvation
-	starved     bool // short of CPU at the last check: the pool does not grow
-	seen        bool // starved at some point
+	starved     bool         // short of CPU at the last check: the pool does not grow
+	seen        bool         // starved at some point
+	backlog     backlogWatch // whether a backlog is the target's doing: then the pool grows
 	inFlight    atomic.Int64
 	thread      int
 	netpoll     bool  // the loop waits through Go's netpoller, woken by the timerfd
@@ -565,7 +567,7 @@ func (l *evloop) grow(now int64) {
 	if o.starved {
 		return
 	}
-	for n := o.dueBy(now-int64(lateThreshold)) - o.k - int64(o.growing); n > 0 && l.e.claimConn(); n-- {
+	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing)); n > 0 && l.e.claimConn(); n-- {
 		l.e.reqMu.Lock()
 		r, err := l.e.src.Requester(o.thread, int(l.e.connIDs.Add(1)-1))
 		l.e.reqMu.Unlock()

@@ -17,6 +17,45 @@ const lateThreshold = time.Millisecond
 // growCheck is how often the pool's growth is considered.
 const growCheck = time.Millisecond
 
+// backlogWatch decides the open loop's pool growth from its backlog: the requests due more
+// than lateThreshold ago that wait for a connection. A backlog opens connections only when it
+// has not shrunk over a response time (at least growCheck): the target holds the connections.
+// A backlog the pool drains by itself opens none: the generator woke late, was stopped or
+// descheduled, and the responses to what it sent then come back within a response time. Its
+// wait is in the corrected latency all the same.
+type backlogWatch struct {
+	at, n int64        // the check that last saw a backlog (at 0: none since it was gone), and its size
+	rt    atomic.Int64 // the response time: a moving average of how long exchanges held a connection
+}
+
+// served notes that an exchange held its connection for d. Concurrent callers may lose an
+// update to each other: the average only sets how long growth watches a backlog.
+func (w *backlogWatch) served(d int64) {
+	if d > 0 {
+		rt := w.rt.Load()
+		w.rt.Store(rt + (d-rt)/16)
+	}
+}
+
+// grow returns how many connections to open for a backlog of n at now: none until a check
+// at least a response time after the first one to see it finds it no smaller.
+func (w *backlogWatch) grow(now, n int64) int64 {
+	if n <= 0 {
+		w.at, w.n = 0, 0
+		return 0
+	}
+	span := max(int64(growCheck), w.rt.Load())
+	if w.at != 0 && now-w.at < span {
+		return 0 // too soon to tell: the earlier sighting stands
+	}
+	at, prev := w.at, w.n
+	w.at, w.n = now, n
+	if at == 0 || now-at > span+int64(4*growCheck) || n < prev {
+		return 0 // a first sighting (or one after a long gap), or a backlog that drains
+	}
+	return n
+}
+
 // openSchedule is the state the open-loop workers share: request i of the schedule is due at
 // start + i/rate, and the next free connection claims it.
 type openSchedule struct {
@@ -25,6 +64,7 @@ type openSchedule struct {
 	scheduled atomic.Int64 // requests sent (or attempted) from the schedule
 	limit     time.Duration
 	total     int64 // with -n: the number of requests; 0: by duration
+	watch     backlogWatch
 }
 
 // claim returns the next request's index and due time, or false when the schedule is over.
@@ -40,8 +80,9 @@ func (s *openSchedule) claim() (int64, time.Duration, bool) {
 // runOpen starts requests on the pacer's schedule. Each free connection claims the next
 // request, waits until it is due and sends it; the wait for a free connection counts in the
 // corrected latency. When requests fall more than lateThreshold behind because every
-// connection is busy, new connections are opened, up to MaxConns, unless the generator itself
-// is short of CPU (then more connections would only add load to it).
+// connection is busy, and that backlog does not shrink over a response time (backlogWatch),
+// new connections are opened, up to MaxConns, unless the generator itself is short of CPU
+// (then more connections would only add load to it).
 // reqs are the initial pool's requesters.
 func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
 	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
@@ -141,10 +182,10 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 		if sched.total > 0 {
 			due = min(due, sched.total)
 		}
-		backlog := due - sched.next.Load()
 		if sched.total > 0 && sched.next.Load() >= sched.total {
 			return
 		}
+		backlog := sched.watch.grow(int64(now), due-sched.next.Load())
 		if backlog <= 0 || starved {
 			continue
 		}
@@ -233,6 +274,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 			w.closeConn()
 		}
 		freeAt = w.e.now()
+		sched.watch.served(freeAt - start)
 	}
 }
 

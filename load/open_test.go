@@ -1,7 +1,12 @@
 package load
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -139,4 +144,81 @@ func testOpenLoopPacing(t *testing.T, mode ioMode) {
 			t.Errorf("warning %q on an idle target with 8 connections at %v req/s", w, rate)
 		}
 	}
+}
+
+func TestTimingOpenLoopStallNoGrowth(t *testing.T) {
+	if os.Getenv("APIPERF_TARGET_PROCESS") != "" {
+		targetProcess(t)
+		return
+	}
+	testenv.Timing(t)
+	openIO(t, testOpenLoopStallNoGrowth)
+}
+
+// testOpenLoopStallNoGrowth: when the generator itself stops for 100 ms (SIGSTOP to this
+// process, from a child: the kernel holds every thread, as when the machine is short of CPU
+// or the process is swapped out), 100 requests fall due at once. The target, in a process of
+// its own, answers on; the pool of 20 connections sends them within a few milliseconds and
+// does not grow for that backlog. Before, it opened a connection for each late request (to
+// about 100 connections here). A timing test: under the race detector the restart after the
+// stop is itself slow for a few milliseconds, as a slow target would be.
+func testOpenLoopStallNoGrowth(t *testing.T, mode ioMode) {
+	url := startTargetProcess(t, "^TestTimingOpenLoopStallNoGrowth$")
+	stop := exec.Command("sh", "-c", fmt.Sprintf("sleep 0.6; kill -STOP %d; sleep 0.1; kill -CONT %d", os.Getpid(), os.Getpid()))
+	if err := stop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := run(t, mode, context.Background(), url+"/healthz",
+		Config{Rate: 1000, Duration: measure.Duration(1500 * time.Millisecond), Connections: 20, Threads: 1})
+	if err := stop.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Open == nil || s.Open.MaxLag < measure.Duration(70*time.Millisecond) {
+		t.Fatalf("open %+v: want a send lag of the 100ms stop (it did not land in the window)", s.Open)
+	}
+	if s.Open.Connections > 30 {
+		t.Errorf("open %+v: the pool grew from 20 to %d connections for a backlog of its own making; want at most 30", s.Open, s.Open.Connections)
+	}
+	if s.Errors.Total() != 0 || s.Successes < 1400 {
+		t.Errorf("errors %+v, successes %d; want none and about 1500", s.Errors, s.Successes)
+	}
+}
+
+// startTargetProcess runs the built-in target in a copy of this test binary (test names the
+// test that serves it) and returns its URL; it ends with the test.
+func startTargetProcess(t *testing.T, test string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+test)
+	cmd.Env = append(os.Environ(), "APIPERF_TARGET_PROCESS=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if !strings.HasPrefix(line, "http://") {
+		t.Fatalf("target process said %q (%v), want its URL", line, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// targetProcess serves the built-in target until its standard input closes.
+func targetProcess(t *testing.T) {
+	srv, err := target.Start(target.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	fmt.Println(srv.URL())
+	io.Copy(io.Discard, os.Stdin)
 }
