@@ -34,20 +34,12 @@ type options struct {
 type ioMode uint8
 
 const (
-	ioAuto          ioMode = iota // event loops where they fit (on io_uring when closedOnRing / openOnRing), else goroutines
+	ioAuto          ioMode = iota // event loops where they fit, on io_uring where the kernel allows it, else goroutines
 	ioGoroutines                  // a goroutine per connection
 	ioEvloop                      // event loops where they fit, on epoll
 	ioEvloopNetpoll               // ioEvloop, the open loop waiting as where epoll_pwait2 is missing
 	ioUring                       // event loops that do their I/O on io_uring (else epoll, with a warning)
 )
-
-// closedOnRing: a closed loop's event loops use io_uring by default where the kernel allows
-// it, epoll elsewhere (APIPERF_IO=evloop keeps them on epoll, the fallback path).
-const closedOnRing = true
-
-// openOnRing: the open loop's event loops use io_uring by default where the kernel allows it,
-// epoll_pwait2 elsewhere (APIPERF_IO=evloop keeps them on epoll).
-const openOnRing = true
 
 // IOEnv names the environment variable that chooses how HTTP/1.1 over plain TCP does its
 // I/O: "goroutines" forces a goroutine per connection (the path TLS, HTTP/2 and scripts that
@@ -136,6 +128,22 @@ type engine struct {
 // ringRefused notes why an event loop could not use io_uring.
 func (e *engine) ringRefused(err error) { e.ringErr.CompareAndSwap(nil, &err) }
 
+// chooseRing sets the event loops to do their I/O on io_uring, by default and with
+// APIPERF_IO=uring, unless tooBig says this run does not fit a ring (the loops then run on
+// epoll, and APIPERF_IO=uring says why). A loop whose kernel refuses the ring stays on epoll
+// too (startRing).
+func (e *engine) chooseRing(o options, loops []*evloop, tooBig error) {
+	e.ringForced = o.io == ioUring
+	on := o.io == ioUring || o.io == ioAuto
+	if on && tooBig != nil {
+		e.ringRefused(tooBig)
+		on = false
+	}
+	for _, l := range loops {
+		l.useRing = on
+	}
+}
+
 // Run loads the target with requests from src as cfg says and returns what it measured. It
 // returns an error only when the load could not be set up; failed requests are data. When ctx
 // is cancelled, sending stops at once and what was measured so far is returned.
@@ -223,10 +231,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 			return nil, err
 		}
 		e.loops = loops
-		e.ringForced = o.io == ioUring
-		for _, l := range loops {
-			l.useRing = o.io == ioUring || (o.io == ioAuto && closedOnRing)
-		}
+		e.chooseRing(o, loops, nil)
 		e.base = time.Now()
 		for _, l := range loops {
 			wg.Add(1)

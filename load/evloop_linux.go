@@ -45,7 +45,7 @@ type evloop struct {
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
 	o        *openLoop // open loop: the loop's share of the schedule (nil: closed loop)
-	useRing  bool      // closed loop: do the I/O on an io_uring when the kernel allows it
+	useRing  bool      // do the I/O on an io_uring when the kernel allows it (chooseRing)
 	ring     *ringIO   // the io_uring in use (nil: epoll)
 }
 
@@ -559,7 +559,7 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 		c.budget--
 	}
 	if l.o != nil {
-		l.o.backlog.served(s.Uncorrected)
+		l.o.rt = meanRT(l.o.rt, s.Uncorrected)
 	}
 	l.samples.add(s)
 }

@@ -3,11 +3,16 @@
 package load
 
 import (
+	"sync/atomic"
+
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
 )
 
 const evloopSupported = false
+
+// ringRuns counts the event loops that ran on an io_uring: none here.
+var ringRuns atomic.Int64
 
 type evloop struct {
 	samples sampleBatch

@@ -26,10 +26,9 @@ import (
 // netpoller), so there is no goroutine or timer per request; at high rates the requests due
 // within openQuantum go out together. While requests are in flight it sleeps through their
 // responses' arrivals, which the kernel stamps (evstamp_linux.go), and reads them all when it
-// wakes. When due requests wait more
-// than lateThreshold because every connection is busy, and that backlog does not shrink over
-// a response time (backlogWatch), the loop opens more, up to MaxConns for the run, unless the
-// generator is short of CPU.
+// wakes. When due requests wait more than lateThreshold because every connection is busy,
+// and that backlog does not shrink over a response time (backlogWatch), the loop opens more,
+// up to MaxConns for the run, unless the generator is short of CPU.
 type openLoop struct {
 	pacer       Pacer
 	first, step int64 // this loop's requests: first, first+step, first+2*step, ...
@@ -60,6 +59,7 @@ type openLoop struct {
 	starved     bool         // short of CPU at the last check: the pool does not grow
 	seen        bool         // starved at some point
 	backlog     backlogWatch // whether a backlog is the target's doing: then the pool grows
+	rt          int64        // the response time (meanRT)
 	inFlight    atomic.Int64
 	thread      int
 	netpoll     bool  // the loop waits through Go's netpoller, woken by the timerfd
@@ -134,15 +134,11 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		l.dialPool()
 	}
 	e.loops = loops
-	e.ringForced = o.io == ioUring
-	onRing := o.io == ioUring || (o.io == ioAuto && openOnRing)
-	if onRing && e.cfg.MaxConns() > maxRingFiles {
-		e.ringRefused(fmt.Errorf("a pool of up to %d connections is more than an io_uring file table holds (%d)", e.cfg.MaxConns(), maxRingFiles))
-		onRing = false
+	var tooBig error // the ring's file table has a slot for every connection the pool may open
+	if e.cfg.MaxConns() > maxRingFiles {
+		tooBig = fmt.Errorf("a pool of up to %d connections is more than an io_uring file table holds (%d)", e.cfg.MaxConns(), maxRingFiles)
 	}
-	for _, l := range loops {
-		l.useRing = onRing
-	}
+	e.chooseRing(o, loops, tooBig)
 	e.base = time.Now()
 	var wg sync.WaitGroup
 	for _, l := range loops {
@@ -567,7 +563,7 @@ func (l *evloop) grow(now int64) {
 	if o.starved {
 		return
 	}
-	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing)); n > 0 && l.e.claimConn(); n-- {
+	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && l.e.claimConn(); n-- {
 		l.e.reqMu.Lock()
 		r, err := l.e.src.Requester(o.thread, int(l.e.connIDs.Add(1)-1))
 		l.e.reqMu.Unlock()

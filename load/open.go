@@ -24,27 +24,18 @@ const growCheck = time.Millisecond
 // descheduled, and the responses to what it sent then come back within a response time. Its
 // wait is in the corrected latency all the same.
 type backlogWatch struct {
-	at, n int64        // the check that last saw a backlog (at 0: none since it was gone), and its size
-	rt    atomic.Int64 // the response time: a moving average of how long exchanges held a connection
+	at, n int64 // the check that last saw a backlog (at 0: none since it was gone), and its size
 }
 
-// served notes that an exchange held its connection for d. Concurrent callers may lose an
-// update to each other: the average only sets how long growth watches a backlog.
-func (w *backlogWatch) served(d int64) {
-	if d > 0 {
-		rt := w.rt.Load()
-		w.rt.Store(rt + (d-rt)/16)
-	}
-}
-
-// grow returns how many connections to open for a backlog of n at now: none until a check
-// at least a response time after the first one to see it finds it no smaller.
-func (w *backlogWatch) grow(now, n int64) int64 {
+// grow returns how many connections to open for a backlog of n at now, rt being the response
+// time (meanRT): none until a check at least a response time after the first one to see it
+// finds it no smaller.
+func (w *backlogWatch) grow(now, n, rt int64) int64 {
 	if n <= 0 {
 		w.at, w.n = 0, 0
 		return 0
 	}
-	span := max(int64(growCheck), w.rt.Load())
+	span := max(int64(growCheck), rt)
 	if w.at != 0 && now-w.at < span {
 		return 0 // too soon to tell: the earlier sighting stands
 	}
@@ -56,6 +47,15 @@ func (w *backlogWatch) grow(now, n int64) int64 {
 	return n
 }
 
+// meanRT moves the response time rt, a moving average of how long exchanges held their
+// connection, by an exchange that took d.
+func meanRT(rt, d int64) int64 {
+	if d <= 0 {
+		return rt
+	}
+	return rt + (d-rt)/16
+}
+
 // openSchedule is the state the open-loop workers share: request i of the schedule is due at
 // start + i/rate, and the next free connection claims it.
 type openSchedule struct {
@@ -63,8 +63,11 @@ type openSchedule struct {
 	next      atomic.Int64 // the next request index to claim
 	scheduled atomic.Int64 // requests sent (or attempted) from the schedule
 	limit     time.Duration
-	total     int64 // with -n: the number of requests; 0: by duration
-	watch     backlogWatch
+	total     int64        // with -n: the number of requests; 0: by duration
+	watch     backlogWatch // used by growPool alone
+	// rt is the workers' response time (meanRT); a worker's update may overwrite another's
+	// made at the same time: it only sets how long growth watches a backlog.
+	rt atomic.Int64
 }
 
 // claim returns the next request's index and due time, or false when the schedule is over.
@@ -185,7 +188,7 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 		if sched.total > 0 && sched.next.Load() >= sched.total {
 			return
 		}
-		backlog := sched.watch.grow(int64(now), due-sched.next.Load())
+		backlog := sched.watch.grow(int64(now), due-sched.next.Load(), sched.rt.Load())
 		if backlog <= 0 || starved {
 			continue
 		}
@@ -274,7 +277,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 			w.closeConn()
 		}
 		freeAt = w.e.now()
-		sched.watch.served(freeAt - start)
+		sched.rt.Store(meanRT(sched.rt.Load(), freeAt-start))
 	}
 }
 

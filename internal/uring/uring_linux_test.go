@@ -77,6 +77,24 @@ func oneFile(t *testing.T, r *Ring, fd int) {
 	}
 }
 
+// bufRing sets up r's provided-buffer ring group with n buffers of size bytes.
+func bufRing(t *testing.T, r *Ring, group uint16, n, size int) *BufRing {
+	t.Helper()
+	b, err := r.NewBufRing(group, n, size)
+	if err != nil {
+		t.Fatalf("NewBufRing: %v", err)
+	}
+	return b
+}
+
+// collect takes the completions that are ready.
+func collect(r *Ring) []CQE {
+	a, b := r.Completions()
+	cs := append(append([]CQE(nil), a...), b...)
+	r.Seen(len(cs))
+	return cs
+}
+
 // reap enters the ring until want completions arrived (or 2 s passed) and returns them.
 func reap(t *testing.T, r *Ring, want int) []CQE {
 	t.Helper()
@@ -86,9 +104,7 @@ func reap(t *testing.T, r *Ring, want int) []CQE {
 		if err := r.Wait(1, int64(50*time.Millisecond), len(got)%2 == 0); err != nil {
 			t.Fatalf("Wait: %v", err)
 		}
-		a, b := r.Completions()
-		got = append(append(got, a...), b...)
-		r.Seen(len(a) + len(b))
+		got = append(got, collect(r)...)
 	}
 	if len(got) < want {
 		t.Fatalf("got %d completions, want %d: %+v", len(got), want, got)
@@ -98,10 +114,7 @@ func reap(t *testing.T, r *Ring, want int) []CQE {
 
 func TestSendAndMultishotRecv(t *testing.T) {
 	r := newRing(t, 8, 64)
-	bufs, err := r.NewBufRing(1, 4, 16)
-	if err != nil {
-		t.Fatalf("NewBufRing: %v", err)
-	}
+	bufs := bufRing(t, r, 1, 4, 16)
 	fd, peer := socketPair(t)
 	if err := r.RegisterFiles(4); err != nil {
 		t.Fatalf("RegisterFiles: %v", err)
@@ -180,10 +193,7 @@ func TestPollOnceAndFullQueue(t *testing.T) {
 
 func TestRecvWithoutBuffersEnds(t *testing.T) {
 	r := newRing(t, 4, 16)
-	bufs, err := r.NewBufRing(2, 1, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bufs := bufRing(t, r, 2, 1, 8)
 	fd, peer := socketPair(t)
 	oneFile(t, r, fd)
 	r.RecvMultishot(0, bufs.Group(), 1)
@@ -208,10 +218,7 @@ func TestRecvWithoutBuffersEnds(t *testing.T) {
 // end of the stream is a buffer with no data and no FlagMore.
 func TestRecvMsgMultishotStamps(t *testing.T) {
 	r := newRing(t, 4, 16)
-	bufs, err := r.NewBufRing(3, 4, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bufs := bufRing(t, r, 3, 4, 256)
 	fd, peer := socketPair(t)
 	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 		t.Fatal(err)
@@ -240,9 +247,7 @@ func TestRecvMsgMultishotStamps(t *testing.T) {
 	if d := woke.Sub(sent); d < 90*time.Millisecond {
 		t.Fatalf("the wait for 16 completions ended after %v, want it to sleep through the arrival to its 100 ms", d)
 	}
-	a, b := r.Completions()
-	cs := append(append([]CQE(nil), a...), b...)
-	r.Seen(len(cs))
+	cs := collect(r)
 	if len(cs) != 1 || cs[0].UserData != 5 || cs[0].Flags&FlagBuffer == 0 || cs[0].Flags&FlagMore == 0 {
 		t.Fatalf("completions = %+v, want one in a buffer, more to come", cs)
 	}
