@@ -53,7 +53,8 @@ func (t Term) String() string {
 func formatLatency(d time.Duration) string {
 	switch {
 	case d >= time.Second && d%time.Millisecond == 0:
-		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+		// One division (not Duration.Seconds, whose sum of parts prints 2.53s as 2.5300000000000002s).
+		return strconv.FormatFloat(float64(d)/float64(time.Second), 'f', -1, 64) + "s"
 	case d >= time.Millisecond && d%time.Microsecond == 0:
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) + "ms"
 	}

@@ -21,6 +21,8 @@ func TestParseObjective(t *testing.T) {
 		{" P99 <= 0.5s , success>=99.9 ", "p99<=500ms,success>=99.9%", ""},
 		// Every metric: percentiles, error rate, qps with a k suffix, microseconds as us.
 		{"p50<=250us,p90<=20ms,p99.9<=1.5s,p99.99<=2s,errors<=0.1%,qps>=2.5k", "p50<=250µs,p90<=20ms,p99.9<=1.5s,p99.99<=2s,errors<=0.1%,qps>=2500", ""},
+		// Seconds with a fraction print as written, not as the float sum of their parts (2.5300000000000002s).
+		{"p99<=2.53s", "p99<=2.53s", ""},
 		// A whole minute stays readable.
 		{"p75<=1m", "p75<=60s", ""},
 		// Empty: no objective, every level meets it.

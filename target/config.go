@@ -222,7 +222,7 @@ func checkAddr(addr string, remote bool) error {
 	if remote || isLoopback(host) {
 		return nil
 	}
-	return fmt.Errorf("addr %q is not a loopback address (use 127.0.0.1, [::1] or localhost, or set allow-remote)", addr)
+	return fmt.Errorf("addr %q is not a loopback address (use 127.0.0.1, [::1] or localhost, or pass --allow-remote)", addr)
 }
 
 func isLoopback(host string) bool {

@@ -78,6 +78,10 @@ var errFailed = errors.New("failed")
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{isTerminal: isTerminal(stderr)}
 	e.stdout, e.stderr = redactWriter{stdout, e}, redactWriter{stderr, e}
+	if len(args) >= 2 && args[0] == "help" {
+		// `apiperf help run` is `apiperf run --help`; `help history trend` reaches the subcommand.
+		args = append(append([]string{}, args[1:]...), "--help")
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {

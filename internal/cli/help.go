@@ -27,7 +27,7 @@ var examples = map[string][]string{
 		"apiperf sweep --levels 5,20 --pprof http://127.0.0.1:6060/debug/pprof http://127.0.0.1:6060/api/users/7  # with profiles",
 	},
 	"capacity": {
-		"apiperf capacity http://127.0.0.1:8080/api  # highest rate with p99<=100ms and success>=99.9%",
+		"apiperf capacity http://127.0.0.1:8080/api  # highest rate meeting the default objective, p99<=500ms and success>=99.9%",
 		"apiperf capacity --slo 'p99<=50ms,success>=99%' --start 500 -d 10s http://127.0.0.1:8080/api  # a stricter objective, 10 s probes",
 	},
 	"diff": {

@@ -31,7 +31,7 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
-	fs.IntVar(&f.workers, "workers", 0, "scale out: wait for this many `apiperf worker`s and split the load over them exactly (token: "+tokenEnv+" or --token-file)")
+	fs.IntVar(&f.workers, "workers", 0, "scale out: wait for `N` apiperf worker processes and split the load over them exactly (token: "+tokenEnv+" or --token-file)")
 	fs.StringVar(&f.joinAddr, "join-addr", cluster.DefaultJoinAddr, "with --workers: the address workers join")
 	fs.DurationVar(&f.joinTimeout, "join-timeout", cluster.DefaultJoinTimeout, "with --workers: give up (exit 1) when not every worker joined within this")
 	registerTokenFile(fs, &f.tokenFile)
@@ -112,7 +112,7 @@ func stepFunc(c *cluster.Coordinator, local func(context.Context, load.Config) (
 
 func cmdWorker(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("worker", e)
-	join := fs.String("join", "", "the coordinator's address HOST:PORT (`apiperf run --workers N --join-addr ...`)")
+	join := fs.String("join", "", "the coordinator's address `HOST:PORT` (its --join-addr, as printed by apiperf run --workers N)")
 	var tokenFile string
 	registerTokenFile(fs, &tokenFile)
 	patience := fs.Duration("dial-timeout", 30*time.Second, "keep trying to reach the coordinator this long")
