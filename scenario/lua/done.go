@@ -73,8 +73,9 @@ func (s *Source) Done(w io.Writer, step *measure.Step) error {
 func summaryTable(L *glua.LState, st *measure.Step) *glua.LTable {
 	t := L.NewTable()
 	t.RawSetString("duration", glua.LNumber(st.Elapsed.Duration()/time.Microsecond))
-	t.RawSetString("requests", glua.LNumber(st.Requests))
-	t.RawSetString("bytes", glua.LNumber(st.Bytes))
+	// The numbers of the summary printed above it: responses inside the window, not those drained after.
+	t.RawSetString("requests", glua.LNumber(st.InWindow()))
+	t.RawSetString("bytes", glua.LNumber(st.Bytes-st.Drained.Bytes))
 	e := L.NewTable()
 	e.RawSetString("connect", glua.LNumber(st.Errors.Connect))
 	e.RawSetString("read", glua.LNumber(st.Errors.Read+st.Errors.Protocol))

@@ -212,3 +212,26 @@ end
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestDoneSummaryCountsTheWindow checks that done's summary.requests and summary.bytes are the
+// numbers the summary prints (responses inside the window), not those drained after it.
+func TestDoneSummaryCountsTheWindow(t *testing.T) {
+	p := writeScript(t, `
+function done(summary, latency, requests)
+  print("requests", summary.requests, "bytes", summary.bytes)
+end
+`)
+	var out bytes.Buffer
+	src, err := New(p, scenario.Scenario{URL: "http://127.0.0.1:1/"}, Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	step := &measure.Step{Requests: 34635, Bytes: 100000, Drained: measure.Drained{Attempts: 3, Requests: 2, Bytes: 40}}
+	if err := src.Done(&out, step); err != nil {
+		t.Fatalf("Done: %v", err)
+	}
+	if got, want := out.String(), "requests\t34633\tbytes\t99960\n"; got != want {
+		t.Errorf("done printed %q, want %q (the window's %d responses, as the summary prints)", got, want, step.InWindow())
+	}
+}
