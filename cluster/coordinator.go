@@ -121,7 +121,11 @@ func (c *Coordinator) Join(ctx context.Context) error {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { c.ln.Close() })
 	defer stop()
-	fmt.Fprintf(c.o.Log, "apiperf: waiting for %d workers on %s (join timeout %v)\n", c.o.Workers, c.Addr(), c.o.JoinTimeout)
+	noun := "workers"
+	if c.o.Workers == 1 {
+		noun = "worker"
+	}
+	fmt.Fprintf(c.o.Log, "apiperf: waiting for %d %s on %s (join timeout %v)\n", c.o.Workers, noun, c.Addr(), c.o.JoinTimeout)
 	for len(c.members) < c.o.Workers {
 		nc, err := c.ln.Accept()
 		if err != nil {

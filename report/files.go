@@ -215,7 +215,8 @@ func sameFloats(a, b []float64) bool {
 	return true
 }
 
-// DefaultName makes a run's name from its target's host and port ("127.0.0.1_8080"), or
+// DefaultName makes a run's name from its target's host and port ("127.0.0.1-8080", as sweep
+// names its directories), or
 // "apiperf" when the URL has none.
 func DefaultName(r *result.Run) string {
 	u, err := url.Parse(r.Scenario.URL)
@@ -224,7 +225,7 @@ func DefaultName(r *result.Run) string {
 	}
 	n := u.Hostname()
 	if p := u.Port(); p != "" {
-		n += "_" + p
+		n += "-" + p
 	}
 	return SafeName(n)
 }

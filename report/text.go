@@ -132,7 +132,7 @@ func extras(w io.Writer, s *measure.Step) {
 		fmt.Fprintf(w, "  Protocol: %s\n", s.HTTP2)
 	}
 	if d := s.Drained; d.Attempts > 0 {
-		fmt.Fprintf(w, "  Drained: %d requests in flight when the %s window closed ended after it (%d responses); their latency is recorded, but not in Requests/sec\n",
+		fmt.Fprintf(w, "  Drained: %d requests were in flight when the %s window closed and ended after it (%d responses); their latency is recorded, but not in Requests/sec\n",
 			d.Attempts, FormatTimeUS(float64(s.Elapsed.Duration())/float64(time.Microsecond)), d.Requests)
 	}
 	if o := s.Open; o != nil {

@@ -98,11 +98,12 @@ func LoadMix(path string) (*Mix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
-	m, err := DecodeMix(path, b)
-	if err != nil {
+	m, err := decodeMix(path, b)
+	if m == nil {
 		return nil, err
 	}
-	if err := m.Validate(); err != nil {
+	// An unknown key does not hide the file's other problems: report them all at once.
+	if err := errors.Join(err, m.Validate()); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -111,6 +112,16 @@ func LoadMix(path string) (*Mix, error) {
 // DecodeMix parses a scenario file; name is used in errors, which read "name:line: problem"
 // and are all reported at once.
 func DecodeMix(name string, data []byte) (*Mix, error) {
+	m, err := decodeMix(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decodeMix is DecodeMix that also returns what it could decode when a key was wrong (nil
+// only when the file is not YAML at all), so the rest can still be validated.
+func decodeMix(name string, data []byte) (*Mix, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s:%s", name, yamlError(err))
@@ -146,7 +157,7 @@ func DecodeMix(name string, data []byte) (*Mix, error) {
 		m.Endpoints[i].Headers = mergeHeaders(defaults, m.Endpoints[i].Headers)
 	}
 	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+		return m, errors.Join(d.errs...)
 	}
 	return m, nil
 }

@@ -48,8 +48,11 @@ func TestMixErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("LoadMix of a bad file: no error")
 	}
+	// The unknown key does not hide the other problems: LoadMix reports them all at once.
 	for _, want := range []string{
 		p + ":9: unknown key \"bogus\"",
+		p + ":4: bad method",
+		p + ":10: template {{random 5}}: want {{random MIN MAX}}", // line 10 with the bogus line in
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -28,7 +28,7 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if flags.NArg() != 2 {
-		return usagef("diff: want two runs A and B, got %d arguments (usage: apiperf diff [flags] A B)", flags.NArg())
+		return usagef("diff: want two runs A and B, got %s (usage: apiperf diff [flags] A B)", arguments(flags.NArg()))
 	}
 	a, err := loadSide(flags.Arg(0), *nameA)
 	if err != nil {
@@ -77,7 +77,7 @@ func loadSide(path, name string) (compare.Side, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return compare.Side{}, usagef("%s:1: cannot read it: %v", path, unwrapPath(err))
+		return compare.Side{}, usagef("%s: cannot read it: %v", path, unwrapPath(err))
 	}
 	defer f.Close()
 	rows, err := report.ReadDat(path, f)

@@ -24,7 +24,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if flags.NArg() != 1 {
-		return usagef("report: want one run directory or run.json, got %d arguments (usage: apiperf report [flags] RUN)", flags.NArg())
+		return usagef("report: want one run directory or run.json, got %s (usage: apiperf report [flags] RUN)", arguments(flags.NArg()))
 	}
 	path := flags.Arg(0)
 	r, err := loadRun(path)
@@ -63,7 +63,7 @@ func loadRun(path string) (*result.Run, error) {
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return nil, usagef("%s:1: cannot read it: %v", pe.Path, pe.Err)
+		return nil, usagef("%s: cannot read it: %v", pe.Path, pe.Err)
 	}
 	return nil, asUsage(err)
 }
@@ -73,14 +73,14 @@ func loadRun(path string) (*result.Run, error) {
 func isRunFile(path string) (bool, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return false, usagef("%s:1: cannot read it: %v", path, unwrapPath(err))
+		return false, usagef("%s: cannot read it: %v", path, unwrapPath(err))
 	}
 	if st.IsDir() {
 		return true, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return false, usagef("%s:1: cannot read it: %v", path, unwrapPath(err))
+		return false, usagef("%s: cannot read it: %v", path, unwrapPath(err))
 	}
 	return strings.HasPrefix(strings.TrimSpace(string(b)), "{"), nil
 }
