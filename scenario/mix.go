@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,18 @@ type Endpoint struct {
 	Weight   int      `json:"weight"`
 	// Line is where the endpoint starts in its file (0 when not read from a file).
 	Line int `json:"-"`
+}
+
+// Methods lists the mix's distinct methods in the order of its endpoints, e.g. "GET+POST".
+func (m *Mix) Methods() string {
+	var out []string
+	for _, e := range m.Endpoints {
+		meth := Scenario{Method: e.Method}.MethodOrDefault()
+		if !slices.Contains(out, meth) {
+			out = append(out, meth)
+		}
+	}
+	return strings.Join(out, "+")
 }
 
 // Label is the endpoint's name, or "METHOD path" when it has none.

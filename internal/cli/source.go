@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -80,7 +81,9 @@ func (f *sourceFlags) build(ctx context.Context, sc scenario.Scenario, extra []s
 			return nil, err
 		}
 		sc.Mix = mix
-		return &source{Source: src, scenario: sc}, nil
+		banner := sc.Redact()
+		banner.Method = mix.Methods() // the mix's methods, not the URL's default GET
+		return &source{Source: src, scenario: sc, banner: fmt.Sprintf("%s (a mix of %d endpoints from %s)", banner, len(mix.Endpoints), f.scenario)}, nil
 	}
 	st, err := scenario.NewStatic(sc)
 	if err != nil {
