@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -161,7 +162,14 @@ func fdur(us float64) time.Duration {
 
 // WriteSpectrum writes the detailed percentile spectrum (HdrHistogram's classic layout, as
 // wrk2 prints it) with values in milliseconds.
+// Its header has fixed-width columns, as HdrHistogram's classic format (hdrhistogram-go's
+// printer, which writes the rows and the footer, separates the header with tabs).
 func (h *Histogram) WriteSpectrum(w io.Writer) error {
-	_, err := h.h.PercentilesPrint(w, 5, 1000)
+	var b strings.Builder
+	if _, err := h.h.PercentilesPrint(&b, 5, 1000); err != nil {
+		return err
+	}
+	_, rows, _ := strings.Cut(b.String(), "\n")
+	_, err := fmt.Fprintf(w, "%12s %12s %12s %12s\n%s", "Value", "Percentile", "TotalCount", "1/(1-Percentile)", rows)
 	return err
 }

@@ -150,3 +150,22 @@ func TestAddStatus(t *testing.T) {
 		t.Errorf("AddStatus = %v, want 200=3 500=4", got)
 	}
 }
+
+// TestSpectrumClassicLayout checks the detailed percentile spectrum as wrk2 prints it: a
+// header in fixed-width columns (no tabs), a blank line, then rows in milliseconds.
+func TestSpectrumClassicLayout(t *testing.T) {
+	h := NewHistogram()
+	h.RecordN(time.Millisecond, 99)
+	h.Record(40 * time.Millisecond)
+	var b bytes.Buffer
+	if err := h.WriteSpectrum(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if want := "       Value   Percentile   TotalCount 1/(1-Percentile)"; lines[0] != want || lines[1] != "" {
+		t.Fatalf("spectrum starts %q, %q; want %q and a blank line", lines[0], lines[1], want)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(lines[2]), "1.000 ") || !strings.Contains(b.String(), "#[Max     =       40.") {
+		t.Errorf("spectrum rows are not in milliseconds (first row %q):\n%s", lines[2], b.String())
+	}
+}

@@ -51,10 +51,10 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 		units(FormatMetric(rs.Mean), 8), units(FormatMetric(rs.Stdev), 10),
 		units(FormatMetric(rs.Max), 9), rs.WithinStdev)
 	switch {
-	case open:
-		hdrBlock(w, lat, "Recorded Latency", o.Latency)
+	case open && o.Latency: // wrk2 prints its distributions with -L/--latency only
+		hdrBlock(w, lat, "Recorded Latency")
 		if o.Uncorrected && s.Uncorrected != nil {
-			hdrBlock(w, s.Uncorrected, "Uncorrected Latency (measured without taking delayed starts into account)", o.Latency)
+			hdrBlock(w, s.Uncorrected, "Uncorrected Latency (measured without taking delayed starts into account)")
 		}
 		fmt.Fprintln(w, "----------------------------------------------------------")
 	case o.Latency:
@@ -89,15 +89,13 @@ func nonSuccess(s *measure.Step) int64 {
 	return n
 }
 
-func hdrBlock(w io.Writer, h *measure.Histogram, desc string, spectrum bool) {
+func hdrBlock(w io.Writer, h *measure.Histogram, desc string) {
 	fmt.Fprintf(w, "  Latency Distribution (HdrHistogram - %s)\n", desc)
 	for _, p := range []float64{50, 75, 90, 99, 99.9, 99.99, 99.999, 100} {
 		fmt.Fprintf(w, "%7.3f%%%s\n", p, units(FormatDuration(h.Percentile(p)), 10))
 	}
-	if spectrum {
-		fmt.Fprintf(w, "\n  Detailed Percentile spectrum:\n")
-		_ = h.WriteSpectrum(w)
-	}
+	fmt.Fprintf(w, "\n  Detailed Percentile spectrum:\n")
+	_ = h.WriteSpectrum(w)
 	fmt.Fprintln(w)
 }
 

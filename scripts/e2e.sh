@@ -36,7 +36,7 @@ for io in uring evloop goroutines; do
 done
 
 # An open-loop run.
-timeout 60 "$BIN" run -R 500 -d 2s -c 4 "$URL/healthz" >"$W/open.txt" 2>&1 || fail "open loop failed: $(cat "$W/open.txt")"
+timeout 60 "$BIN" run -R 500 -d 2s -c 4 --latency "$URL/healthz" >"$W/open.txt" 2>&1 || fail "open loop failed: $(cat "$W/open.txt")"
 grep -q 'HdrHistogram - Recorded Latency' "$W/open.txt" || fail "open loop has no wrk2 block"
 # The open loop on each I/O path (the default event loops waiting in epoll_pwait2, the
 # netpoller and timerfd they fall back to, goroutines): exact counts on each.
