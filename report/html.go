@@ -45,9 +45,9 @@ type Section struct {
 // extraSections is where the parts of the report that come from other packages are
 // added: profile top tables and the flame graph and target metrics charts (r.Target), and
 // per-endpoint tables (Step.Endpoints). They appear after the level table.
+// The verdict is not among them: it comes first, right after the headline (report/verdict.go).
 func extraSections(r *result.Run) []Section {
-	out := verdictSections(r)                 // report/verdict.go
-	out = append(out, timelineSections(r)...) // report/timeline.go
+	out := timelineSections(r)                // report/timeline.go
 	out = append(out, processSections(r)...)  // report/process.go
 	out = append(out, endpointSections(r)...)
 	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
@@ -72,6 +72,7 @@ type htmlReport struct {
 	Charts                                        []htmlChart
 	Levels                                        []htmlLevel
 	Open                                          bool
+	Verdict                                       *Section // first, after the headline; nil when not judged
 	Sections                                      []Section
 	Warnings                                      []string
 	Load, Body, Tool, Host, Time                  string
@@ -93,7 +94,7 @@ func HTML(w io.Writer, r *result.Run) error {
 	d := htmlReport{
 		CSS: css(), Kind: r.Kind, Name: name, Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL,
 		LevelName: xLabel(r.Load.OpenLoop()), Headline: Headline(r), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
-		Sections: extraSections(r), Warnings: r.AllWarnings(),
+		Verdict: verdictSection(r), Sections: extraSections(r), Warnings: r.AllWarnings(),
 		Load: specLoad(r, rec), Tool: r.Tool, Host: r.Host, Command: ShellQuote(r.Command), Run: r,
 	}
 	if r.Kind == "" {
@@ -208,7 +209,7 @@ func Headline(r *result.Run) []string {
 		out = append(out, rec.Headlines()...)
 	}
 	if r.Sweep != nil && r.Sweep.Stop != nil {
-		out = append(out, "Stopped early: "+r.Sweep.Stop.String())
+		out = append(out, "Stopped early: "+r.Sweep.Stop.Reason)
 	}
 	if rec.VsNative == nil && r.Native != nil && len(r.Native.Steps) > 0 {
 		nat := r.Native.Levels()

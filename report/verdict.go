@@ -64,15 +64,19 @@ var verdictTmpl = sync.OnceValue(func() *template.Template {
 {{if .V.Silent}}<p class="note">Not judged:</p><ul class="silent">{{range .V.Silent}}<li>{{.}}</li>{{end}}</ul>{{end}}`))
 })
 
-// verdictSections is the report's verdict section, first of the extra sections; none
-// when the run was not judged.
-func verdictSections(r *result.Run) []Section {
+// verdictSection is the report's verdict, shown first after the headline; nil when the run
+// was not judged. Its title asks "why it is slow" only when a claim says something was.
+func verdictSection(r *result.Run) *Section {
 	if r.Verdict == nil {
 		return nil
 	}
+	title := "Verdict"
+	if len(r.Verdict.Claims) > 0 {
+		title = "Verdict: why it is slow"
+	}
 	var b bytes.Buffer
 	if err := verdictTmpl().Execute(&b, struct{ V *verdict.Verdict }{r.Verdict}); err != nil {
-		return []Section{{Title: "Verdict", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
+		return &Section{Title: title, Body: template.HTML(template.HTMLEscapeString(err.Error()))}
 	}
-	return []Section{{Title: "Verdict: why it is slow", Body: template.HTML(b.String())}}
+	return &Section{Title: title, Body: template.HTML(b.String())}
 }

@@ -44,11 +44,11 @@ func TestVerdictText(t *testing.T) {
 }
 
 func TestVerdictSectionEscapes(t *testing.T) {
-	secs := verdictSections(&result.Run{Verdict: sampleVerdict()})
-	if len(secs) != 1 {
-		t.Fatalf("verdictSections: %d sections, want 1", len(secs))
+	sec := verdictSection(&result.Run{Verdict: sampleVerdict()})
+	if sec == nil {
+		t.Fatal("verdictSection of a judged run: nil, want a section")
 	}
-	body := string(secs[0].Body)
+	body := string(sec.Body)
 	golden.Check(t, "verdict_section.html", []byte(body))
 	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
 		t.Errorf("verdict section does not escape a wait site from the target:\n%s", body)
@@ -56,8 +56,30 @@ func TestVerdictSectionEscapes(t *testing.T) {
 	if !strings.Contains(body, `data-kind="target-waiting"`) || !strings.Contains(body, `id="little"`) {
 		t.Errorf("verdict section lacks the claim or the Little's law table:\n%s", body)
 	}
-	if got := verdictSections(&result.Run{}); got != nil {
-		t.Errorf("verdictSections of an unjudged run = %v, want none", got)
+	if sec.Title != "Verdict: why it is slow" {
+		t.Errorf("title with a claim = %q, want %q", sec.Title, "Verdict: why it is slow")
+	}
+	// Nothing was slow: the title does not ask why.
+	if quiet := verdictSection(&result.Run{Verdict: &verdict.Verdict{}}); quiet == nil || quiet.Title != "Verdict" {
+		t.Errorf("title without claims = %+v, want \"Verdict\"", quiet)
+	}
+	if got := verdictSection(&result.Run{}); got != nil {
+		t.Errorf("verdictSection of an unjudged run = %v, want none", got)
+	}
+}
+
+// TestVerdictFirstInReport: the verdict is the first section after the headline, before charts.
+func TestVerdictFirstInReport(t *testing.T) {
+	r := synthSweep()
+	r.Verdict = sampleVerdict()
+	var b strings.Builder
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	v, h, c := strings.Index(page, `id="verdict"`), strings.Index(page, `id="headline"`), strings.Index(page, "<h2>Charts</h2>")
+	if v < 0 || !(h < v && v < c) {
+		t.Errorf("verdict at %d, headline at %d, charts at %d: want the verdict right after the headline", v, h, c)
 	}
 }
 
