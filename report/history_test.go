@@ -19,9 +19,14 @@ func TestHistoryListGolden(t *testing.T) {
 		{ID: 1, Kind: "run", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0,
 			Labels: map[string]string{"branch": "main", "commit": "0123456789abcdef0123"},
 			Levels: []sweep.Level{{Label: "c=10", Reps: 5, QPS: 9838.600000000001, Responses: 49193, Success: 99.99796747, P99: measure.Duration(1609999 * time.Nanosecond)}}},
-		{ID: 2, Kind: "capacity", Method: "POST", URL: "http://127.0.0.1:8081/orders", Start: t0.Add(time.Hour),
-			Levels: []sweep.Level{{Label: "rate=93.8/s", Reps: 1, QPS: 93.80000000000001, Responses: 281, Success: 100, P99: measure.Duration(41 * time.Millisecond)}}},
+		// A capacity search stands for its answer (93.8/s), not its last, failing probe.
+		{ID: 2, Kind: "capacity", Method: "POST", URL: "http://127.0.0.1:8081/orders", Start: t0.Add(time.Hour), Answer: 93.8,
+			Levels: []sweep.Level{{Label: "rate=93.8/s", Value: 93.8, Reps: 1, QPS: 93.80000000000001, Responses: 281, Success: 100, P99: measure.Duration(41 * time.Millisecond)},
+				{Label: "rate=187.5/s", Value: 187.5, Reps: 2, QPS: 120, Responses: 700, Success: 91, P99: measure.Duration(2 * time.Second)}}},
 		{ID: 3, Kind: "sweep", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0.Add(2 * time.Hour), Labels: map[string]string{"side": "base"}},
+		// An HTTP/2 run says so beside its URL.
+		{ID: 4, Kind: "run", Method: "GET", URL: "https://127.0.0.1:8443/api", Start: t0.Add(3 * time.Hour), HTTP2: true,
+			Levels: []sweep.Level{{Label: "c=4", Reps: 1, QPS: 20000, Responses: 60000, Success: 100, P99: measure.Duration(900 * time.Microsecond)}}},
 	}
 	var b bytes.Buffer
 	HistoryList(&b, runs)

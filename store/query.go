@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +44,38 @@ type Entry struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Levels are the run's levels as every report of it shows them (result.Run.Levels).
 	Levels []sweep.Level `json:"levels"`
+	// HTTP2 says the run spoke HTTP/2: another line of inquiry than HTTP/1.1 to the same URL.
+	HTTP2 bool `json:"http2,omitempty"`
+	// Answer is a capacity search's answer (its highest rate meeting the objective; 0 when
+	// none did), which the run stands for in lists and trends, not its last probe.
+	Answer float64 `json:"answer,omitempty"`
+}
+
+// Headline is the level that stands for the run: a capacity search's answer (false when none
+// met the objective), otherwise its last level (false when it has none).
+func (e Entry) Headline() (sweep.Level, bool) {
+	if e.Kind == result.KindCapacity {
+		for _, l := range e.Levels {
+			if e.Answer > 0 && l.Value == e.Answer {
+				return l, true
+			}
+		}
+		return sweep.Level{}, false
+	}
+	if n := len(e.Levels); n > 0 {
+		return e.Levels[n-1], true
+	}
+	return sweep.Level{}, false
+}
+
+// Target names what the run measured, so that runs of another kind, method, URL or protocol
+// are never one line of a trend: "run GET http://127.0.0.1:8080/x", "... (HTTP/2)".
+func (e Entry) Target() string {
+	t := e.Kind + " " + e.Method + " " + e.URL
+	if e.HTTP2 {
+		t += " (HTTP/2)"
+	}
+	return t
 }
 
 // ParseQuery reads a history query: a run id as `apiperf history` lists it (`10`, `#10` or
@@ -140,7 +174,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 		where = append(where, "id IN (SELECT run_id FROM labels WHERE key = ? AND value = ?)")
 		args = append(args, k, f.Labels[k])
 	}
-	q := "SELECT id, kind, name, url, method, host, start_ns, end_ns, source FROM runs"
+	q := "SELECT id, kind, name, url, method, host, start_ns, end_ns, source, spec FROM runs"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -156,9 +190,18 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 	for rows.Next() {
 		var e Entry
 		var start, end int64
-		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &e.URL, &e.Method, &e.Host, &start, &end, &e.Source); err != nil {
+		var spec string
+		if err := rows.Scan(&e.ID, &e.Kind, &e.Name, &e.URL, &e.Method, &e.Host, &start, &end, &e.Source, &spec); err != nil {
 			rows.Close()
 			return nil, d.wrap("listing runs in", err)
+		}
+		var sp struct {
+			Load struct {
+				HTTP2 bool `json:"http2"`
+			} `json:"load"`
+		}
+		if json.Unmarshal([]byte(spec), &sp) == nil {
+			e.HTTP2 = sp.Load.HTTP2
 		}
 		e.Start, e.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 		out = append(out, e)
@@ -170,6 +213,11 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 	for i := range out {
 		if err := d.fill(ctx, &out[i]); err != nil {
 			return nil, err
+		}
+		if out[i].Kind == result.KindCapacity {
+			if err := d.answer(ctx, &out[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -213,6 +261,30 @@ func (d *DB) fill(ctx context.Context, e *Entry) error {
 		e.Levels = append(e.Levels, l)
 	}
 	return rows.Err()
+}
+
+// answer reads a capacity run's answer from its saved run.json.
+func (d *DB) answer(ctx context.Context, e *Entry) error {
+	var gz []byte
+	if err := d.db.QueryRowContext(ctx, "SELECT doc FROM runs WHERE id = ?", e.ID).Scan(&gz); err != nil {
+		return d.wrap("reading run from", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return fmt.Errorf("run #%d in %s: %w", e.ID, d.path, err)
+	}
+	var doc struct {
+		Capacity *struct {
+			Answer float64 `json:"answer"`
+		} `json:"capacity"`
+	}
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		return fmt.Errorf("run #%d in %s: %w", e.ID, d.path, err)
+	}
+	if doc.Capacity != nil {
+		e.Answer = doc.Capacity.Answer
+	}
+	return nil
 }
 
 // ImportStats counts what Import did.

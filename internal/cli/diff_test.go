@@ -152,12 +152,12 @@ func TestDiffBadInput(t *testing.T) {
 		args []string
 		want string // in the one-line stderr message
 	}{
-		{[]string{"diff", good, bad}, "bad.dat:2: qps \"lots\""},                      // a malformed .dat names file and line
+		{[]string{"diff", good, bad}, "bad.dat:2: qps \"lots\""},                    // a malformed .dat names file and line
 		{[]string{"diff", missing, good}, "nope.dat: cannot read it: no such file"}, // a missing file
-		{[]string{"diff", good, badJSON}, "broken.json:4: "},                          // malformed run.json: its line
-		{[]string{"diff", good}, "want two runs A and B, got 1"},                      // one argument
+		{[]string{"diff", good, badJSON}, "broken.json:4: "},                        // malformed run.json: its line
+		{[]string{"diff", good}, "want two runs A and B, got 1"},                    // one argument
 		{[]string{"report", empty}, "empty/run.json: cannot read it"},               // a directory without run.json
-		{[]string{"report", badJSON}, "broken.json:4: "},                              // report of a malformed run.json
+		{[]string{"report", badJSON}, "broken.json:4: "},                            // report of a malformed run.json
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runCLI(t, append(tt.args, "--dir", filepath.Join(dir, "out"))...)

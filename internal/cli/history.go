@@ -274,19 +274,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var trs []report.TrendRun
-	for _, r := range runs {
-		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Target: r.Kind + " " + r.Method + " " + r.URL,
-			Commit: r.Labels["commit"], Values: map[string]float64{}}
-		for _, l := range r.Levels {
-			if *level == "" || l.Label == *level {
-				tr.Values[l.Label] = get(l)
-			}
-		}
-		if len(tr.Values) > 0 {
-			trs = append(trs, tr)
-		}
-	}
+	trs := trendRuns(runs, get, *level)
 	if len(trs) == 0 {
 		return usagef("history trend: no recorded run matches (%s)", ff.db)
 	}
@@ -318,4 +306,30 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "change points by %s\n", report.ChangeMethod)
 	}
 	return nil
+}
+
+// trendRuns are the points of a trend: per run, the metric at each level (or only at level),
+// each run under its Target (kind, method, URL and protocol). A capacity search gives one
+// point, its answer, whatever rates it probed on the way.
+func trendRuns(runs []store.Entry, get func(sweep.Level) float64, level string) []report.TrendRun {
+	var trs []report.TrendRun
+	for _, r := range runs {
+		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Target: r.Target(),
+			Commit: r.Labels["commit"], Values: map[string]float64{}}
+		if r.Kind == result.KindCapacity {
+			if l, ok := r.Headline(); ok && (level == "" || l.Label == level) {
+				tr.Values["answer"] = get(l)
+			}
+		} else {
+			for _, l := range r.Levels {
+				if level == "" || l.Label == level {
+					tr.Values[l.Label] = get(l)
+				}
+			}
+		}
+		if len(tr.Values) > 0 {
+			trs = append(trs, tr)
+		}
+	}
+	return trs
 }

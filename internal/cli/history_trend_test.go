@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/store"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// TestTrendRunsProtocolAndCapacity reads runs back from a real history database: an HTTP/2 run
+// and an HTTP/1.1 run of one URL are two targets (a protocol change is not a regression), and a
+// capacity search is one point, its answer, not one series per probed rate.
+func TestTrendRunsProtocolAndCapacity(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const url = "http://127.0.0.1:8080/api"
+	h1 := historyRun(url, t0, nil, time.Millisecond)
+	h2 := historyRun(url, t0.Add(time.Hour), nil, 3*time.Millisecond)
+	h2.Load.HTTP2 = true
+	capRun := &result.Run{Version: result.Version, Tool: "apiperf test", Kind: result.KindCapacity, Host: "h",
+		Command: []string{"apiperf", "capacity", url}, Scenario: h1.Scenario, Start: t0.Add(2 * time.Hour), End: t0.Add(3 * time.Hour),
+		Capacity: &sweep.Capacity{Answer: 150}}
+	capRun.Load = h1.Load
+	capRun.Load.Rate = 100
+	for i, rate := range []float64{100, 200, 200, 150} { // 200 failed twice; 150 is the answer
+		hist := measure.NewHistogram()
+		hist.RecordN(time.Duration(rate)*time.Microsecond, 100)
+		capRun.Steps = append(capRun.Steps, &measure.Step{Label: sweep.Label(true, rate), Rep: i, Elapsed: measure.Duration(time.Second),
+			Attempts: 100, Requests: 100, Successes: 100, Latency: hist, AllAttempts: hist,
+			Open: &measure.OpenLoop{TargetRate: rate, Scheduled: 100}})
+	}
+	for _, r := range []*result.Run{h1, h2, capRun} {
+		if _, _, err := h.Record(context.Background(), r, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := h.List(context.Background(), store.Filter{})
+	h.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs := trendRuns(runs, trendMetrics["p99"], "")
+	if len(trs) != 3 {
+		t.Fatalf("trendRuns: %d points, want 3: %+v", len(trs), trs)
+	}
+	if trs[0].Target == trs[1].Target {
+		t.Errorf("HTTP/1.1 and HTTP/2 runs share the target %q; want two lines", trs[0].Target)
+	}
+	if want := "run GET " + url + " (HTTP/2)"; trs[1].Target != want {
+		t.Errorf("HTTP/2 run's target = %q, want %q", trs[1].Target, want)
+	}
+	if v, ok := trs[2].Values["answer"]; len(trs[2].Values) != 1 || !ok || v < 0.14 || v > 0.16 {
+		t.Errorf("capacity run's values = %v, want one point, answer, p99 about 0.15 ms (the 150/s probe)", trs[2].Values)
+	}
+}
