@@ -58,6 +58,9 @@ type Diff struct {
 	// least one side is a .dat file that has nothing else.
 	Classic  bool
 	Warnings []string
+	// Notes are what a reader must know to read the numbers, e.g. that B measured another
+	// URL than A (often the point of a diff, so not a warning).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // New compares A with B, aligning levels by their value (never by position), so a level

@@ -97,7 +97,36 @@ func NewMulti(vs []Variant) *Multi {
 	if len(m.Common) == 0 && len(vs) > 1 {
 		m.Warnings = append(m.Warnings, "the runs share no level: latencies cannot be compared level by level")
 	}
+	m.shareNative()
 	return m
+}
+
+// shareNative gives every variant swept with the first one's plan (same kind and levels)
+// the first one's "% of native": a --vs-native sweep runs once, beside the first variant.
+func (m *Multi) shareNative() {
+	ref := m.Variants[0]
+	if ref.NativeQPS <= 0 {
+		return
+	}
+	samePlan := func(v Variant) bool {
+		return v.Rate == ref.Rate && slices.EqualFunc(v.Levels, ref.Levels, func(a, b sweep.Level) bool { return a.Value == b.Value })
+	}
+	all := true
+	for i := range m.Variants[1:] {
+		v := &m.Variants[i+1]
+		switch {
+		case v.NativeQPS > 0: // measured its own
+		case samePlan(*v):
+			v.NativeQPS = ref.NativeQPS
+		default:
+			all = false
+		}
+	}
+	who := "every variant"
+	if !all {
+		who = "the variants with its plan"
+	}
+	m.Notes = append(m.Notes, fmt.Sprintf("%% of native: %s against plain net/http's peak of %.0f req/s, swept once with %s's plan", who, ref.NativeQPS, ref.Name))
 }
 
 // At returns variant i's level of value val, or nil.

@@ -66,3 +66,25 @@ func TestMulti(t *testing.T) {
 		t.Errorf("NewMulti(concurrency, rate) warnings = %q, want the mix and no common level", m.Warnings)
 	}
 }
+
+// TestMultiSharesNative: compared from saved directories, the runs of a variant sweep (same
+// plan as the first, which carries the one --vs-native sweep) all get "% of native"; a run
+// with another plan does not borrow it.
+func TestMultiSharesNative(t *testing.T) {
+	a := side("a", false, map[float64]float64{10: 100, 50: 400})
+	a.NativeQPS = 1000
+	b := side("b", false, map[float64]float64{10: 200, 50: 800})
+	other := side("other", false, map[float64]float64{10: 50, 100: 300})
+	m := NewMulti([]Variant{a, b, other})
+	for i, want := range []float64{40, 80} {
+		if got := m.PctOfNative(i); got != want {
+			t.Errorf("PctOfNative(%s) = %v, want %v", m.Variants[i].Name, got, want)
+		}
+	}
+	if got := m.PctOfNative(2); !math.IsNaN(got) {
+		t.Errorf("PctOfNative(other) = %v, want NaN (another plan than a's native sweep)", got)
+	}
+	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "the variants with its plan") {
+		t.Errorf("Notes = %q, want one note saying which variants the native peak covers", m.Notes)
+	}
+}

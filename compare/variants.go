@@ -76,7 +76,6 @@ type SweepFunc func(ctx context.Context, t Target, first bool) (r *result.Run, d
 func SweepVariants(ctx context.Context, ts []Target, sweep SweepFunc) (*Multi, error) {
 	var vs []Variant
 	var errs, warns []string
-	native := 0.0
 	for i, t := range ts {
 		if ctx.Err() != nil {
 			warns = append(warns, fmt.Sprintf("interrupted: %d of %d variants swept", i, len(ts)))
@@ -92,18 +91,10 @@ func SweepVariants(ctx context.Context, ts []Target, sweep SweepFunc) (*Multi, e
 		}
 		v := VariantOf(t.Name, r)
 		v.Source = dir
-		if i == 0 {
-			native = v.NativeQPS
-		} else if v.NativeQPS == 0 {
-			v.NativeQPS = native
-		}
 		vs = append(vs, v)
 	}
-	m := NewMulti(vs)
+	m := NewMulti(vs) // gives every variant the first one's "% of native"
 	m.Warnings = append(warns, m.Warnings...)
-	if native > 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("%% of native: every variant against plain net/http's peak of %.0f req/s, swept once with %s's plan", native, ts[0].Name))
-	}
 	if len(errs) > 0 {
 		return m, errors.New(strings.Join(errs, "; "))
 	}

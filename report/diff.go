@@ -135,7 +135,7 @@ type htmlDiff struct {
 	Charts                 []htmlChart
 	Rows                   [][]string
 	Classic                bool
-	Warnings               []string
+	Notes, Warnings        []string
 }
 
 // DiffHTML writes the diff as one self-contained page that works offline: headline, the two
@@ -147,7 +147,7 @@ func DiffHTML(w io.Writer, d *compare.Diff) error {
 	}
 	p := htmlDiff{
 		CSS: css(), A: d.A.Name, B: d.B.Name, SourceA: d.A.Source, SourceB: d.B.Source,
-		Headline: d.Headline(), LevelName: xLabel(d.A.Rate), Classic: d.Classic, Warnings: d.Warnings,
+		Headline: d.Headline(), LevelName: xLabel(d.A.Rate), Classic: d.Classic, Notes: d.Notes, Warnings: d.Warnings,
 	}
 	for _, c := range charts {
 		hc, err := embedChart(c.suffix, c.title, c.chart)

@@ -41,8 +41,11 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 	if a.Name == b.Name {
 		a.Name, b.Name = a.Name+"-A", b.Name+"-B"
 	}
-	noteExperiments(e, flags.Arg(0), flags.Arg(1))
+	note := noteExperiments(e, flags.Arg(0), flags.Arg(1))
 	d := compare.New(a, b)
+	if note != "" {
+		d.Notes = append(d.Notes, note)
+	}
 	if err := report.DiffText(e.stdout, d); err != nil {
 		return err
 	}

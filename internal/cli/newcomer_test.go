@@ -373,6 +373,14 @@ func TestDiffNotesAnotherExperiment(t *testing.T) {
 	if !strings.Contains(stderr, "apiperf: note: B is another experiment than A: URL http://127.0.0.1:8081/api, not http://127.0.0.1:8080/api\n") {
 		t.Errorf("diff of two URLs: stderr %q; want a note naming both", stderr)
 	}
+	// diff.html says it too, beside the headline.
+	pages, _ := filepath.Glob(filepath.Join(dir, "out", "*.diff.html"))
+	if len(pages) != 1 {
+		t.Fatalf("diff wrote %v; want one diff.html", pages)
+	}
+	if page, _ := os.ReadFile(pages[0]); !strings.Contains(string(page), `<p class="note">B is another experiment than A: URL http://127.0.0.1:8081/api, not http://127.0.0.1:8080/api</p>`) {
+		t.Errorf("%s does not say that B measured another URL", pages[0])
+	}
 	if _, _, stderr := newcomerCLI(t, "diff", "--dir", filepath.Join(dir, "out"), a, a2); strings.Contains(stderr, "note:") {
 		t.Errorf("diff of one URL twice: stderr %q; want no note", stderr)
 	}
