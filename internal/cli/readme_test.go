@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ import (
 type readmeExample struct {
 	line int
 	args []string
+	// output is the fenced block README shows as the command's output (after at most a
+	// sentence of prose), or "" when it shows none.
+	output string
 }
 
 // readmeExamples reads README.md's indented code blocks and returns every `apiperf` command in
@@ -44,7 +48,22 @@ func readmeExamples(t *testing.T, path string) []readmeExample {
 			l = l[:c]
 		}
 		l = strings.TrimSuffix(strings.TrimSpace(l), "&")
-		out = append(out, readmeExample{line: start, args: shellWords(strings.TrimSpace(l))[1:]})
+		ex := readmeExample{line: start, args: shellWords(strings.TrimSpace(l))[1:]}
+		// Output: a fenced block within a few lines, before another command or heading.
+		for j := i + 1; j < len(lines) && j <= i+4; j++ {
+			if strings.HasPrefix(lines[j], "    apiperf ") || strings.HasPrefix(lines[j], "#") {
+				break
+			}
+			if lines[j] == "```" {
+				end := j + 1
+				for end < len(lines) && lines[end] != "```" {
+					end++
+				}
+				ex.output = strings.Join(lines[j+1:end], "\n")
+				break
+			}
+		}
+		out = append(out, ex)
 	}
 	return out
 }
@@ -190,11 +209,19 @@ func TestReadmeExamples(t *testing.T) {
 		case "ab":
 			args = append([]string{"ab", "--max-pairs", "8", "--count", "8", "--warmup", "50ms"}, args[1:]...)
 			args = replaceFlag(args, "-d", "100ms")
-		default:
+		case "sweep":
 			args = append([]string{cmd, "-q"}, args[1:]...)
 		}
 		code, stdout, stderr := newcomerCLI(t, args...)
 		ran++
+		if ex.output != "" {
+			host := regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
+			norm := func(s string) string { return host.ReplaceAllString(s, "HOST") }
+			got, want := outputShape(norm(stderr+stdout)), outputShape(norm(ex.output))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: the output README shows does not have the shape of today's output\n  README: %q\n  today:  %q", name, want, got)
+			}
+		}
 		// ab's verdict on two runs of one server may be either way; everything else must pass.
 		if code == ExitUsage || (code != ExitOK && cmd != "ab") {
 			t.Errorf("%s\n  ran as: apiperf %s\n  exit %d; stderr:\n%s\nstdout:\n%s", name, strings.Join(args, " "), code, stderr, stdout)
@@ -203,6 +230,25 @@ func TestReadmeExamples(t *testing.T) {
 	if ran < 10 {
 		t.Errorf("ran %d README examples; want every run, sweep, capacity and ab example (at least 10)", ran)
 	}
+}
+
+// outputShape is the set of lines of a command's output without their figures (numbers as
+// N, spacing collapsed), leaving out lines that come and go with the measurement itself.
+func outputShape(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		n := strings.TrimSpace(shape(l))
+		switch {
+		case n == "", strings.HasPrefix(n, "Drained:"), strings.HasPrefix(n, "apiperf: warning"), strings.HasPrefix(n, "Socket errors"), strings.HasPrefix(n, "Non-2xx"),
+			strings.HasPrefix(n, "apiperf: ") && strings.Contains(n, " loop: "): // the banner, on stderr, shown or not
+			continue
+		}
+		if !slices.Contains(lines, n) {
+			lines = append(lines, n)
+		}
+	}
+	slices.Sort(lines)
+	return lines
 }
 
 // replaceFlag sets flag's value in args (after the flag) when present.
