@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/apiperf/apiperf/internal/uring"
+	"github.com/apiperf/apiperf/load/internal/uring"
 	"github.com/apiperf/apiperf/measure"
 )
 
