@@ -6,11 +6,8 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -29,24 +26,32 @@ const evloopSupported = true
 // that watch responses or delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
-	epfd     int
-	file     *os.File        // epfd, so the loop can wait in Go's netpoller
-	rc       syscall.RawConn // of file
+	ep       *epoller // the loop's epoll set (the backend, unless io uses a ring)
+	io       poller   // the backend in use: ep, or an io_uring (startRing)
 	conns    []*econn
 	active   int // connections not finished
 	retry    []*econn
 	samples  sampleBatch
 	buf      []byte // one read buffer for all the loop's connections
-	events   []syscall.EpollEvent
-	ready    int // events filled by the last wait
-	waitFn   func(fd uintptr) bool
 	sa       syscall.Sockaddr
 	family   int
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
 	o        *openLoop // open loop: the loop's share of the schedule (nil: closed loop)
 	useRing  bool      // do the I/O on an io_uring when the kernel allows it (chooseRing)
-	ring     *ringIO   // the io_uring in use (nil: epoll)
+}
+
+// poller is an event loop's I/O backend, as wrk's ae_epoll.c is for ae.c: the loop's code
+// calls it and never asks which backend runs. epoll is evepoll_linux.go, io_uring
+// evring_linux.go; a new backend is one more file implementing these.
+type poller interface {
+	connecting(c *econn) error // watch c's socket until its connect completes
+	connected(c *econn) error  // watch c's newly connected socket for responses
+	write(c *econn) bool       // send c.pending; false: it waits (for room, a send in flight) or failed
+	written(c *econn)          // c's request is all sent: it now waits for its response
+	closing(c *econn)          // c's socket is about to be closed
+	turn(block bool)           // closed loop: one wait (block false: none) and what it brought
+	pace(now, want int64)      // open loop: wait for an event or until want, and handle what came
 }
 
 // econn is one connection of an evloop.
@@ -116,28 +121,17 @@ func (e *engine) makeEvloops() ([]*evloop, error) {
 	}
 	loops := make([]*evloop, len(e.recs))
 	for t := range loops {
-		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-		if err != nil {
-			closeLoops(loops[:t])
-			return nil, os.NewSyscallError("epoll_create1", err)
-		}
-		if err := syscall.SetNonblock(epfd, true); err != nil {
-			syscall.Close(epfd)
-			closeLoops(loops[:t])
-			return nil, os.NewSyscallError("fcntl", err)
-		}
 		l := &evloop{
-			e: e, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), samples: newSampleBatch(e.recs[t], evloopBatch),
-			buf: make([]byte, evloopReadBuf), events: make([]syscall.EpollEvent, 256), sa: copySockaddr(sa), family: family,
+			e: e, samples: newSampleBatch(e.recs[t], evloopBatch),
+			buf: make([]byte, evloopReadBuf), sa: copySockaddr(sa), family: family,
 			scan: int64(min(e.slack, 10*time.Millisecond)),
 		}
 		l.scan = max(l.scan, int64(time.Millisecond))
-		if l.rc, err = l.file.SyscallConn(); err != nil {
-			l.file.Close()
+		if l.ep, err = newEpoller(l); err != nil {
 			closeLoops(loops[:t])
 			return nil, err
 		}
-		l.waitFn = l.poll
+		l.io = l.ep
 		loops[t] = l
 	}
 	return loops, nil
@@ -145,7 +139,7 @@ func (e *engine) makeEvloops() ([]*evloop, error) {
 
 func closeLoops(loops []*evloop) {
 	for _, l := range loops {
-		l.file.Close()
+		l.ep.close()
 	}
 }
 
@@ -191,7 +185,7 @@ func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, er
 // the run stopped) or the run is cancelled.
 func (l *evloop) run() {
 	if l.useRing {
-		defer l.startRing(len(l.conns))()
+		defer l.startRing(len(l.conns), false)()
 	}
 	defer l.close()
 	for _, c := range l.conns {
@@ -207,16 +201,7 @@ func (l *evloop) run() {
 				l.next(c)
 			}
 		}
-		if l.ring != nil {
-			l.ringTurn(len(l.retry) == 0)
-		} else {
-			l.wait(len(l.retry) == 0)
-			for _, ev := range l.events[:l.ready] {
-				if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
-					l.event(c, ev.Events)
-				}
-			}
-		}
+		l.io.turn(len(l.retry) == 0)
 		if now := l.e.now(); now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)
@@ -227,30 +212,7 @@ func (l *evloop) run() {
 	}
 }
 
-// poll is the netpoller callback: it takes the ready events, if any, without blocking.
-func (l *evloop) poll(fd uintptr) bool {
-	n, err := syscall.EpollWait(int(fd), l.events, 0)
-	if err != nil || n <= 0 {
-		l.ready = 0
-		return err != nil && err != syscall.EINTR
-	}
-	l.ready = n
-	return true
-}
-
-// wait fills l.events: at once when events are ready, otherwise it parks until one is or
-// the next deadline check is due (block false: do not park at all).
-func (l *evloop) wait(block bool) {
-	if l.poll(uintptr(l.epfd)) || !block {
-		return
-	}
-	_ = l.file.SetReadDeadline(time.Now().Add(time.Duration(l.scan)))
-	if err := l.rc.Read(l.waitFn); err != nil {
-		l.ready = 0
-	}
-}
-
-// event handles what epoll reported for c.
+// event handles what the backend reported for c.
 func (l *evloop) event(c *econn, ev uint32) {
 	switch c.state {
 	case cConnecting:
@@ -261,7 +223,7 @@ func (l *evloop) event(c *econn, ev uint32) {
 		}
 		l.e.conns.Add(1)
 		l.e.connTime.Add(l.e.now() - c.start)
-		if err := l.armRead(c); err != nil {
+		if err := l.io.connected(c); err != nil {
 			l.fail(c, measure.ConnectError)
 			return
 		}
@@ -306,7 +268,7 @@ func (l *evloop) connect(c *econn) {
 	switch err := syscall.Connect(fd, l.sa); err {
 	case nil, syscall.EINPROGRESS:
 		c.state = cConnecting
-		if err := l.awaitConnect(c); err != nil {
+		if err := l.io.connecting(c); err != nil {
 			l.connectFailed(c)
 		}
 	default:
@@ -360,38 +322,15 @@ func (l *evloop) send(c *econn) {
 	l.write(c)
 }
 
-// write writes what is left of the request; the socket's buffer takes a small request at once.
-// On an io_uring the send is queued (after the one in flight, if any) and completes later.
+// write hands what is left of the request to the backend; once it is all sent (or, on an
+// io_uring, queued), c waits for its response.
 func (l *evloop) write(c *econn) {
-	if l.ring != nil {
-		if c.sending {
-			return // the send in flight completes first, then this one is queued
-		}
-		l.ringSend(c)
-	}
-	for len(c.pending) > 0 {
-		n, err := send(c.fd, c.pending)
-		switch {
-		case err == syscall.EAGAIN:
-			if !c.out {
-				c.out = true
-				_ = l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN|syscall.EPOLLOUT)
-			}
-			return
-		case err == syscall.EINTR:
-			continue
-		case err != 0:
-			l.fail(c, measure.WriteError)
-			return
-		}
-		c.pending = c.pending[n:]
+	if !l.io.write(c) {
+		return
 	}
 	if c.state == cWriting && c.n > 0 {
 		c.state = cReading
-		if c.out { // back to EPOLLIN alone once the write that waited for room is done
-			c.out = false
-			_ = l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN)
-		}
+		l.io.written(c)
 		if len(c.carry) > 0 {
 			l.consume(c, nil) // a pipelined response that already arrived
 		}
@@ -564,24 +503,9 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 	l.samples.add(s)
 }
 
-// connEvents are the flags every connection's epoll registration carries besides
-// EPOLLIN/EPOLLOUT: edge-triggered, so a socket is reported when something arrives rather
-// than on every wait while it stays ready (each reported socket costs a poll of it at every
-// wait); and the peer's half-close reported as such, so read reads to the end of the stream.
-// EPOLL_CTL_MOD polls the socket again, so an edge missed while a state did not read (a write
-// waiting for room, a connect) is reported once the registration changes.
-const connEvents = syscall.EPOLLRDHUP | unix.EPOLLET
-
-func (l *evloop) ctl(op int, c *econn, events uint32) error {
-	ev := syscall.EpollEvent{Events: events | connEvents, Fd: c.id}
-	return syscall.EpollCtl(l.epfd, op, c.fd, &ev)
-}
-
 func (l *evloop) closeFD(c *econn) {
 	if c.fd >= 0 {
-		if l.ring != nil {
-			l.ringClose(c)
-		}
+		l.io.closing(c)
 		syscall.Close(c.fd) // closing also removes it from the epoll set
 		c.fd = -1
 		c.gen++ // what still refers to the old socket (a ring completion, a read loop) sees it closed
@@ -607,5 +531,5 @@ func (l *evloop) close() {
 	if l.o != nil {
 		l.o.close()
 	}
-	l.file.Close()
+	l.ep.close()
 }

@@ -62,7 +62,6 @@ type openLoop struct {
 	rt          int64        // the response time (meanRT)
 	inFlight    atomic.Int64
 	thread      int
-	netpoll     bool  // the loop waits through Go's netpoller, woken by the timerfd
 	stampable   bool  // every connection asked the kernel for receive timestamps
 	stamps      bool  // and the last read had one: the loop may sleep through arrivals
 	wall        int64 // the wall clock minus the step's clock at the last wake-up, to read the stamps
@@ -165,7 +164,8 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 func (l *evloop) openInit(t, n int, netpoll, raw bool) error {
 	e := l.e
 	o := &openLoop{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to),
-		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t, netpoll: netpoll, stampable: !netpoll, raw: raw}
+		total: e.cfg.Requests, tfd: -1, starve: newStarvation(), thread: t, stampable: !netpoll, raw: raw}
+	l.ep.netpoll = netpoll
 	l.o = o
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
@@ -173,7 +173,7 @@ func (l *evloop) openInit(t, n int, netpoll, raw bool) error {
 	}
 	o.tfd = fd
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | unix.EPOLLET, Fd: timerID}
-	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := syscall.EpollCtl(l.ep.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	o.due = int64(o.pacer.Due(o.first))
@@ -253,7 +253,7 @@ func (l *evloop) dialPool() {
 			continue
 		}
 		c.fd, c.state = fd, cConnecting
-		if l.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT) != nil {
+		if l.ep.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT) != nil {
 			l.closeFD(c)
 			c.state = cIdle
 			continue
@@ -265,11 +265,11 @@ func (l *evloop) dialPool() {
 		if left <= 0 {
 			break
 		}
-		n, err := syscall.EpollWait(l.epfd, l.events, int((left+time.Millisecond-1)/time.Millisecond))
+		n, err := syscall.EpollWait(l.ep.epfd, l.ep.events, int((left+time.Millisecond-1)/time.Millisecond))
 		if err != nil && err != syscall.EINTR {
 			break
 		}
-		for _, ev := range l.events[:max(n, 0)] {
+		for _, ev := range l.ep.events[:max(n, 0)] {
 			if ev.Fd < 0 {
 				continue
 			}
@@ -280,7 +280,7 @@ func (l *evloop) dialPool() {
 			pending--
 			c.state = cIdle
 			soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-			if err != nil || soerr != 0 || l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
+			if err != nil || soerr != 0 || l.ep.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
 				l.closeFD(c)
 				continue
 			}
@@ -318,8 +318,7 @@ func (l *evloop) socket() (int, error) {
 // share of the schedule is sent and answered (or timed out), or the run is cancelled.
 func (l *evloop) runOpen() {
 	if l.useRing {
-		defer l.startRing(l.e.cfg.MaxConns())()
-		l.ringAdopt()
+		defer l.startRing(l.e.cfg.MaxConns(), true)()
 	}
 	defer l.close()
 	o := l.o
@@ -331,37 +330,11 @@ func (l *evloop) runOpen() {
 		}
 		o.inFlight.Store(int64(o.busy))
 		want := l.wakeAt()
-		switch {
-		case l.ring != nil:
-			// No yield between waits here: the loop is locked to its thread (the ring's
-			// single issuer), and a locked goroutine's yield hands the P to another thread
-			// and back, two thread switches a turn. The run's other goroutines run when the
-			// runtime preempts the loop, as on the closed loop's ring.
-			l.ringBlock(now, want)
-		case !o.netpoll:
-			if o.raw {
-				runtime.Gosched() // the loop keeps its P in short waits: let the run's other goroutines in
-			}
-			l.block(now, want)
-		default:
-			l.arm(now, want)
-			o.parks++
-			if err := l.rc.Read(l.waitFn); err != nil {
-				l.ready = 0 // interrupted: the loop condition sees the cancellation
-			}
-		}
-		for _, ev := range l.events[:l.ready] {
-			if ev.Fd == timerID {
-				if o.armed > 0 {
-					o.woke(l.e.now() - o.expires)
-				}
-				o.armed = 0
-				continue
-			}
-			if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
-				l.event(c, ev.Events)
-			}
-		}
+		// On an io_uring there is no yield between waits: the loop is locked to its thread
+		// (the ring's single issuer), and a locked goroutine's yield hands the P to another
+		// thread and back, two thread switches a turn. The run's other goroutines run when the
+		// runtime preempts the loop, as on the closed loop's ring.
+		l.io.pace(now, want)
 		now = l.wake()
 		if now-l.lastScan >= l.scan {
 			l.lastScan = now
@@ -379,22 +352,6 @@ func (l *evloop) runOpen() {
 // maxRingFiles bounds an open loop's io_uring file table, which has a slot for every
 // connection the pool may open (MaxConns); a larger pool runs on epoll.
 const maxRingFiles = 1 << 16
-
-// ringAdopt moves the connections dialPool opened from the loop's epoll set to its io_uring
-// (nothing when the kernel refused the ring).
-func (l *evloop) ringAdopt() {
-	if l.ring == nil {
-		return
-	}
-	for _, c := range l.conns {
-		if c.fd < 0 {
-			continue
-		}
-		if syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil) != nil || l.armRead(c) != nil {
-			l.closeFD(c) // the first request on it connects again
-		}
-	}
-}
 
 // sendDue sends every request that is due by now on a free connection.
 func (l *evloop) sendDue(now int64) {

@@ -21,29 +21,6 @@ import (
 // or has a P to spare: the network poller runs only on an idle P (or every 10 ms).
 const rawBlock = int64(time.Millisecond)
 
-// epollPwait2 waits up to d nanoseconds (d < 0: without limit) for events on epfd, with
-// epoll_pwait2's nanosecond timeout (Linux 5.11); a raw wait up to rawBlock keeps the thread's
-// P, any other is a blocking system call for the runtime.
-func epollPwait2(epfd int, events []syscall.EpollEvent, d int64, raw bool) (int, syscall.Errno) {
-	var ts unix.Timespec
-	var p unsafe.Pointer
-	if d >= 0 {
-		ts = unix.NsecToTimespec(d)
-		p = unsafe.Pointer(&ts)
-	}
-	var r uintptr
-	var e syscall.Errno
-	if raw && d >= 0 && d <= rawBlock {
-		r, _, e = syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(p), 0, 0)
-	} else {
-		r, _, e = syscall.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(p), 0, 0)
-	}
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), 0
-}
-
 // sleepNs sleeps d nanoseconds, raw (keeping the thread's P) as epollPwait2 does; a signal
 // cuts it short.
 func sleepNs(d int64, raw bool) {
@@ -53,59 +30,6 @@ func sleepNs(d int64, raw bool) {
 		return
 	}
 	syscall.Syscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-}
-
-// block waits in epoll_pwait2 for events or until want (math.MaxInt64: none). While requests
-// are in flight and their arrival times are stamped by the kernel, it sleeps through the
-// arrivals instead (until the next send, at most a quantum while none can be sent) and then
-// takes every event at once; connects and writes that wait for room are waited for as events.
-func (l *evloop) block(now, want int64) {
-	o := l.o
-	d, timed := l.waitFor(now, want)
-	wait := d
-	if timed {
-		sleepNs(d, o.raw)
-		wait = 0
-	}
-	n, errno := epollPwait2(l.epfd, l.events, wait, o.raw)
-	after := l.e.now()
-	switch {
-	case errno == syscall.ENOSYS || errno == syscall.EPERM:
-		o.netpoll = true // an older kernel, or a seccomp filter: the netpoller and a timerfd
-		o.stampable, o.stamps = false, false
-		l.ready = 0
-		return
-	case errno != 0:
-		l.ready = 0
-		return
-	}
-	l.ready = n
-	l.waited(now, after, want, d, timed, n)
-}
-
-// ringBlock is block on an io_uring: one io_uring_enter submits the sends queued since the
-// last and waits. Sleeping through arrivals is a wait for more completions than can come
-// before the timeout: the ring's work is deferred to the loop's thread, so the receives
-// are made (stamped with their arrival times) when it wakes.
-func (l *evloop) ringBlock(now, want int64) {
-	o, g := l.o, l.ring
-	d, timed := l.waitFor(now, want)
-	g.bufs.Publish()
-	var err error
-	switch {
-	case d == 0:
-		err = g.r.Submit()
-	case timed:
-		err = g.r.Wait(g.cq, d, o.raw && d <= rawBlock) // a full ring's worth: more than a quantum brings
-	default:
-		err = g.r.Wait(1, d, o.raw && d <= rawBlock)
-	}
-	if err != nil {
-		l.ringBroken()
-		return
-	}
-	n := l.ringReap()
-	l.waited(now, l.e.now(), want, d, timed, n)
 }
 
 // waitFor is how long the loop waits for want, and whether it sleeps through arrivals
@@ -195,5 +119,14 @@ func (l *evloop) arm(now, want int64) {
 	}
 }
 
-// interrupt makes the loop's wait return now (the run was cancelled).
-func (l *evloop) interrupt() { _ = l.file.SetReadDeadline(time.Unix(1, 0)) }
+// interrupt makes the loop's wait through the netpoller return now (the run was cancelled).
+func (l *evloop) interrupt() { l.ep.interrupt() }
+
+// timerFired notes the timerfd's expiry: how late it woke the loop.
+func (l *evloop) timerFired() {
+	o := l.o
+	if o.armed > 0 {
+		o.woke(l.e.now() - o.expires)
+	}
+	o.armed = 0
+}
