@@ -17,6 +17,14 @@ import (
 // burst of sends instead of one per response, with no loss of precision in the latency.
 // The stamps are CLOCK_REALTIME; each wake-up relates them to the monotonic clock.
 
+// stampState is what an open loop knows of its receive timestamps.
+type stampState struct {
+	stampable bool  // every connection asked the kernel for receive timestamps
+	stamps    bool  // and the last read had one: the loop may sleep through arrivals
+	wall      int64 // the wall clock minus the step's clock at the last wake-up, to read the stamps
+	rd        stampReader
+}
+
 // stampConn asks for receive timestamps on fd; false when the kernel refused.
 func stampConn(fd int) bool {
 	return syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
