@@ -37,8 +37,9 @@ type evloop struct {
 	family   int
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
-	o        *openLoop // open loop: the loop's share of the schedule (nil: closed loop)
-	useRing  bool      // do the I/O on an io_uring when the kernel allows it (chooseRing)
+	o        *openLoop   // open loop: the loop's share of the schedule (nil: closed loop)
+	useRing  bool        // do the I/O on an io_uring when the kernel allows it (ringChoice)
+	ring     *ringChoice // where a refused io_uring is noted
 }
 
 // poller is an event loop's I/O backend, as wrk's ae_epoll.c is for ae.c: the loop's code
@@ -93,25 +94,6 @@ const evloopBatch = 64
 
 // evloopReadBuf is the size of an evloop's read buffer.
 const evloopReadBuf = 64 << 10
-
-// newEvloops makes one loop per engine thread and deals the connections out to them.
-func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
-	loops, err := e.makeEvloops()
-	if err != nil {
-		return nil, err
-	}
-	for i, r := range reqs {
-		l := loops[i%len(loops)]
-		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i]}
-		l.conns = append(l.conns, c)
-		if c.budget != 0 {
-			l.active++
-		} else {
-			c.state = cDone
-		}
-	}
-	return loops, nil
-}
 
 // makeEvloops makes one loop, without connections, per engine thread.
 func (e *engine) makeEvloops() ([]*evloop, error) {
@@ -179,37 +161,6 @@ func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, er
 	sa := &syscall.SockaddrInet6{Port: port}
 	copy(sa.Addr[:], ip.To16())
 	return sa, syscall.AF_INET6, nil
-}
-
-// run serves the loop's connections until every one has finished (its budget spent, or
-// the run stopped) or the run is cancelled.
-func (l *evloop) run() {
-	if l.useRing {
-		defer l.startRing(len(l.conns), false)()
-	}
-	defer l.close()
-	for _, c := range l.conns {
-		if c.state != cDone {
-			l.next(c)
-		}
-	}
-	for l.active > 0 && !l.e.cancel.Load() {
-		if len(l.retry) > 0 {
-			retry := l.retry
-			l.retry = l.retry[len(l.retry):]
-			for _, c := range retry {
-				l.next(c)
-			}
-		}
-		l.io.turn(len(l.retry) == 0)
-		if now := l.e.now(); now-l.lastScan >= l.scan {
-			l.lastScan = now
-			l.expire(now)
-			if now-l.samples.flushed > maxBatchAge {
-				l.samples.flush(now) // a quiet loop still reports what it has
-			}
-		}
-	}
 }
 
 // event handles what the backend reported for c.

@@ -36,6 +36,20 @@ type openLoop struct {
 	starveWatch // whether the generator is short of CPU (then the pool does not grow)
 }
 
+// evOpen is the driver of the open loop on event loops.
+type evOpen struct {
+	evloops
+	pool *sharedPool
+}
+
+// gauges: the pool's connections, and the requests in flight on them.
+func (d *evOpen) gauges(iv *measure.Interval) {
+	iv.Connections = int(d.pool.size.Load())
+	for _, l := range d.loops {
+		iv.InFlight += int(l.inFlight())
+	}
+}
+
 // runOpenEvloop runs the open loop on one event loop per engine thread; reqs are the
 // initial pool's requesters.
 func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
@@ -43,10 +57,10 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	if err != nil {
 		return nil, err
 	}
-	e.sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
+	d := &evOpen{evloops: evloops{loops: loops}, pool: &sharedPool{}}
 	raw := runtime.GOMAXPROCS(0) > len(loops) || !servedHere(sockPort(loops[0].sa))
 	for t, l := range loops {
-		if err := l.openInit(t, len(loops), o.io == ioEvloopNetpoll, raw); err != nil {
+		if err := l.openInit(t, len(loops), d.pool, o.io == ioEvloopNetpoll, raw); err != nil {
 			for _, l := range loops {
 				l.o.close()
 			}
@@ -57,17 +71,17 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	for i, r := range reqs {
 		loops[i%len(loops)].addConn(r)
 	}
-	e.pool.Store(int64(len(reqs)))
-	e.connIDs.Store(int64(len(reqs)))
+	d.pool.size.Store(int64(len(reqs)))
+	d.pool.ids.Store(int64(len(reqs)))
 	for _, l := range loops {
 		l.dialPool()
 	}
-	e.loops = loops
+	e.drv = d
 	var tooBig error // the ring's file table has a slot for every connection the pool may open
 	if e.cfg.MaxConns() > maxRingFiles {
 		tooBig = fmt.Errorf("a pool of up to %d connections is more than an io_uring file table holds (%d)", e.cfg.MaxConns(), maxRingFiles)
 	}
-	e.chooseRing(o, loops, tooBig)
+	d.ring.choose(o, loops, tooBig)
 	e.base = time.Now()
 	var wg sync.WaitGroup
 	for _, l := range loops {
@@ -84,18 +98,18 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		s.Open.Scheduled += l.o.scheduled
 		starved = starved || l.o.seen
 	}
-	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, e.pool.Load() >= int64(e.cfg.MaxConns())); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, d.pool.size.Load() >= int64(e.cfg.MaxConns())); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
 }
 
-// openInit gives loop t of n its share of the schedule and its timerfd.
-func (l *evloop) openInit(t, n int, netpoll, raw bool) error {
+// openInit gives loop t of n its share of the schedule, of the pool, and its timerfd.
+func (l *evloop) openInit(t, n int, pool *sharedPool, netpoll, raw bool) error {
 	e := l.e
 	o := &openLoop{
 		openShare:   openShare{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to), total: e.cfg.Requests},
-		openPool:    openPool{thread: t},
+		openPool:    openPool{thread: t, shared: pool},
 		waker:       waker{tfd: -1, raw: raw},
 		stampState:  stampState{stampable: !netpoll},
 		starveWatch: starveWatch{starve: newStarvation()},

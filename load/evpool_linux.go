@@ -3,6 +3,7 @@
 package load
 
 import (
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,6 +25,14 @@ type openPool struct {
 	rt       int64        // the response time (meanRT)
 	inFlight atomic.Int64
 	thread   int
+	shared   *sharedPool // what the run's loops share of the pool
+}
+
+// sharedPool is what the event loops of an open-loop run share of the pool.
+type sharedPool struct {
+	size  atomic.Int64 // connections in the pool
+	ids   atomic.Int64 // ids given to connections
+	reqMu sync.Mutex   // serializes src.Requester for connections added while running
 }
 
 // addConn adds a connection, not yet open, to the loop's pool.
@@ -119,12 +128,12 @@ func (l *evloop) grow(now int64) {
 	if o.starved {
 		return
 	}
-	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && l.e.claimConn(); n-- {
-		l.e.reqMu.Lock()
-		r, err := l.e.src.Requester(o.thread, int(l.e.connIDs.Add(1)-1))
-		l.e.reqMu.Unlock()
+	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
+		o.shared.reqMu.Lock()
+		r, err := l.e.src.Requester(o.thread, int(o.shared.ids.Add(1)-1))
+		o.shared.reqMu.Unlock()
 		if err != nil {
-			l.e.pool.Add(-1)
+			o.shared.size.Add(-1)
 			o.noGrow = true
 			return
 		}
@@ -134,14 +143,14 @@ func (l *evloop) grow(now int64) {
 	}
 }
 
-// claimConn takes a place in the open-loop pool, if MaxConns allows.
-func (e *engine) claimConn() bool {
+// claim takes a place in the pool, if it holds fewer than max connections.
+func (p *sharedPool) claim(max int) bool {
 	for {
-		n := e.pool.Load()
-		if n >= int64(e.cfg.MaxConns()) {
+		n := p.size.Load()
+		if n >= int64(max) {
 			return false
 		}
-		if e.pool.CompareAndSwap(n, n+1) {
+		if p.size.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}

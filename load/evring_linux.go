@@ -106,7 +106,7 @@ func (l *evloop) startRing(files int, stamped bool) func() {
 		}
 		r.Close()
 	}
-	l.e.ringRefused(err)
+	l.ring.refused(err)
 	runtime.UnlockOSThread()
 	return func() {}
 }

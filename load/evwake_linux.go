@@ -173,7 +173,7 @@ func (l *evloop) wakeAt() int64 {
 		switch {
 		case o.free.n > 0:
 			want = max(o.due-o.early, o.burst)
-		case !o.noGrow && !l.e.stop.Load() && l.e.pool.Load() < int64(l.e.cfg.MaxConns()):
+		case !o.noGrow && !l.e.stop.Load() && o.shared.size.Load() < int64(l.e.cfg.MaxConns()):
 			want = max(o.growAt, o.due+int64(lateThreshold))
 		}
 	}
