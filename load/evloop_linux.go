@@ -63,6 +63,17 @@ type econn struct {
 	req      scenario.Requester
 	budget   int64 // requests left; -1: until stopped
 	p        parser
+	pending  []byte // the part of the request the socket did not take yet
+	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
+	carry    []byte // bytes read past the end of a response (pipelining)
+	gen      uint32 // bumped when fd closes (io_uring: completions for the old socket are ignored)
+	ebatch          // the requests sent together and their responses
+	openConn        // open loop
+	ringConn        // io_uring
+}
+
+// ebatch is the batch of requests in flight on an econn (more than one when pipelined).
+type ebatch struct {
 	head     bool
 	n, got   int // requests in the batch sent, responses read
 	ep       int
@@ -70,15 +81,19 @@ type econn struct {
 	due      int64 // when it was due (open loop; closed loop: start)
 	deadline int64
 	rbytes   int64
-	pending  []byte // the part of the request the socket did not take yet
-	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
-	carry    []byte // bytes read past the end of a response (pipelining)
-	queued   bool   // open loop: a request waits for the connect to finish
-	at       int64  // open loop: when the bytes read last arrived, by their kernel timestamp (0: unknown)
-	waited   bool   // open loop: that request waited for a free connection
-	gen      uint32 // bumped when fd closes (io_uring: completions for the old socket are ignored)
-	sending  bool   // io_uring: a send is in flight
-	sent     []byte // io_uring: what it sends (kept alive until it completes)
+}
+
+// openConn is what an open loop keeps of an econn.
+type openConn struct {
+	queued bool  // a request waits for the connect to finish
+	at     int64 // when the bytes read last arrived, by their kernel timestamp (0: unknown)
+	waited bool  // that request waited for a free connection
+}
+
+// ringConn is what the io_uring backend keeps of an econn.
+type ringConn struct {
+	sending bool   // a send is in flight
+	sent    []byte // what it sends (kept alive until it completes)
 }
 
 const (
