@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -104,6 +105,9 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 	if err != nil {
 		return nil, err
 	}
+	for _, l := range loops {
+		l.kind = closedLoop{l}
+	}
 	for i, r := range reqs {
 		l := loops[i%len(loops)]
 		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i]}
@@ -147,3 +151,47 @@ func (l *evloop) run() {
 		}
 	}
 }
+
+// closedLoop is the closed loop's evkind: each connection sends its next request as soon as
+// its response is complete, and after a failure from the loop's retry list.
+type closedLoop struct{ l *evloop }
+
+// connected sends c's first request.
+func (k closedLoop) connected(c *econn) { k.l.send(c) }
+
+// connectFailed records a connect error for c's next request and tries again later.
+func (k closedLoop) connectFailed(c *econn) {
+	l := k.l
+	l.closeFD(c)
+	if l.e.stop.Load() || l.e.cancel.Load() {
+		l.finish(c) // the run ended while connecting: not an attempt at the target
+		return
+	}
+	_, n, ep, _ := c.req.Request()
+	now := l.e.now()
+	for i := 0; i < n; i++ {
+		l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(ep)})
+	}
+	l.retry = append(l.retry, c)
+}
+
+// freed sends c's next request at once, or from the retry list after a failure.
+func (k closedLoop) freed(c *econn, now bool) {
+	if now {
+		k.l.next(c)
+		return
+	}
+	k.l.retry = append(k.l.retry, c)
+}
+
+// idle: a closed loop's connection without a request takes what arrives as the next
+// response's (received).
+func (closedLoop) idle(*econn) bool { return false }
+
+func (k closedLoop) read(c *econn) (int, syscall.Errno) { return recv(c.fd, k.l.buf) }
+
+func (closedLoop) took(int64) {}
+
+func (closedLoop) broken() {}
+
+func (closedLoop) close() {}

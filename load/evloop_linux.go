@@ -37,9 +37,23 @@ type evloop struct {
 	family   int
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
+	kind     evkind      // closed or open loop
 	o        *openLoop   // open loop: the loop's share of the schedule (nil: closed loop)
 	useRing  bool        // do the I/O on an io_uring when the kernel allows it (ringChoice)
 	ring     *ringChoice // where a refused io_uring is noted
+}
+
+// evkind is what differs between the closed loop (closedLoop) and the open loop (openLoop) on
+// an event loop: the loop's connection code calls it and never asks which kind runs.
+type evkind interface {
+	connected(c *econn)                 // c just connected
+	connectFailed(c *econn)             // c's connect failed or timed out
+	freed(c *econn, now bool)           // c's requests are all answered or failed (now false: after a failure)
+	idle(c *econn) bool                 // c, with no request, got bytes or its end: true when handled
+	read(c *econn) (int, syscall.Errno) // reads what arrived for c into the loop's buffer
+	took(d int64)                       // an exchange held its connection d ns
+	broken()                            // the backend failed: nothing more is sent
+	close()
 }
 
 // poller is an event loop's I/O backend, as wrk's ae_epoll.c is for ae.c: the loop's code
@@ -194,13 +208,9 @@ func (l *evloop) event(c *econn, ev uint32) {
 			return
 		}
 		c.state = cIdle
-		if l.o != nil {
-			l.connected(c)
-			return
-		}
-		l.send(c)
+		l.kind.connected(c)
 	case cIdle:
-		l.idleEvent(c) // open loop: a free connection became readable
+		l.kind.idle(c) // open loop: a free connection became readable
 	case cWriting:
 		l.write(c)
 	case cReading:
@@ -224,7 +234,7 @@ func (l *evloop) next(c *econn) {
 func (l *evloop) connect(c *econn) {
 	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		l.connectFailed(c)
+		l.kind.connectFailed(c)
 		return
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
@@ -235,30 +245,11 @@ func (l *evloop) connect(c *econn) {
 	case nil, syscall.EINPROGRESS:
 		c.state = cConnecting
 		if err := l.io.connecting(c); err != nil {
-			l.connectFailed(c)
+			l.kind.connectFailed(c)
 		}
 	default:
-		l.connectFailed(c)
+		l.kind.connectFailed(c)
 	}
-}
-
-// connectFailed records a connect error for c's next request and tries again later.
-func (l *evloop) connectFailed(c *econn) {
-	if l.o != nil {
-		l.openConnectFailed(c)
-		return
-	}
-	l.closeFD(c)
-	if l.e.stop.Load() || l.e.cancel.Load() {
-		l.finish(c) // the run ended while connecting: not an attempt at the target
-		return
-	}
-	_, n, ep, _ := c.req.Request()
-	now := l.e.now()
-	for i := 0; i < n; i++ {
-		l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(ep)})
-	}
-	l.retry = append(l.retry, c)
 }
 
 func (l *evloop) send(c *econn) {
@@ -312,7 +303,7 @@ func (l *evloop) read(c *econn, ev uint32) {
 	hup := ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
 	gen := c.gen
 	for {
-		n, err := l.readConn(c)
+		n, err := l.kind.read(c)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -329,14 +320,13 @@ func (l *evloop) read(c *econn, ev uint32) {
 // received handles what a read of c gave: b, the end of the stream (b empty) or err. Bytes
 // that arrive while no response is awaited (an io_uring receives whenever data comes) wait
 // in c.carry for the next request; on an open loop's free connection, they or its end
-// close it (idleEvent).
+// close it (evkind.idle).
 func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:
 		return
-	case c.state == cIdle && l.o != nil:
-		l.idleEvent(c) // a free connection of an open loop: closed by the server, or sent what nobody asked for
-		return
+	case c.state == cIdle && l.kind.idle(c):
+		return // a free connection of an open loop: closed by the server, or sent what nobody asked for
 	case err != 0:
 		l.fail(c, measure.ReadError)
 		return
@@ -398,7 +388,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 			l.failRest(c, measure.ReadError, now)
 		}
 		c.state = cIdle
-		l.freed(c, true)
+		l.kind.freed(c, true)
 		return true
 	}
 	if c.got < c.n {
@@ -407,28 +397,14 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return false
 	}
 	c.state = cIdle
-	l.freed(c, true)
+	l.kind.freed(c, true)
 	return true
-}
-
-// freed takes c, whose requests are all answered or failed: a closed loop sends its next
-// request (at once, or from the retry list after a failure), an open loop makes it free.
-func (l *evloop) freed(c *econn, now bool) {
-	switch {
-	case l.o != nil:
-		l.o.busy--
-		l.o.free.push(c)
-	case now:
-		l.next(c)
-	default:
-		l.retry = append(l.retry, c)
-	}
 }
 
 // fail records c's outstanding requests as failed, drops the connection and tries again.
 func (l *evloop) fail(c *econn, class measure.Class) {
 	if c.state == cConnecting {
-		l.connectFailed(c)
+		l.kind.connectFailed(c)
 		return
 	}
 	now := l.e.now()
@@ -437,7 +413,7 @@ func (l *evloop) fail(c *econn, class measure.Class) {
 		l.failRest(c, class, now)
 	}
 	c.state = cIdle
-	l.freed(c, false)
+	l.kind.freed(c, false)
 }
 
 func (l *evloop) failRest(c *econn, class measure.Class, now int64) {
@@ -452,7 +428,7 @@ func (l *evloop) expire(now int64) {
 	for _, c := range l.conns {
 		switch {
 		case c.state == cConnecting && now > c.deadline:
-			l.connectFailed(c)
+			l.kind.connectFailed(c)
 		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
 			l.fail(c, measure.TimeoutError)
 		}
@@ -463,9 +439,7 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 	if c.budget > 0 {
 		c.budget--
 	}
-	if l.o != nil {
-		l.o.rt = meanRT(l.o.rt, s.Uncorrected)
-	}
+	l.kind.took(s.Uncorrected)
 	l.samples.add(s)
 }
 
@@ -494,8 +468,6 @@ func (l *evloop) close() {
 	for _, c := range l.conns {
 		l.closeFD(c)
 	}
-	if l.o != nil {
-		l.o.close()
-	}
+	l.kind.close()
 	l.ep.close()
 }

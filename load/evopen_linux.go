@@ -29,6 +29,7 @@ import (
 // and that backlog does not shrink over a response time (backlogWatch), the loop opens more,
 // up to MaxConns for the run, unless the generator is short of CPU.
 type openLoop struct {
+	l           *evloop
 	openShare   // which requests of the schedule are the loop's, and when they are due
 	openPool    // its connections: the free ones, the busy ones, the pool's growth
 	waker       // when the loop wakes: bursts, early wake-ups, the timerfd
@@ -46,7 +47,7 @@ type evOpen struct {
 func (d *evOpen) gauges(iv *measure.Interval) {
 	iv.Connections = int(d.pool.size.Load())
 	for _, l := range d.loops {
-		iv.InFlight += int(l.inFlight())
+		iv.InFlight += int(l.o.inFlight.Load())
 	}
 }
 
@@ -115,7 +116,7 @@ func (l *evloop) openInit(t, n int, pool *sharedPool, netpoll, raw bool) error {
 		starveWatch: starveWatch{starve: newStarvation()},
 	}
 	l.ep.netpoll = netpoll
-	l.o = o
+	l.o, l.kind, o.l = o, o, l
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return os.NewSyscallError("timerfd_create", err)
@@ -290,7 +291,8 @@ func (l *evloop) transmit(c *econn, now int64) {
 }
 
 // connected takes c, just connected: its waiting request is written, or it joins the free.
-func (l *evloop) connected(c *econn) {
+func (o *openLoop) connected(c *econn) {
+	l := o.l
 	l.o.dialing--
 	if c.queued {
 		c.queued = false
@@ -301,10 +303,10 @@ func (l *evloop) connected(c *econn) {
 	l.o.free.push(c)
 }
 
-// openConnectFailed records a failed connect for the request waiting on it (a connection
+// connectFailed records a failed connect for the request waiting on it (a connection
 // opened for the backlog has none) and makes c free again, closed.
-func (l *evloop) openConnectFailed(c *econn) {
-	queued, o := c.queued, l.o
+func (o *openLoop) connectFailed(c *econn) {
+	l, queued := o.l, c.queued
 	o.dialing--
 	l.closeFD(c)
 	c.state = cIdle
@@ -327,13 +329,24 @@ func (l *evloop) openConnectFailed(c *econn) {
 	o.free.push(c)
 }
 
-// idleEvent handles a free connection that became readable: the server closed it (or sent
+// idle handles a free connection that became readable: the server closed it (or sent
 // bytes nobody asked for). It is closed; the next request on it connects again.
-func (l *evloop) idleEvent(c *econn) {
-	if l.o != nil {
-		l.closeFD(c)
-	}
+func (o *openLoop) idle(c *econn) bool {
+	o.l.closeFD(c)
+	return true
 }
+
+// freed makes c, whose requests are all answered or failed, free.
+func (o *openLoop) freed(c *econn, _ bool) {
+	o.busy--
+	o.free.push(c)
+}
+
+// took moves the response time by an exchange that took d.
+func (o *openLoop) took(d int64) { o.rt = meanRT(o.rt, d) }
+
+// broken: the open loop sends nothing more and ends.
+func (o *openLoop) broken() { o.over, o.busy = true, 0 }
 
 // checkStarved finds out, at most every 20 ms, whether the generator is short of CPU
 // (starveWatch.check), and tells the run.

@@ -156,14 +156,6 @@ func (p *sharedPool) claim(max int) bool {
 	}
 }
 
-// inFlight is how many of an open loop's requests are in flight.
-func (l *evloop) inFlight() int64 {
-	if l.o == nil {
-		return 0
-	}
-	return l.o.inFlight.Load()
-}
-
 // connRing is a FIFO of free connections.
 type connRing struct {
 	buf  []*econn

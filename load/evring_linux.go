@@ -160,9 +160,7 @@ func (g *ringIO) reap() int {
 // is in flight fails as a read error, and the connections end.
 func (g *ringIO) broken() {
 	l := g.l
-	if l.o != nil {
-		l.o.over, l.o.busy = true, 0 // the open loop sends nothing more and ends
-	}
+	l.kind.broken()
 	now := l.e.now()
 	for _, c := range l.conns {
 		if c.state == cReading || c.state == cWriting {

@@ -77,13 +77,13 @@ func cmsgStamp(oob []byte) int64 {
 	return 0
 }
 
-// readConn reads what arrived for c into the loop's buffer. An open loop with receive
+// read reads what arrived for c into the loop's buffer. An open loop with receive
 // timestamps notes when the bytes arrived (c.at). The loop sleeps through arrivals only
 // while reads come stamped: the kernel turns stamping on shortly after the first socket asks
 // for it (the first responses may come without), so the loop starts out reading on arrival.
-func (l *evloop) readConn(c *econn) (int, syscall.Errno) {
-	o := l.o
-	if o == nil || !o.stampable {
+func (o *openLoop) read(c *econn) (int, syscall.Errno) {
+	l := o.l
+	if !o.stampable {
 		return recv(c.fd, l.buf)
 	}
 	n, wall, err := o.rd.read(c.fd, l.buf)
