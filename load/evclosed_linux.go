@@ -54,17 +54,23 @@ func (e *engine) runEvloop(o options, names []string, reqs []scenario.Requester)
 	d := &evClosed{evloops: evloops{loops: loops}, conns: e.cfg.Connections}
 	e.drv = d
 	d.ring.choose(o, loops, nil)
+	e.runLoops(o, loops, (*evloop).run)
+	return e.finish(names), nil
+}
+
+// runLoops starts the step's clock, runs every loop on a goroutine of its own, and
+// supervises them to their end.
+func (e *engine) runLoops(o options, loops []*evloop, run func(*evloop)) {
 	e.base = time.Now()
 	var wg sync.WaitGroup
 	for _, l := range loops {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l.run()
+			run(l)
 		}()
 	}
 	e.supervise(&wg, o)
-	return e.finish(names), nil
 }
 
 // ringChoice is whether a run's event loops do their I/O on io_uring, and why not.

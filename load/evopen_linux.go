@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
@@ -83,16 +82,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		tooBig = fmt.Errorf("a pool of up to %d connections is more than an io_uring file table holds (%d)", e.cfg.MaxConns(), maxRingFiles)
 	}
 	d.ring.choose(o, loops, tooBig)
-	e.base = time.Now()
-	var wg sync.WaitGroup
-	for _, l := range loops {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.runOpen()
-		}()
-	}
-	e.supervise(&wg, o)
+	e.runLoops(o, loops, (*evloop).runOpen)
 	s := e.finish(names)
 	starved := false
 	for _, l := range loops {
