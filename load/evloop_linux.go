@@ -15,15 +15,14 @@ import (
 
 const evloopSupported = true
 
-// An evloop runs the closed-loop connections of one engine thread on its own epoll set, as
-// wrk does: no goroutine and no read buffer per connection, a read only when epoll says a
-// response has arrived, and the next request written as soon as a response is complete.
-// Connections are edge-triggered (connEvents): epoll reports a socket when something
-// arrives, not again on every wait while it stays ready, so each event is read until the
-// socket is drained (see read). The loop waits on its epoll descriptor through
-// Go's netpoller, so it never blocks an OS thread. A closed loop does its I/O on an io_uring
-// instead where the kernel allows it (evring_linux.go). It serves plain TCP without scripts
-// that watch responses or delay requests; everything else runs on the goroutine workers.
+// An evloop runs the connections of one engine thread, as wrk does: no goroutine and no read
+// buffer per connection, a read only when the backend says a response has arrived, and the
+// next request written as soon as it may be: at once in a closed loop (closedLoop,
+// evclosed_linux.go), when it is due in an open loop (openLoop, evopen_linux.go). Its I/O
+// goes through a poller: epoll (evepoll_linux.go), whose connections are edge-triggered, so
+// each event is read until the socket is drained (see read), or an io_uring where the kernel
+// allows it (evring_linux.go). It serves plain TCP without scripts that watch responses or
+// delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
 	ep       *epoller // the loop's epoll set (the backend, unless io uses a ring)
