@@ -217,6 +217,17 @@ func (l *evloop) event(c *econn, ev uint32) {
 	}
 }
 
+// newSocket makes a non-blocking TCP socket, with TCP_NODELAY, for the target: every
+// connection of an event loop starts here.
+func (l *evloop) newSocket() (int, error) {
+	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	return fd, nil
+}
+
 // next sends c's next request, connecting first if needed, or finishes c.
 func (l *evloop) next(c *econn) {
 	if c.budget == 0 || l.e.stop.Load() {
@@ -231,12 +242,11 @@ func (l *evloop) next(c *econn) {
 }
 
 func (l *evloop) connect(c *econn) {
-	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	fd, err := l.newSocket()
 	if err != nil {
 		l.kind.connectFailed(c)
 		return
 	}
-	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	c.fd = fd
 	c.start = l.e.now()
 	c.deadline = c.start + int64(l.e.timeout)

@@ -101,11 +101,10 @@ func (l *evloop) dialPool() {
 
 // socket makes a non-blocking TCP socket and starts connecting it to the target.
 func (l *evloop) socket() (int, error) {
-	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	fd, err := l.newSocket()
 	if err != nil {
 		return -1, err
 	}
-	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	if l.o.stampable && !stampConn(fd) {
 		l.o.stampable = false
 	}
