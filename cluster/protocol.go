@@ -115,15 +115,22 @@ type conn struct {
 }
 
 func newConn(nc net.Conn) *conn {
-	lim := &limitedReader{r: bufio.NewReaderSize(nc, 64<<10), n: maxMessage}
+	lim := &limitedReader{r: bufio.NewReaderSize(nc, 64<<10), n: maxMessage, max: maxMessage}
 	return &conn{nc: nc, lim: lim, dec: json.NewDecoder(lim), enc: json.NewEncoder(nc)}
 }
 
-// send writes one message (Encode adds the newline).
+// send writes one message within timeout.
 func (c *conn) send(m *message, timeout time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(timeout))
+	return c.enc.Encode(m)
+}
+
+// encode writes one message (Encode adds the newline) within the connection's deadline.
+func (c *conn) encode(m *message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.enc.Encode(m)
 }
 
@@ -172,7 +179,13 @@ func (c *conn) recv(timeout time.Duration) (*message, error) {
 		dl = time.Now().Add(timeout)
 	}
 	c.nc.SetReadDeadline(dl)
-	c.lim.n = maxMessage // per message (the decoder reads ahead, so this is a bound, not exact)
+	return c.decode(maxMessage)
+}
+
+// decode reads one message of at most about limit bytes (the decoder reads ahead, so this
+// is a bound, not exact) within the connection's deadline.
+func (c *conn) decode(limit int64) (*message, error) {
+	c.lim.n, c.lim.max = limit, limit
 	var m message
 	if err := c.dec.Decode(&m); err != nil {
 		return nil, err
@@ -185,13 +198,13 @@ func (c *conn) recv(timeout time.Duration) (*message, error) {
 
 // limitedReader fails a read once more than n bytes were read without a reset.
 type limitedReader struct {
-	r *bufio.Reader
-	n int64
+	r      *bufio.Reader
+	n, max int64
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("protocol: message longer than %d bytes", maxMessage)
+		return 0, fmt.Errorf("protocol: message longer than %d bytes", l.max)
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
