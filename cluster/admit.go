@@ -103,6 +103,7 @@ func (a *admission) enrol(m *member) bool {
 	if a.done || len(c.members) >= c.o.Workers {
 		return false
 	}
+	delete(a.pending, m.c.nc) // a member: closing the join no longer cuts it off
 	m.index = len(c.members)
 	c.members = append(c.members, m)
 	if len(c.members) == c.o.Workers {

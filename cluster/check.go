@@ -15,9 +15,9 @@ const (
 	// clockSlack is how far a worker's times may stray from the coordinator's view of the
 	// step (on top of the round trip): clock-sync error and send delays.
 	clockSlack = 2 * time.Second
-	// stepGrace is how long after a step's planned end (start, phase, warmup, duration and
+	// stepGraceDefault is how long after a step's planned end (start, phase, warmup, duration and
 	// the drain of its timeout) a worker's final step may still arrive; then it is lost.
-	stepGrace = 10 * time.Second
+	stepGraceDefault = 10 * time.Second
 	// perConnectionRate bounds what one connection (or stream) can complete: one response
 	// a microsecond, far beyond any real network.
 	perConnectionRate = 1e6

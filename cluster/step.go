@@ -57,9 +57,12 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 	return c.merge(cfg)
 }
 
-// stopGrace is how long, beyond the request timeout, the workers get to send what they
-// measured once told to stop.
-const stopGrace = 5 * time.Second
+// stopGraceDefault is how long, beyond the request timeout, the workers get to send what
+// they measured once told to stop.
+const stopGraceDefault = 5 * time.Second
+
+// stepGrace and stopGrace are the graces in force (tests shorten them).
+var stepGrace, stopGrace = stepGraceDefault, stopGraceDefault
 
 // collect waits for every worker's final step or loss, checking each message against the
 // worker's share (a worker that breaks it is dropped, as if lost). Every wait has a
@@ -159,7 +162,7 @@ func (m *member) overdue(now, stopBy time.Time) error {
 	case !stopBy.IsZero() && now.After(stopBy):
 		return errors.New("no step in time after it was told to stop")
 	case !d.IsZero() && now.After(d):
-		return fmt.Errorf("no step by %v after the step's planned end", stepGrace+m.lim.slack)
+		return fmt.Errorf("no step by %v after the step's planned end", (stepGrace + m.lim.slack).Round(time.Millisecond))
 	case now.Sub(m.heard) > measure.DefaultInterval+stepGrace+m.lim.slack:
 		return fmt.Errorf("no interval for %v", now.Sub(m.heard).Round(time.Second))
 	}
