@@ -109,7 +109,7 @@ func honestInterval(start time.Time, i, n int64) *measure.Interval {
 	return iv
 }
 
-func stepMsg(s *measure.Step) *message         { return &message{Type: msgStep, Step: s} }
+func stepMsg(s *measure.Step) *message          { return &message{Type: msgStep, Step: s} }
 func intervalMsg(iv *measure.Interval) *message { return &message{Type: msgInterval, Interval: iv} }
 
 // TestForgedReportsDropped: a worker with the token sends each forgery of the issue (and
