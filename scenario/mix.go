@@ -94,7 +94,7 @@ func (m *Mix) redact(extra []string, keepBody bool) *Mix {
 
 // LoadMix reads a scenario file (YAML, or JSON) and validates it.
 func LoadMix(path string) (*Mix, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}

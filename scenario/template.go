@@ -1,11 +1,9 @@
 package scenario
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -159,23 +157,20 @@ func appendUUID(r *rand.Rand, b []byte) []byte {
 	return b
 }
 
-// readLines reads the non-empty lines of a file.
+// readLines reads the non-empty lines of a regular file of at most MaxInputFile bytes.
+// The lines share the file's one copy in memory.
 func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading lines: %w", err)
 	}
-	defer f.Close()
 	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if l := strings.TrimRight(sc.Text(), "\r"); l != "" {
+	for rest := string(b); rest != ""; {
+		l, more, _ := strings.Cut(rest, "\n")
+		if l = strings.TrimRight(l, "\r"); l != "" {
 			lines = append(lines, l)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading lines of %s: %w", path, err)
+		rest = more
 	}
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("%s has no lines", path)

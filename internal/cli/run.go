@@ -105,9 +105,9 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		if f.body != "" {
 			errs = append(errs, errors.New("give --body or --body-file, not both"))
 		}
-		b, err := os.ReadFile(f.bodyFile)
+		b, err := scenario.ReadFile(f.bodyFile)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("reading body file: %w", err))
+			errs = append(errs, fmt.Errorf("--body-file: %w", err))
 		}
 		sc.Body, sc.BodyFile = string(b), f.bodyFile
 	}
