@@ -16,6 +16,8 @@ import (
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // HTMLFile is the name of the HTML report in a run directory.
@@ -64,7 +66,7 @@ func (o *outputs) render(name string, fill func(w io.Writer) error) error {
 		return fmt.Errorf("rendering %s: %w", name, err)
 	}
 	p := filepath.Join(o.dir, name)
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(p, b.Bytes()); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	o.paths = append(o.paths, p)

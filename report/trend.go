@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/sweep"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // Trend is one metric of one target across recorded runs over time, one line per level, so
@@ -259,7 +260,7 @@ func (s TrendSet) WriteFiles(base string) ([]string, error) {
 	if err := s.HTML(&page); err != nil {
 		return paths, err
 	}
-	if err := os.WriteFile(base+".html", page.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(base+".html", page.Bytes()); err != nil {
 		return paths, fmt.Errorf("writing trend page: %w", err)
 	}
 	return append([]string{base + ".html"}, paths...), nil

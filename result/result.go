@@ -22,6 +22,8 @@ import (
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // Version is the run.json schema version. Readers refuse newer versions and upgrade older
@@ -134,11 +136,7 @@ func (r *Run) Save(path string) error {
 			return fmt.Errorf("saving run: %w", err)
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("saving run: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := outfile.Write(path, b); err != nil {
 		return fmt.Errorf("saving run: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // percentValue is a percentage flag: "5%", "5" or "0.1%".
@@ -154,8 +156,8 @@ func writeOut(e *env, path string, write func(w io.Writer) error) error {
 		_, err := e.stdout.Write(b.Bytes())
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := outfile.Write(path, b.Bytes()); err != nil {
+		return err
 	}
 	return nil
 }

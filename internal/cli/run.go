@@ -21,6 +21,8 @@ import (
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // loadFlags are the flags `run`, `sweep` and `capacity` share: what to send and how.
@@ -356,7 +358,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("cpu profile: %w", err))
 	}
@@ -376,7 +378,7 @@ func writeBenchFile(path string, doc *result.Run) error {
 	if err := report.WriteBench(&b, doc); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(path, b.Bytes()); err != nil {
 		return fmt.Errorf("writing benchmark file: %w", err)
 	}
 	return nil
