@@ -105,9 +105,9 @@ func (p podArg) word(i int) string {
 
 // secretEntry is one key of the Secret, with what reads it.
 type secretEntry struct {
-	Key, Data  string // Data in base64 (the printed manifests never show a secret in clear)
-	Env        string // for an argument: the coordinator's environment variable
-	Path string // for a file: its name under filesDir
+	Key, Data string // Data in base64 (the printed manifests never show a secret in clear)
+	Env       string // for an argument: the coordinator's environment variable
+	Path      string // for a file: its name under filesDir
 }
 
 // secrets reads the files the arguments name and returns the Secret's entries besides the
