@@ -7,7 +7,6 @@ import (
 	"regexp"
 
 	"github.com/apiperf/apiperf/measure"
-
 	"github.com/apiperf/apiperf/outfile"
 )
 

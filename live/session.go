@@ -16,7 +16,6 @@ import (
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
-
 	"github.com/apiperf/apiperf/outfile"
 )
 
@@ -84,7 +83,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 		s.ln = ln
 		s.metrics = newMetrics(cfg)
-		s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+		s.srv = newServer(s.handler(), ln.Addr())
 		go func() { _ = s.srv.Serve(ln) }()
 	}
 	return s, nil

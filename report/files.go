@@ -13,11 +13,10 @@ import (
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
-
-	"github.com/apiperf/apiperf/outfile"
 )
 
 // HTMLFile is the name of the HTML report in a run directory.

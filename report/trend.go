@@ -12,10 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/sweep"
-
-	"github.com/apiperf/apiperf/outfile"
 )
 
 // Trend is one metric of one target across recorded runs over time, one line per level, so

@@ -18,12 +18,11 @@ import (
 	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
-
-	"github.com/apiperf/apiperf/outfile"
 )
 
 // Version is the run.json schema version. Readers refuse newer versions and upgrade older

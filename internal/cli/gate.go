@@ -11,10 +11,9 @@ import (
 	"strings"
 
 	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
-
-	"github.com/apiperf/apiperf/outfile"
 )
 
 // percentValue is a percentage flag: "5%", "5" or "0.1%".

@@ -17,12 +17,11 @@ import (
 	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
-
-	"github.com/apiperf/apiperf/outfile"
 )
 
 // loadFlags are the flags `run`, `sweep` and `capacity` share: what to send and how.
