@@ -57,10 +57,10 @@ type Source struct {
 	main    *glua.LState
 	threads []*thread
 
-	base   context.Context // the process's: Ctrl-C ends every call
-	budget time.Duration   // of each load-time phase
-	run    context.Context // the run's bound (Bound), guarded by mainMu
-	maxMem int64
+	base    context.Context // the process's: Ctrl-C ends every call
+	budget  time.Duration   // of each load-time phase
+	run     context.Context // the run's bound (Bound), guarded by mainMu
+	maxMem  int64
 	unwatch func() // stops the memory watch
 
 	failed atomic.Bool // a callback raised an error: stop the run
