@@ -306,7 +306,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if *out != "" {
 		if err := doc.Save(*out); err != nil {
-			return err
+			return fmt.Errorf("%w (%s)", err, notRecorded)
 		}
 		if !*quiet {
 			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *out)
