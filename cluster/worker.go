@@ -133,7 +133,7 @@ func handshake(c *conn, addr, token string, o WorkerOptions) error {
 	}
 	switch m.Type {
 	case msgRefused:
-		return fmt.Errorf("joining %s: %w: %s", addr, ErrRefused, m.Reason)
+		return fmt.Errorf("joining %s: %w: %s", addr, ErrRefused, Printable(m.Reason, maxWarning))
 	case msgWelcome:
 	default:
 		return fmt.Errorf("joining %s: want welcome, got %q", addr, m.Type)
