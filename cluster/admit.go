@@ -84,8 +84,13 @@ func (a *admission) start(ctx context.Context, nc net.Conn) {
 		defer a.wg.Done()
 		m, err := a.c.admit(ctx, nc, a.enrol)
 		a.mu.Lock()
+		_, cut := a.pending[nc]
+		cut = cut && a.done
 		delete(a.pending, nc)
 		a.mu.Unlock()
+		if err != nil && cut {
+			err = errors.New("the join ended before its hello")
+		}
 		if err != nil {
 			fmt.Fprintf(a.c.o.Log, "apiperf: refused a worker from %s: %v\n", nc.RemoteAddr(), err)
 			nc.Close()
@@ -138,13 +143,18 @@ func (c *Coordinator) admit(ctx context.Context, nc net.Conn, enrol func(*member
 		deadline = d
 	}
 	nc.SetDeadline(deadline)
+	wait := time.Until(deadline)
 	nonce := newNonce()
 	if err := cn.encode(&message{Type: msgChallenge, Version: Version, Nonce: nonce}); err != nil {
 		return nil, err
 	}
 	h, err := cn.decode(preAuthMessage)
-	if err != nil {
-		return nil, fmt.Errorf("no hello within %v: %w", preAuthDeadline, err)
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, fmt.Errorf("no hello within %v", wait.Round(time.Millisecond))
+	case err != nil:
+		return nil, fmt.Errorf("no valid hello: %w", err)
 	}
 	refuse := func(reason string) error {
 		cn.encode(&message{Type: msgRefused, Reason: reason})
