@@ -48,8 +48,6 @@ func podArgs(args []string) ([]podArg, error) {
 			name, hasValue = a, false
 		}
 		switch {
-		case strings.Contains(a, "{{line"):
-			errs = append(errs, fmt.Errorf("%q: {{line FILE}} reads a file the pods do not have", a))
 		case refusedFlags[name] != "":
 			errs = append(errs, fmt.Errorf("%s: %s", name, refusedFlags[name]))
 		case name == "-H" || name == "--header":

@@ -101,7 +101,6 @@ func TestK8sRefusals(t *testing.T) {
 		{[]string{"--", "run", "--body-file", "/dev/zero", "http://127.0.0.1:9/"}, "shipping /dev/zero: /dev/zero is a device, not a regular file"},
 		{[]string{"--", "run", "--body-file", filepath.Join(dir, "missing"), "http://127.0.0.1:9/"}, "no such file"},
 		{[]string{"--", "run", "--token-file", mix, "http://127.0.0.1:9/"}, "--token-file: apiperf k8s puts the token in the Secret"},
-		{[]string{"--", "run", "http://127.0.0.1:9/{{line ids.txt}}"}, "{{line FILE}} reads a file the pods do not have"},
 	} {
 		args := append([]string{"k8s", "--workers", "2"}, tc.args...)
 		if !strings.Contains(strings.Join(tc.args, " "), "--") {
