@@ -21,7 +21,12 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxInputFile+1))
+	// Read into a buffer of the file's size (ReadAll alone would double its way up to it).
+	b := make([]byte, 0, 512)
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		b = make([]byte, 0, st.Size()+1)
+	}
+	b, err = readAll(io.LimitReader(f, MaxInputFile+1), b)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
@@ -29,6 +34,23 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, tooLarge(path, int64(len(b)))
 	}
 	return b, nil
+}
+
+// readAll appends what r holds to b.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // openRegular opens path for reading if it is a regular file of at most MaxInputFile bytes.

@@ -63,3 +63,12 @@ func TestReadFileRefuses(t *testing.T) {
 		t.Errorf("refusing a 1 GiB {{line}} file took %v", took)
 	}
 }
+
+// TestLinesBounded: a {{line}} file of more than maxLines short lines is refused.
+func TestLinesBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "short.txt")
+	os.WriteFile(p, []byte(strings.Repeat("a\n", maxLines+1)), 0o600)
+	if _, err := readLines(p); err == nil || !strings.Contains(err.Error(), "has over 4194304 lines, the limit for {{line}}") {
+		t.Errorf("readLines of %d lines = %v, want the line limit named", maxLines+1, err)
+	}
+}

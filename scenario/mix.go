@@ -315,7 +315,7 @@ func (m *Mix) Validate() error {
 			at(e, "weight %d: want 1 or more", e.Weight)
 		}
 		for _, s := range append([]string{e.Path, e.URL, e.Body}, headerValues(e.Headers)...) {
-			if _, err := parseTemplate(s, filepath.Dir(m.File)); err != nil {
+			if err := checkTemplate(s, filepath.Dir(m.File)); err != nil {
 				at(e, "%v", err)
 			}
 		}
