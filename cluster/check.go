@@ -8,6 +8,7 @@ import (
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // What the coordinator tolerates in what a worker reports, besides exact consistency.
@@ -23,7 +24,7 @@ const (
 	perConnectionRate = 1e6
 	maxWarnings       = 64
 	maxWarning        = 512
-	maxEndpoints      = 1 << 10
+	maxEndpoints      = scenario.MaxEndpoints + 1
 	maxStatus         = 1000
 )
 

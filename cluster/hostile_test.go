@@ -353,3 +353,23 @@ func TestJoinTimeoutWhole(t *testing.T) {
 		t.Errorf("Join with 4 idle joiners and a 700ms join timeout = %v after %v; want the timeout within 1.5s", err, took)
 	}
 }
+
+// TestTooManyHistograms: a message holding more histograms than a step can have is
+// refused before they are decoded (each would take about 190 KB however small on the wire).
+func TestTooManyHistograms(t *testing.T) {
+	coord, _ := realAndFake(t, func(p *Plan, send func(*message)) {
+		s := honestStep(time.Now(), 1, 10*time.Millisecond)
+		for i := range 300 {
+			s.Endpoints = append(s.Endpoints, measure.EndpointStats{Name: fmt.Sprint(i), Latency: measure.NewHistogram()})
+		}
+		send(stepMsg(s))
+	})
+	step, err := coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(500 * time.Millisecond), Timeout: measure.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(coord.Lost(), "\n")
+	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "dropped") || !strings.Contains(lost, "302 histograms (at most 263)") || step.Requests == 0 {
+		t.Errorf("Lost() = %q, merged %d; want worker 2 dropped for its histograms and the real worker merged", lost, step.Requests)
+	}
+}

@@ -9,6 +9,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -45,8 +46,12 @@ const (
 // round trip gives the clock offset.
 const syncRounds = 8
 
-// maxMessage bounds one message (a final step with its histograms is well below).
-const maxMessage = 64 << 20
+// maxMessage bounds one message (a final step with its histograms is well below), and
+// maxHistograms the histograms in it: a step's own and one per endpoint of a mix.
+const (
+	maxMessage    = 64 << 20
+	maxHistograms = 8 + scenario.MaxEndpoints
+)
 
 // Message types.
 const (
@@ -186,8 +191,16 @@ func (c *conn) recv(timeout time.Duration) (*message, error) {
 // is a bound, not exact) within the connection's deadline.
 func (c *conn) decode(limit int64) (*message, error) {
 	c.lim.n, c.lim.max = limit, limit
+	var raw json.RawMessage
+	if err := c.dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	// Each histogram decodes to about 190 KB whatever its size on the wire: count them first.
+	if n := bytes.Count(raw, []byte(`"HIST`)); n > maxHistograms {
+		return nil, forged("a message with %d histograms (at most %d)", n, maxHistograms)
+	}
 	var m message
-	if err := c.dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	if m.Type == "" {
