@@ -109,8 +109,10 @@ func (a *admission) enrol(m *member) bool {
 		return false
 	}
 	delete(a.pending, m.c.nc) // a member: closing the join no longer cuts it off
+	c.mu.Lock()
 	m.index = len(c.members)
 	c.members = append(c.members, m)
+	c.mu.Unlock()
 	if len(c.members) == c.o.Workers {
 		a.stopLocked()
 	}

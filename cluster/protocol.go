@@ -124,12 +124,18 @@ func newConn(nc net.Conn) *conn {
 	return &conn{nc: nc, lim: lim, dec: json.NewDecoder(lim), enc: json.NewEncoder(nc)}
 }
 
-// send writes one message within timeout.
+// send writes one message within timeout. It is encoded before the connection is taken,
+// so a large step does not hold the beats back while it is encoded.
 func (c *conn) send(m *message, timeout time.Duration) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(timeout))
-	return c.enc.Encode(m)
+	_, err = c.nc.Write(append(b, '\n'))
+	return err
 }
 
 // encode writes one message (Encode adds the newline) within the connection's deadline.
