@@ -64,6 +64,7 @@ type admission struct {
 	c       *Coordinator
 	wg      sync.WaitGroup
 	mu      sync.Mutex
+	logMu   sync.Mutex
 	pending map[net.Conn]bool
 	done    bool
 	full    chan struct{}
@@ -92,12 +93,19 @@ func (a *admission) start(ctx context.Context, nc net.Conn) {
 			err = errors.New("the join ended before its hello")
 		}
 		if err != nil {
-			fmt.Fprintf(a.c.o.Log, "apiperf: refused a worker from %s: %v\n", nc.RemoteAddr(), err)
+			a.logf("apiperf: refused a worker from %s: %v\n", nc.RemoteAddr(), err)
 			nc.Close()
 			return
 		}
-		fmt.Fprintf(a.c.o.Log, "apiperf: worker %d of %d joined: %s (%s, %d cores)\n", m.index+1, a.c.o.Workers, m.host, m.addr, m.cores)
+		a.logf("apiperf: worker %d of %d joined: %s (%s, %d cores)\n", m.index+1, a.c.o.Workers, m.host, m.addr, m.cores)
 	}()
+}
+
+// logf writes one progress line; the handshakes run concurrently.
+func (a *admission) logf(format string, args ...any) {
+	a.logMu.Lock()
+	defer a.logMu.Unlock()
+	fmt.Fprintf(a.c.o.Log, format, args...)
 }
 
 // enrol makes m a member, unless the join is over or full; the last one ends the join.
