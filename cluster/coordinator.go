@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -76,6 +75,8 @@ type member struct {
 	step      *measure.Step
 	intervals []*measure.Interval
 	lostAt    time.Duration // since the step's common start
+	lim       limits        // what its reports may hold
+	heard     time.Time     // its last interval (or planned start)
 }
 
 // event is a message from worker k, or its loss (m nil).
@@ -113,76 +114,6 @@ func Listen(addr string, job Job, o Options) (*Coordinator, error) {
 
 // Addr is the address workers join.
 func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
-
-// Join waits until every worker has joined, refusing those with a wrong token or another
-// protocol version (they never see a plan). It gives up after the join timeout.
-func (c *Coordinator) Join(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.o.JoinTimeout)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { c.ln.Close() })
-	defer stop()
-	noun := "workers"
-	if c.o.Workers == 1 {
-		noun = "worker"
-	}
-	fmt.Fprintf(c.o.Log, "apiperf: waiting for %d %s on %s (join timeout %v)\n", c.o.Workers, noun, c.Addr(), c.o.JoinTimeout)
-	for len(c.members) < c.o.Workers {
-		nc, err := c.ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return fmt.Errorf("%w: %d of %d joined within %v", ErrJoinTimeout, len(c.members), c.o.Workers, c.o.JoinTimeout)
-				}
-				return ctx.Err()
-			}
-			return fmt.Errorf("accepting workers: %w", err)
-		}
-		m, err := c.admit(nc)
-		if err != nil {
-			fmt.Fprintf(c.o.Log, "apiperf: refused a worker from %s: %v\n", nc.RemoteAddr(), err)
-			nc.Close()
-			continue
-		}
-		c.members = append(c.members, m)
-		fmt.Fprintf(c.o.Log, "apiperf: worker %d of %d joined: %s (%s, %d cores)\n", m.index+1, c.o.Workers, m.host, m.addr, m.cores)
-	}
-	c.ln.Close() // no more joins: a late worker is refused by the closed port
-	for _, m := range c.members {
-		c.wait.Add(1)
-		go c.forward(m)
-	}
-	return nil
-}
-
-// admit runs the handshake: challenge, hello checked for version and token, welcome.
-func (c *Coordinator) admit(nc net.Conn) (*member, error) {
-	cn := newConn(nc)
-	nonce := newNonce()
-	if err := cn.send(&message{Type: msgChallenge, Version: Version, Nonce: nonce}, 5*time.Second); err != nil {
-		return nil, err
-	}
-	h, err := cn.recv(10 * time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("no hello: %w", err)
-	}
-	refuse := func(reason string) error {
-		cn.send(&message{Type: msgRefused, Reason: reason}, 5*time.Second)
-		return errors.New(reason)
-	}
-	switch {
-	case h.Type != msgHello:
-		return nil, refuse(fmt.Sprintf("want hello, got %q", h.Type))
-	case h.Version != Version:
-		return nil, refuse(fmt.Sprintf("protocol version mismatch: coordinator %d, worker %d (use the same apiperf release)", Version, h.Version))
-	case !validProof(c.o.Token, nonce, h.MAC):
-		return nil, refuse("wrong token")
-	}
-	m := &member{index: len(c.members), host: h.Host, addr: nc.RemoteAddr().String(), cores: max(h.Cores, 1), c: cn}
-	if err := cn.send(&message{Type: msgWelcome, Worker: m.index, Workers: c.o.Workers}, 5*time.Second); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
 
 // forward passes worker m's messages to the coordinator's event channel, then its loss,
 // and beats to it until then.

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"text/template"
@@ -24,11 +26,17 @@ type Manifests struct {
 	Args      []string // the coordinator's command after `apiperf`: run|sweep|capacity [flags] URL
 }
 
-// Command is the coordinator container's command line.
+// Command is the coordinator container's command line: URLs and header values are
+// $(APIPERF_ARG_n) references to the Secret (Kubernetes expands them), local files their
+// path where the Secret is mounted (see podArgs).
 func (m Manifests) Command() []string {
 	m = m.withDefaults()
 	cmd := []string{"/apiperf", m.Args[0], "--workers", fmt.Sprint(m.Workers), "--join-addr", fmt.Sprintf("0.0.0.0:%d", m.Port)}
-	return append(cmd, m.Args[1:]...)
+	args, _ := podArgs(m.Args[1:])
+	for i, a := range args {
+		cmd = append(cmd, a.word(i))
+	}
+	return cmd
 }
 
 // WorkerCommand is a worker container's command line.
@@ -76,6 +84,12 @@ func (m Manifests) Validate() error {
 	if err := CheckToken(m.Token); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, m.withDefaults().checkNames()...)
+	if len(m.Args) > 1 {
+		if _, err := podArgs(m.Args[1:]); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -85,11 +99,20 @@ func (m Manifests) YAML() ([]byte, error) {
 		return nil, err
 	}
 	m = m.withDefaults()
+	args, _ := podArgs(m.Args[1:])
+	entries, err := secrets(args)
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	err := k8sTemplate().Execute(&b, struct {
+	err = k8sTemplate().Execute(&b, struct {
 		Manifests
 		Cmd, WorkerCmd string
-	}{m, quoteList(m.Command()), quoteList(m.WorkerCommand())})
+		TokenData      string
+		Secrets        []secretEntry
+		Files          bool
+	}{m, quoteList(m.Command()), quoteList(m.WorkerCommand()), base64.StdEncoding.EncodeToString([]byte(m.Token)), entries,
+		slices.ContainsFunc(entries, func(e secretEntry) bool { return e.Path != "" })})
 	return b.Bytes(), err
 }
 
@@ -110,7 +133,7 @@ var k8sTemplate = sync.OnceValue(func() *template.Template {
         - name: APIPERF_TOKEN
           valueFrom:
             secretKeyRef:
-              name: {{.Name}}-token
+              name: {{q (print .Name "-token")}}
               key: token
 {{end}}{{define "resources"}}        resources:
           requests:
@@ -119,24 +142,41 @@ var k8sTemplate = sync.OnceValue(func() *template.Template {
           limits:
             cpu: {{q .CPU}}
             memory: {{q .Memory}}
+        # Pod Security "restricted": no root, no privilege escalation, no capabilities
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities:
+            drop: ["ALL"]
+{{end}}{{define "pod"}}      restartPolicy: Never
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65534
+        runAsGroup: 65534
+        seccompProfile:
+          type: RuntimeDefault
 {{end}}# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
+# The token, the URL, the header values and the files the command names are in the Secret.
 apiVersion: v1
 kind: Secret
 metadata:
-  name: {{.Name}}-token
-  namespace: {{.Namespace}}
+  name: {{q (print .Name "-token")}}
+  namespace: {{q .Namespace}}
 type: Opaque
-stringData:
-  token: {{q .Token}}
+data:
+  token: {{q .TokenData}}
+{{- range .Secrets}}
+  {{.Key}}: {{q .Data}}
+{{- end}}
 ---
 apiVersion: v1
 kind: Service
 metadata:
-  name: {{.Name}}-coordinator
-  namespace: {{.Namespace}}
+  name: {{q (print .Name "-coordinator")}}
+  namespace: {{q .Namespace}}
 spec:
   selector:
-    app.kubernetes.io/name: {{.Name}}
+    app.kubernetes.io/name: {{q .Name}}
     app.kubernetes.io/component: coordinator
   ports:
   - name: join
@@ -147,20 +187,29 @@ spec:
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: {{.Name}}-coordinator
-  namespace: {{.Namespace}}
+  name: {{q (print .Name "-coordinator")}}
+  namespace: {{q .Namespace}}
 spec:
   backoffLimit: 0
   template:
     metadata:
       labels:
-        app.kubernetes.io/name: {{.Name}}
+        app.kubernetes.io/name: {{q .Name}}
         app.kubernetes.io/component: coordinator
     spec:
-      restartPolicy: Never
-      volumes:
+{{template "pod" .}}      volumes:
       - name: work
         emptyDir: {}
+{{- if .Files}}
+      - name: files
+        secret:
+          secretName: {{q (print .Name "-token")}}
+          items:
+{{- range .Secrets}}{{if .Path}}
+          - key: {{.Key}}
+            path: {{q .Path}}
+{{- end}}{{end}}
+{{- end}}
       containers:
       - name: coordinator
         image: {{q .Image}}
@@ -171,15 +220,26 @@ spec:
         volumeMounts:
         - name: work
           mountPath: /work
-{{template "token" .}}        ports:
+{{- if .Files}}
+        - name: files
+          mountPath: /files
+          readOnly: true
+{{- end}}
+{{template "token" .}}
+{{- range .Secrets}}{{if .Env}}        - name: {{.Env}}
+          valueFrom:
+            secretKeyRef:
+              name: {{q (print $.Name "-token")}}
+              key: {{.Key}}
+{{end}}{{end}}        ports:
         - containerPort: {{.Port}}
           name: join
 {{template "resources" .}}---
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: {{.Name}}-workers
-  namespace: {{.Namespace}}
+  name: {{q (print .Name "-workers")}}
+  namespace: {{q .Namespace}}
 spec:
   completionMode: Indexed
   completions: {{.Workers}}
@@ -188,11 +248,10 @@ spec:
   template:
     metadata:
       labels:
-        app.kubernetes.io/name: {{.Name}}
+        app.kubernetes.io/name: {{q .Name}}
         app.kubernetes.io/component: worker
     spec:
-      restartPolicy: Never
-      affinity:
+{{template "pod" .}}      affinity:
         podAntiAffinity:
           preferredDuringSchedulingIgnoredDuringExecution:
           - weight: 100
@@ -200,7 +259,7 @@ spec:
               topologyKey: kubernetes.io/hostname
               labelSelector:
                 matchLabels:
-                  app.kubernetes.io/name: {{.Name}}
+                  app.kubernetes.io/name: {{q .Name}}
       containers:
       - name: worker
         image: {{q .Image}}

@@ -9,6 +9,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -45,8 +46,12 @@ const (
 // round trip gives the clock offset.
 const syncRounds = 8
 
-// maxMessage bounds one message (a final step with its histograms is well below).
-const maxMessage = 64 << 20
+// maxMessage bounds one message (a final step with its histograms is well below), and
+// maxHistograms the histograms in it: a step's own and one per endpoint of a mix.
+const (
+	maxMessage    = 64 << 20
+	maxHistograms = 8 + scenario.MaxEndpoints
+)
 
 // Message types.
 const (
@@ -115,15 +120,28 @@ type conn struct {
 }
 
 func newConn(nc net.Conn) *conn {
-	lim := &limitedReader{r: bufio.NewReaderSize(nc, 64<<10), n: maxMessage}
+	lim := &limitedReader{r: bufio.NewReaderSize(nc, 64<<10), n: maxMessage, max: maxMessage}
 	return &conn{nc: nc, lim: lim, dec: json.NewDecoder(lim), enc: json.NewEncoder(nc)}
 }
 
-// send writes one message (Encode adds the newline).
+// send writes one message within timeout. It is encoded before the connection is taken,
+// so a large step does not hold the beats back while it is encoded.
 func (c *conn) send(m *message, timeout time.Duration) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.nc.SetWriteDeadline(time.Now().Add(timeout))
+	_, err = c.nc.Write(append(b, '\n'))
+	return err
+}
+
+// encode writes one message (Encode adds the newline) within the connection's deadline.
+func (c *conn) encode(m *message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.enc.Encode(m)
 }
 
@@ -172,9 +190,23 @@ func (c *conn) recv(timeout time.Duration) (*message, error) {
 		dl = time.Now().Add(timeout)
 	}
 	c.nc.SetReadDeadline(dl)
-	c.lim.n = maxMessage // per message (the decoder reads ahead, so this is a bound, not exact)
+	return c.decode(maxMessage)
+}
+
+// decode reads one message of at most about limit bytes (the decoder reads ahead, so this
+// is a bound, not exact) within the connection's deadline.
+func (c *conn) decode(limit int64) (*message, error) {
+	c.lim.n, c.lim.max = limit, limit
+	var raw json.RawMessage
+	if err := c.dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	// Each histogram decodes to about 190 KB whatever its size on the wire: count them first.
+	if n := bytes.Count(raw, []byte(`"HIST`)); n > maxHistograms {
+		return nil, forged("a message with %d histograms (at most %d)", n, maxHistograms)
+	}
 	var m message
-	if err := c.dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	if m.Type == "" {
@@ -185,13 +217,13 @@ func (c *conn) recv(timeout time.Duration) (*message, error) {
 
 // limitedReader fails a read once more than n bytes were read without a reset.
 type limitedReader struct {
-	r *bufio.Reader
-	n int64
+	r      *bufio.Reader
+	n, max int64
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, fmt.Errorf("protocol: message longer than %d bytes", maxMessage)
+		return 0, fmt.Errorf("protocol: message longer than %d bytes", l.max)
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]

@@ -51,17 +51,29 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 		}
 	}
 	fmt.Fprintf(c.o.Log, "apiperf: %d workers start at %s\n", len(c.members), start.Format("15:04:05.000"))
-	if err := c.collect(ctx, start); err != nil {
+	if err := c.collect(ctx, cfg, start); err != nil {
 		return nil, err
 	}
 	return c.merge(cfg)
 }
 
-// collect waits for every worker's final step or loss; when ctx ends it tells the
-// workers to stop (once) and keeps waiting for what they measured.
-func (c *Coordinator) collect(ctx context.Context, start time.Time) error {
+// stopGraceDefault is how long, beyond the request timeout, the workers get to send what
+// they measured once told to stop.
+const stopGraceDefault = 5 * time.Second
+
+// stepGrace and stopGrace are the graces in force (tests shorten them).
+var stepGrace, stopGrace = stepGraceDefault, stopGraceDefault
+
+// collect waits for every worker's final step or loss, checking each message against the
+// worker's share (a worker that breaks it is dropped, as if lost). Every wait has a
+// deadline: the step's planned end plus its timeout and a grace, or for a count-bounded
+// step an interval at least every stepGrace. When ctx ends it tells the workers to stop
+// (once) and waits at most the timeout and stopGrace for what they measured.
+func (c *Coordinator) collect(ctx context.Context, cfg load.Config, start time.Time) error {
 	pending := 0
 	for _, m := range c.members {
+		m.lim = newLimits(m, len(c.members), start)
+		m.heard = m.lim.start.Add(time.Duration(cfg.Warmup))
 		if m.gone == nil {
 			pending++
 		}
@@ -75,18 +87,34 @@ func (c *Coordinator) collect(ctx context.Context, start time.Time) error {
 			}
 		}
 	}
-	stopped := false
+	drop := func(m *member, err error) {
+		c.lose(m, start, err)
+		pending--
+		live.end(m.index)
+	}
+	var stopBy time.Time
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	done := ctx.Done()
 	for pending > 0 {
 		select {
 		case <-done:
 			done = nil
-			if !stopped {
-				stopped = true
-				for _, m := range c.members {
-					if m.gone == nil {
-						m.c.send(&message{Type: msgStop}, time.Second)
-					}
+			wait := time.Duration(cfg.Timeout) + stopGrace
+			stopBy = time.Now().Add(wait)
+			fmt.Fprintf(c.o.Log, "apiperf: stopping the workers; waiting up to %v for what they measured\n", wait)
+			for _, m := range c.members {
+				if m.gone == nil && m.step == nil {
+					m.c.send(&message{Type: msgStop}, time.Second)
+				}
+			}
+		case now := <-tick.C:
+			for _, m := range c.members {
+				if m.gone != nil || m.step != nil {
+					continue
+				}
+				if err := m.overdue(now, stopBy); err != nil {
+					drop(m, err)
 				}
 			}
 		case ev, ok := <-c.events:
@@ -97,26 +125,46 @@ func (c *Coordinator) collect(ctx context.Context, start time.Time) error {
 			if m.gone != nil || m.step != nil {
 				continue
 			}
+			now := time.Now()
 			switch {
 			case ev.m == nil:
-				c.lose(m, start, m.c.err)
-				pending--
-				live.end(m.index)
+				drop(m, m.c.err)
 			case ev.m.Type == msgInterval && ev.m.Interval != nil:
+				if err := m.lim.checkInterval(m, ev.m.Interval, now); err != nil {
+					drop(m, err)
+					continue
+				}
+				m.heard = now
 				m.intervals = append(m.intervals, ev.m.Interval)
 				shown := *ev.m.Interval
 				shown.StepStart = shown.StepStart.Add(-m.offset)
 				live.add(m.index, &shown)
 			case ev.m.Type == msgStep && ev.m.Step != nil:
+				if err := m.lim.checkStep(ev.m.Step, now); err != nil {
+					drop(m, err)
+					continue
+				}
 				m.step = ev.m.Step
 				pending--
 				live.end(m.index)
 			case ev.m.Type == msgFailed:
-				c.lose(m, start, fmt.Errorf("its step failed: %s", ev.m.Error))
-				pending--
-				live.end(m.index)
+				drop(m, fmt.Errorf("its step failed: %s", Printable(ev.m.Error, maxWarning)))
 			}
 		}
+	}
+	return nil
+}
+
+// overdue says why worker m, still running, is too late at now (nil: it is not): past the
+// step's deadline, silent for longer than an interval and stepGrace, or past stopBy.
+func (m *member) overdue(now, stopBy time.Time) error {
+	switch d := m.lim.deadline(); {
+	case !stopBy.IsZero() && now.After(stopBy):
+		return errors.New("no step in time after it was told to stop")
+	case !d.IsZero() && now.After(d):
+		return fmt.Errorf("no step by %v after the step's planned end", (stepGrace + m.lim.slack).Round(time.Millisecond))
+	case now.Sub(m.heard) > measure.DefaultInterval+stepGrace+m.lim.slack:
+		return fmt.Errorf("no interval for %v", now.Sub(m.heard).Round(time.Second))
 	}
 	return nil
 }
@@ -132,8 +180,13 @@ func (c *Coordinator) lose(m *member, start time.Time, err error) {
 	for _, iv := range m.intervals {
 		done += iv.Requests
 	}
-	line := fmt.Sprintf("worker %d (%s, %s) lost %v into the step, after %d responses in %d intervals: %v",
-		m.index+1, m.host, m.addr, m.lostAt.Round(time.Millisecond), done, len(m.intervals), err)
+	verb, kept := "lost", fmt.Sprintf("after %d responses in %d intervals", done, len(m.intervals))
+	if errors.Is(err, errForged) {
+		verb, kept = "dropped", fmt.Sprintf("nothing of it merged (%d responses in %d intervals before)", done, len(m.intervals))
+		m.intervals = nil
+	}
+	line := fmt.Sprintf("worker %d (%s, %s) %s %v into the step, %s: %v",
+		m.index+1, m.host, m.addr, verb, m.lostAt.Round(time.Millisecond), kept, err)
 	c.lost = append(c.lost, line)
 	fmt.Fprintf(c.o.Log, "apiperf: %s\n", line)
 	m.c.nc.Close()
@@ -182,8 +235,16 @@ func (c *Coordinator) syncClocks(ctx context.Context) error {
 			}
 		}
 	}
+	for _, m := range c.members {
+		if m.offset > maxOffset || m.offset < -maxOffset {
+			return fmt.Errorf("clock sync: worker %d (%s) has a clock %v off the coordinator's (more than %v)", m.index+1, m.host, m.offset, maxOffset)
+		}
+	}
 	return nil
 }
+
+// maxOffset bounds the clock difference between a worker and the coordinator.
+const maxOffset = 24 * time.Hour
 
 // merge moves each worker's step to the coordinator's clock and merges them exactly; a
 // lost worker's streamed intervals count as its step.

@@ -33,7 +33,8 @@ type WorkerOptions struct {
 	// TLS, when set, joins over TLS with this client configuration (the coordinator's
 	// certificate is verified against it).
 	TLS     *tls.Config
-	version int // tests: speak another version
+	version int    // tests: speak another version
+	host    string // tests: the host name to give (default: os.Hostname)
 }
 
 // Work joins the coordinator at addr with token, runs every plan it is given with run, and
@@ -120,7 +121,10 @@ func handshake(c *conn, addr, token string, o WorkerOptions) error {
 	if m.Version != o.version {
 		return fmt.Errorf("joining %s: %w: the coordinator speaks protocol version %d, this worker %d (use the same apiperf release)", addr, ErrRefused, m.Version, o.version)
 	}
-	host, _ := os.Hostname()
+	host := o.host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	if err := c.send(&message{Type: msgHello, Version: o.version, MAC: proof(token, m.Nonce), Host: host, Cores: runtime.NumCPU()}, 10*time.Second); err != nil {
 		return fmt.Errorf("joining %s: %w", addr, err)
 	}
@@ -129,7 +133,7 @@ func handshake(c *conn, addr, token string, o WorkerOptions) error {
 	}
 	switch m.Type {
 	case msgRefused:
-		return fmt.Errorf("joining %s: %w: %s", addr, ErrRefused, m.Reason)
+		return fmt.Errorf("joining %s: %w: %s", addr, ErrRefused, Printable(m.Reason, maxWarning))
 	case msgWelcome:
 	default:
 		return fmt.Errorf("joining %s: want welcome, got %q", addr, m.Type)

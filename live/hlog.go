@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // intervalLog is one open .hlog file of a session.
@@ -34,7 +35,7 @@ func (s *Session) levelLog(label string) *intervalLog {
 		s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))
 		return nil
 	}
-	f, err := os.Create(name)
+	f, err := outfile.Create(name)
 	if err != nil {
 		s.errs = append(s.errs, fmt.Errorf("interval log: %w", err))
 		return nil

@@ -11,12 +11,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // Config says what a session shows and where. Its zero value shows nothing.
@@ -68,7 +68,7 @@ func Start(cfg Config) (*Session, error) {
 		s.view = newTermView(cfg.Term, cfg.Kind, s.start)
 	}
 	if cfg.Hlog != "" {
-		f, err := os.Create(cfg.Hlog)
+		f, err := outfile.Create(cfg.Hlog)
 		if err != nil {
 			return nil, fmt.Errorf("interval log: %w", err)
 		}
@@ -83,7 +83,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 		s.ln = ln
 		s.metrics = newMetrics(cfg)
-		s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+		s.srv = newServer(s.handler(), ln.Addr())
 		go func() { _ = s.srv.Serve(ln) }()
 	}
 	return s, nil

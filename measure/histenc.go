@@ -5,6 +5,8 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"math"
 	"sync"
 
@@ -97,4 +99,42 @@ func appendZigZag(b []byte, v int64) []byte {
 		u >>= 7
 	}
 	return append(b, byte(u)) // the ninth byte carries all 8 remaining bits
+}
+
+// Bounds of a histogram accepted for decoding: its counts array (which the decoder
+// allocates before reading a count) stays under a megabyte, whatever the header claims.
+const (
+	maxDecodeSigFigs = 3
+	maxDecodeHighest = 1 << 50
+)
+
+// checkV2Header reads the header of a V2 compressed base64 histogram and refuses one whose
+// range or precision would make the decoder allocate more than the bounds above (56 bytes
+// claiming 1..2^62 at 5 digits cost 47 MB). Other encodings are left to the decoder.
+func checkV2Header(s string) error {
+	if len(s) < 12 {
+		return nil
+	}
+	enc, err := base64.StdEncoding.DecodeString(s[:min(len(s), 256)&^3])
+	if err != nil || len(enc) < 8 || binary.BigEndian.Uint32(enc)&^0xff != uint32(hdr.V2CompressedEncodingCookieBase)&^0xff {
+		return nil
+	}
+	all, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil // the decoder says so
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(all[8:]))
+	if err != nil {
+		return nil
+	}
+	defer zr.Close()
+	var h [40]byte
+	if _, err := io.ReadFull(zr, h[:]); err != nil {
+		return nil
+	}
+	sig, lowest, highest := int32(binary.BigEndian.Uint32(h[12:])), int64(binary.BigEndian.Uint64(h[16:])), int64(binary.BigEndian.Uint64(h[24:]))
+	if sig < 1 || sig > maxDecodeSigFigs || lowest < 1 || highest < 2*lowest || highest > maxDecodeHighest {
+		return fmt.Errorf("histogram of %d significant digits over %d..%d: beyond %d digits up to %d", sig, lowest, highest, maxDecodeSigFigs, int64(maxDecodeHighest))
+	}
+	return nil
 }

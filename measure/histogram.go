@@ -142,6 +142,9 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("histogram: %w", err)
 	}
+	if err := checkV2Header(s); err != nil {
+		return fmt.Errorf("decoding histogram: %w", err)
+	}
 	d, err := hdr.Decode([]byte(s))
 	if err != nil {
 		return fmt.Errorf("decoding histogram: %w", err)

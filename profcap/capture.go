@@ -20,6 +20,8 @@ import (
 	"unicode"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // DefaultSlack is how much longer than its own duration a profile fetch may
@@ -196,7 +198,7 @@ func (p *Profiles) Save(dir string) error {
 	}
 	for _, q := range all {
 		name := filepath.Join(dir, q.Kind.FileName())
-		if err := os.WriteFile(name, q.Raw, 0o644); err != nil {
+		if err := outfile.Write(name, q.Raw); err != nil {
 			return fmt.Errorf("saving %s profile: %w", q.Kind, err)
 		}
 	}

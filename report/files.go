@@ -13,6 +13,7 @@ import (
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
@@ -64,7 +65,7 @@ func (o *outputs) render(name string, fill func(w io.Writer) error) error {
 		return fmt.Errorf("rendering %s: %w", name, err)
 	}
 	p := filepath.Join(o.dir, name)
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(p, b.Bytes()); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	o.paths = append(o.paths, p)

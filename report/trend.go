@@ -6,13 +6,13 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -259,7 +259,7 @@ func (s TrendSet) WriteFiles(base string) ([]string, error) {
 	if err := s.HTML(&page); err != nil {
 		return paths, err
 	}
-	if err := os.WriteFile(base+".html", page.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(base+".html", page.Bytes()); err != nil {
 		return paths, fmt.Errorf("writing trend page: %w", err)
 	}
 	return append([]string{base + ".html"}, paths...), nil

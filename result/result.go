@@ -18,6 +18,7 @@ import (
 	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
@@ -134,11 +135,7 @@ func (r *Run) Save(path string) error {
 			return fmt.Errorf("saving run: %w", err)
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("saving run: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := outfile.Write(path, b); err != nil {
 		return fmt.Errorf("saving run: %w", err)
 	}
 	return nil

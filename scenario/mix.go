@@ -107,7 +107,7 @@ func (m *Mix) redact(extra []string, keepBody bool) *Mix {
 
 // LoadMix reads a scenario file (YAML, or JSON) and validates it.
 func LoadMix(path string) (*Mix, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading scenario: %w", err)
 	}
@@ -339,7 +339,7 @@ func (m *Mix) Validate() error {
 			at(e, "weight %d: want 1 or more", e.Weight)
 		}
 		for _, s := range append([]string{e.Path, e.URL, e.Body}, headerValues(e.Headers)...) {
-			if _, err := parseTemplate(s, filepath.Dir(m.File)); err != nil {
+			if err := checkTemplate(s, filepath.Dir(m.File)); err != nil {
 				at(e, "%v", err)
 			}
 		}

@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,7 +67,7 @@ func compile(e Endpoint, t Target, defaults []Header, dir string) (compiled, err
 	}
 	body := e.Body
 	if e.BodyFile != "" {
-		b, err := os.ReadFile(resolve(dir, e.BodyFile))
+		b, err := ReadFile(resolve(dir, e.BodyFile))
 		if err != nil {
 			return compiled{}, fmt.Errorf("reading body file: %w", err)
 		}

@@ -1,14 +1,14 @@
 package scenario
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // template is a text with {{...}} placeholders, compiled once. The placeholders are
@@ -51,7 +51,16 @@ func (t *template) render(r *rand.Rand, b []byte) []byte {
 }
 
 // parseTemplate compiles s; files named by {{line}} are read relative to dir.
-func parseTemplate(s, dir string) (*template, error) {
+func parseTemplate(s, dir string) (*template, error) { return parse(s, dir, true) }
+
+// checkTemplate checks s as parseTemplate does, but of the files named by {{line}} it
+// only checks that they can be read (validation need not hold a copy of each).
+func checkTemplate(s, dir string) error {
+	_, err := parse(s, dir, false)
+	return err
+}
+
+func parse(s, dir string, load bool) (*template, error) {
 	t := &template{}
 	for {
 		i := strings.Index(s, "{{")
@@ -65,7 +74,7 @@ func parseTemplate(s, dir string) (*template, error) {
 		if i > 0 {
 			t.parts = append(t.parts, part{lit: s[:i]})
 		}
-		gen, err := placeholder(strings.Fields(s[i+2:i+j]), dir)
+		gen, err := placeholder(strings.Fields(s[i+2:i+j]), dir, load)
 		if err != nil {
 			return nil, fmt.Errorf("template {{%s}}: %w", strings.TrimSpace(s[i+2:i+j]), err)
 		}
@@ -78,7 +87,7 @@ func parseTemplate(s, dir string) (*template, error) {
 	return t, nil
 }
 
-func placeholder(f []string, dir string) (func(*rand.Rand, []byte) []byte, error) {
+func placeholder(f []string, dir string, load bool) (func(*rand.Rand, []byte) []byte, error) {
 	if len(f) == 0 {
 		return nil, errors.New("empty placeholder")
 	}
@@ -121,6 +130,14 @@ func placeholder(f []string, dir string) (func(*rand.Rand, []byte) []byte, error
 		if len(args) != 1 {
 			return nil, errors.New("want {{line FILE}}")
 		}
+		if !load {
+			f, err := openRegular(resolve(dir, args[0]))
+			if err != nil {
+				return nil, fmt.Errorf("reading lines: %w", err)
+			}
+			f.Close()
+			return func(_ *rand.Rand, b []byte) []byte { return b }, nil
+		}
 		lines, err := readLines(resolve(dir, args[0]))
 		if err != nil {
 			return nil, err
@@ -159,23 +176,30 @@ func appendUUID(r *rand.Rand, b []byte) []byte {
 	return b
 }
 
-// readLines reads the non-empty lines of a file.
+// maxLines bounds a {{line}} file's lines (each costs 16 bytes besides its text).
+const maxLines = 1 << 22
+
+// readLines reads the non-empty lines of a regular file of at most MaxInputFile bytes.
+// The lines share the file's one copy in memory.
 func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading lines: %w", err)
 	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if l := strings.TrimRight(sc.Text(), "\r"); l != "" {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%s has no lines", path)
+	}
+	// The file's bytes are never changed again: the lines are slices of them, not copies.
+	lines := make([]string, 0, min(bytes.Count(b, []byte{'\n'})+1, maxLines))
+	for rest := unsafe.String(&b[0], len(b)); rest != ""; {
+		l, more, _ := strings.Cut(rest, "\n")
+		if l = strings.TrimRight(l, "\r"); l != "" {
+			if len(lines) == maxLines {
+				return nil, fmt.Errorf("%s has over %d lines, the limit for {{line}}", path, maxLines)
+			}
 			lines = append(lines, l)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading lines of %s: %w", path, err)
+		rest = more
 	}
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("%s has no lines", path)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
 )
@@ -154,8 +155,8 @@ func writeOut(e *env, path string, write func(w io.Writer) error) error {
 		_, err := e.stdout.Write(b.Bytes())
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := outfile.Write(path, b.Bytes()); err != nil {
+		return err
 	}
 	return nil
 }

@@ -109,11 +109,14 @@ func podCommand(t *testing.T, j *batchv1.Job) []string {
 
 // localCommands turns the manifests' container commands into the argv the process tests
 // run: the image's /apiperf becomes exe and the two join addresses become addr (loopback);
-// every other argument is the manifests' own.
+// $(VAR) references are expanded from the container's environment and the Secret, as the
+// kubelet does, and the files the Secret mounts are written under a temporary directory
+// standing in for the mount; every other argument is the manifests' own.
 func localCommands(t *testing.T, o k8sObjects, exe, addr string) (coord, worker []string) {
 	t.Helper()
-	swap := func(cmd []string, flag string) []string {
-		out := append([]string(nil), cmd...)
+	swap := func(j *batchv1.Job, flag string) []string {
+		cmd := podCommand(t, j)
+		out := expandK8s(t, j, o.secret)
 		if len(out) == 0 || out[0] != "/apiperf" {
 			t.Fatalf("container command %q does not start with /apiperf", cmd)
 		}
@@ -130,7 +133,74 @@ func localCommands(t *testing.T, o k8sObjects, exe, addr string) (coord, worker 
 		}
 		return out
 	}
-	return swap(podCommand(t, o.coordinator), "--join-addr"), swap(podCommand(t, o.workers), "--join")
+	return swap(o.coordinator, "--join-addr"), swap(o.workers, "--join")
+}
+
+// expandK8s is job's container command as the kubelet runs it: $(VAR) replaced by the
+// variable's value (here: from the Secret), $$ by $; paths under the Secret's mount point
+// become the same files written under a temporary directory.
+func expandK8s(t *testing.T, j *batchv1.Job, secret *corev1.Secret) []string {
+	t.Helper()
+	pod := j.Spec.Template.Spec
+	c := pod.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		ref := e.ValueFrom.SecretKeyRef
+		if ref == nil || ref.Name != secret.Name {
+			t.Fatalf("env %s of %s is not from the Secret %s", e.Name, j.Name, secret.Name)
+		}
+		v, ok := secret.Data[ref.Key]
+		if !ok {
+			t.Fatalf("env %s reads key %s, not in the Secret", e.Name, ref.Key)
+		}
+		env[e.Name] = string(v)
+	}
+	mounts := map[string]string{} // mount path -> local directory
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			dir := t.TempDir()
+			for _, it := range v.Secret.Items {
+				if err := os.WriteFile(dir+"/"+it.Path, secret.Data[it.Key], 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mounts[m.MountPath] = dir
+		}
+	}
+	var out []string
+	for _, a := range c.Command {
+		var b strings.Builder
+		for i := 0; i < len(a); i++ {
+			switch {
+			case strings.HasPrefix(a[i:], "$$"):
+				b.WriteByte('$')
+				i++
+			case strings.HasPrefix(a[i:], "$("):
+				end := strings.IndexByte(a[i:], ')')
+				if v, ok := env[a[i+2:i+end]]; end > 0 && ok {
+					b.WriteString(v)
+					i += end
+				} else {
+					b.WriteByte('$')
+				}
+			default:
+				b.WriteByte(a[i])
+			}
+		}
+		w := b.String()
+		for mp, dir := range mounts {
+			if strings.HasPrefix(w, mp+"/") {
+				w = dir + w[len(mp):]
+			} else if k := strings.Index(w, "="+mp+"/"); k >= 0 {
+				w = w[:k+1] + dir + w[k+1+len(mp):]
+			}
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // TestK8sManifestsStrict decodes `apiperf k8s` output with the Kubernetes API types, unknown
@@ -178,7 +248,7 @@ func TestK8sManifestsStrict(t *testing.T) {
 			}
 			for _, j := range []*batchv1.Job{o.coordinator, o.workers} {
 				ref := j.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef
-				if ref == nil || ref.Name != o.secret.Name || o.secret.StringData[ref.Key] != "k8s-test-token-0123456789" {
+				if ref == nil || ref.Name != o.secret.Name || string(o.secret.Data[ref.Key]) != "k8s-test-token-0123456789" {
 					t.Errorf("Job %s reads the token from %+v, want the Secret %s holding it", j.Name, ref, o.secret.Name)
 				}
 			}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"syscall"
 
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
@@ -20,8 +23,32 @@ import (
 // inserts them. SQLite's code, page cache and allocations (about 5 MB resident) are then
 // never part of the load's process; the child starts after the load has ended.
 
-// record adds a finished run to the history database.
+// notRecorded says a run that could not be saved is not in the history either.
+const notRecorded = "the run is not recorded in the history"
+
+// record adds a finished run to the history database; a failure says the run is not in
+// it, and a full disk is named as such (SQLite reports only "disk I/O error").
 func (f *historyFlags) record(ctx context.Context, e *env, r *result.Run) error {
+	if err := f.add(ctx, e, r); err != nil {
+		return fmt.Errorf("%w; %s", diskFull(f.db, err), notRecorded)
+	}
+	return nil
+}
+
+// diskFull names a full disk under the database as the cause of err, when it is one.
+func diskFull(db string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	var st syscall.Statfs_t
+	if syscall.Statfs(filepath.Dir(db), &st) == nil && st.Bavail*uint64(st.Bsize) < 1<<20 {
+		return fmt.Errorf("no space left on device for %s (%d KiB free): %w", db, st.Bavail*uint64(st.Bsize)>>10, err)
+	}
+	return err
+}
+
+// add is record without the explanation of a failure.
+func (f *historyFlags) add(ctx context.Context, e *env, r *result.Run) error {
 	if f.noHistory {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
@@ -105,9 +106,9 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		if f.body != "" {
 			errs = append(errs, errors.New("give --body or --body-file, not both"))
 		}
-		b, err := os.ReadFile(f.bodyFile)
+		b, err := scenario.ReadFile(f.bodyFile)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("reading body file: %w", err))
+			errs = append(errs, fmt.Errorf("--body-file: %w", err))
 		}
 		sc.Body, sc.BodyFile = string(b), f.bodyFile
 	}
@@ -305,7 +306,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if *out != "" {
 		if err := doc.Save(*out); err != nil {
-			return err
+			return fmt.Errorf("%w (%s)", err, notRecorded)
 		}
 		if !*quiet {
 			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *out)
@@ -356,7 +357,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("cpu profile: %w", err))
 	}
@@ -376,7 +377,7 @@ func writeBenchFile(path string, doc *result.Run) error {
 	if err := report.WriteBench(&b, doc); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(path, b.Bytes()); err != nil {
 		return fmt.Errorf("writing benchmark file: %w", err)
 	}
 	return nil

@@ -402,7 +402,7 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	}
 	runPath := filepath.Join(dir, "run.json")
 	if err := doc.Save(runPath); err != nil {
-		return fmt.Errorf("%s: %w", doc.Kind, err)
+		return fmt.Errorf("%s: %w (%s)", doc.Kind, err, notRecorded)
 	}
 	if doc.Capacity != nil {
 		report.CapacityTable(e.stdout, doc)
@@ -415,6 +415,9 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	report.WriteVerdict(e.stdout, doc.Verdict)
 	if len(doc.Steps) > 0 && !noReport {
 		if _, err := report.WriteAll(dir, doc); err != nil {
+			if herr := hf.record(ctx, e, doc); herr != nil {
+				return fmt.Errorf("%s: %w; recording history: %v", doc.Kind, err, herr)
+			}
 			return fmt.Errorf("%s: %w", doc.Kind, err)
 		}
 		fmt.Fprintf(e.stdout, "report: %s\n", filepath.Join(dir, report.HTMLFile))

@@ -16,6 +16,7 @@ import (
 	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // tokenEnv holds the shared cluster token when --token-file is not given.
@@ -71,7 +72,7 @@ func (f *clusterFlags) coordinate(ctx context.Context, e *env, src *source, expe
 	}
 	job := cluster.Job{Scenario: src.scenario, ScriptArgs: extra, Expected: expected}
 	if src.scenario.Script != "" {
-		b, err := os.ReadFile(src.scenario.Script)
+		b, err := scenario.ReadFile(src.scenario.Script)
 		if err != nil {
 			return nil, asUsage(err)
 		}

@@ -135,3 +135,24 @@ func TestClusterCoordinatorKilled(t *testing.T) {
 		t.Errorf("%d more requests arrived after the workers exited", after-at)
 	}
 }
+
+// TestClusterInterruptSaves interrupts a scaled-out run (Ctrl-C to the coordinator): it
+// stops the workers, saves what they measured and exits, well before the run's 60s.
+func TestClusterInterruptSaves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("processes")
+	}
+	out := t.TempDir() + "/run.json"
+	coord, _, _ := clusterProcs(t, "-R", "300", "-c", "3", "-d", "60s", "-o", out)
+	coord.cmd.Process.Signal(os.Interrupt)
+	stopped := time.Now()
+	code := coord.wait(15 * time.Second)
+	if code == -1 {
+		t.Fatalf("the coordinator still runs 15s after Ctrl-C; stderr:\n%s", coord.stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte(`"interrupted": true`)) || !bytes.Contains(b, []byte(`"requests"`)) {
+		t.Errorf("after Ctrl-C (exit %d) run.json = %.300s, %v; want the interrupted step saved; stderr:\n%s", code, b, err, coord.stderr.String())
+	}
+	t.Logf("exit %d %v after Ctrl-C", code, time.Since(stopped).Round(time.Millisecond))
+}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"image"
 	"io"
-	"os"
 
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // dpi maps pixels to points: at 96 dots per inch a 960 px wide PNG is 720 pt,
@@ -87,19 +88,10 @@ func (c Chart) WriteFiles(base string) error {
 	)
 }
 
-// writeFile creates name and writes it with fn, removing it again on failure.
+// writeFile writes name with fn, whole or not at all.
 func writeFile(name string, fn func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
+	if err := outfile.WriteWith(name, fn); err != nil {
 		return fmt.Errorf("writing chart: %w", err)
-	}
-	err = fn(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("writing chart %s: %w", name, err)
 	}
 	return nil
 }

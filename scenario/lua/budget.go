@@ -29,6 +29,8 @@ func (s *Source) runContext() context.Context {
 // Bound implements scenario.Bounded: from now on every callback of the thread states runs
 // under ctx, so a request(), response() or delay() that never returns ends with the run.
 func (s *Source) Bound(ctx context.Context) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	context.AfterFunc(s.base, func() { cancel(context.Cause(s.base)) }) // the memory watch
 	s.mainMu.Lock()
 	s.run = ctx
 	threads := append([]*thread(nil), s.threads...)
@@ -47,6 +49,9 @@ func (s *Source) Bound(ctx context.Context) {
 
 // overBudget says why a Lua call stopped when its context ended, or returns err as is.
 func (s *Source) overBudget(ctx context.Context, what string, err error) error {
+	if m := memoryCause(s.base); m != nil {
+		return m
+	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("script %s: %s still running after %v (an endless loop?); stopped", s.name, what, s.budget)

@@ -3,7 +3,6 @@ package lua
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 	"unsafe"
@@ -242,7 +241,7 @@ func contentLength(head []byte) int {
 
 // readScript reads a script file.
 func readScript(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := scenario.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("reading script: %w", err)
 	}

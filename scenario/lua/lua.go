@@ -34,6 +34,9 @@ type Options struct {
 	// Threads is how many engine threads the run will have: their states are made (and a
 	// script stuck or failing in one of them found) before any traffic. Default 1.
 	Threads int
+	// MaxMemory bounds the process's heap while the script is loaded (default
+	// DefaultMaxMemory); over it the script is stopped with an error.
+	MaxMemory int64
 }
 
 // Source runs a wrk script: it is a scenario.Source whose requests come from the script.
@@ -54,9 +57,11 @@ type Source struct {
 	main    *glua.LState
 	threads []*thread
 
-	base   context.Context // the process's: Ctrl-C ends every call
-	budget time.Duration   // of each load-time phase
-	run    context.Context // the run's bound (Bound), guarded by mainMu
+	base    context.Context // the process's: Ctrl-C ends every call
+	budget  time.Duration   // of each load-time phase
+	run     context.Context // the run's bound (Bound), guarded by mainMu
+	maxMem  int64
+	unwatch func() // stops the memory watch
 
 	failed atomic.Bool // a callback raised an error: stop the run
 	errMu  sync.Mutex
@@ -106,11 +111,20 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	if s.budget <= 0 {
 		s.budget = DefaultLoadBudget
 	}
+	s.maxMem = o.MaxMemory
+	if s.maxMem <= 0 {
+		s.maxMem = DefaultMaxMemory
+	}
+	var stop context.CancelCauseFunc
+	s.base, stop = context.WithCancelCause(s.base)
+	unwatch := s.watchMemory(s.maxMem, stop)
+	s.unwatch = func() { unwatch(); stop(nil) }
 	s.args = append([]string{sc.URL}, o.Args...)
 	ctx, cancel := s.loadCtx()
 	L, err := s.newState(ctx)
 	cancel()
 	if err != nil {
+		s.unwatch()
 		return nil, err
 	}
 	L.SetContext(s.base)
@@ -147,6 +161,7 @@ func (s *Source) newState(ctx context.Context) (*glua.LState, error) {
 	L := glua.NewState()
 	L.SetContext(ctx)
 	s.installOutput(L)
+	L.GetGlobal("string").(*glua.LTable).RawSetString("rep", L.NewFunction(boundedRep(s.maxMem)))
 	if err := L.DoString(bootstrap); err != nil {
 		L.Close()
 		return nil, fmt.Errorf("loading wrk bootstrap: %w", err)
@@ -345,6 +360,10 @@ func (s *Source) fail(err error) {
 func (s *Source) Close() {
 	s.mainMu.Lock()
 	defer s.mainMu.Unlock()
+	if s.unwatch != nil {
+		s.unwatch()
+		s.unwatch = nil
+	}
 	for _, t := range s.threads {
 		if t != nil && t.L != nil {
 			t.mu.Lock()

@@ -1,0 +1,375 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// forgery is what a fake worker sends once it has its plan.
+type forgery func(p *Plan, send func(*message))
+
+// fakeWorker joins addr with the right token, answers the clock sync, beats, and on each
+// plan sends what forge makes; it ends when the coordinator is done or gone.
+func fakeWorker(t *testing.T, addr string, forge forgery) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConn(nc)
+	if err := handshake(c, addr, testToken, WorkerOptions{Log: io.Discard, version: Version, host: "fake\x1b[31mred\x1b[0m"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.beat(done) }()
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for m := range c.readLoop() {
+			switch m.Type {
+			case msgPing:
+				c.send(&message{Type: msgPong, T0: m.T0, T1: time.Now().UnixNano()}, time.Second)
+			case msgPlan:
+				time.Sleep(time.Until(m.Plan.StartAt))
+				forge(m.Plan, func(f *message) { c.send(f, time.Second) })
+			case msgDone:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { nc.Close(); wg.Wait() })
+}
+
+// realAndFake starts a coordinator with one real worker (the engine, against a counting
+// server) and one fake one that sends forge.
+func realAndFake(t *testing.T, forge forgery) (*Coordinator, func() int64) {
+	t.Helper()
+	srv, served := countingServer(t)
+	coord, err := Listen("127.0.0.1:0", Job{Scenario: scenario.Scenario{URL: srv.URL}, Expected: measure.DefaultExpected()},
+		Options{Workers: 2, Token: testToken, JoinTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		Work(ctx, coord.Addr(), testToken, Engine(io.Discard), WorkerOptions{})
+	}()
+	joined := make(chan error, 1)
+	go func() { joined <- coord.Join(context.Background()) }()
+	// The real worker joins first, so it is worker 1 and the fake worker 2.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		coord.mu.Lock()
+		n := len(coord.members)
+		coord.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the real worker did not join")
+		}
+	}
+	fakeWorker(t, coord.Addr(), forge)
+	if err := <-joined; err != nil {
+		t.Fatalf("Join: %v", err)
+	}
+	t.Cleanup(func() { coord.Close(); cancel(); wg.Wait() })
+	return coord, served.Load
+}
+
+// honestStep is a consistent step of n 100 us responses starting at start.
+func honestStep(start time.Time, n int64, elapsed time.Duration) *measure.Step {
+	s := &measure.Step{Start: start, Elapsed: measure.Duration(elapsed), Attempts: n, Requests: n, Successes: n,
+		Bytes: 100 * n, Status: map[int]int64{200: n}, Latency: measure.NewHistogram(), AllAttempts: measure.NewHistogram(), Threads: 1}
+	s.Latency.RecordN(100*time.Microsecond, n)
+	s.AllAttempts.RecordN(100*time.Microsecond, n)
+	return s
+}
+
+// honestInterval is a consistent interval i of n responses.
+func honestInterval(start time.Time, i, n int64) *measure.Interval {
+	iv := &measure.Interval{Index: i, Start: measure.Duration(time.Duration(i) * time.Second), Length: measure.Duration(time.Second),
+		Attempts: n, Requests: n, Successes: n, Status: map[int]int64{200: n}, Latency: measure.NewHistogram(), StepStart: start}
+	iv.Latency.RecordN(100*time.Microsecond, n)
+	return iv
+}
+
+func stepMsg(s *measure.Step) *message          { return &message{Type: msgStep, Step: s} }
+func intervalMsg(iv *measure.Interval) *message { return &message{Type: msgInterval, Interval: iv} }
+
+// TestForgedReportsDropped: a worker with the token sends each forgery of the issue (and
+// more); the coordinator names it, drops it, merges only the real worker's step, and the
+// run is partial. Every case ends within its deadline.
+func TestForgedReportsDropped(t *testing.T) {
+	count := load.Config{Connections: 2, Threads: 1, Requests: 100, Timeout: measure.Duration(time.Second)}
+	timed := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(500 * time.Millisecond), Timeout: measure.Duration(time.Second)}
+	for _, tc := range []struct {
+		name  string
+		cfg   load.Config
+		forge forgery
+		want  string // in the dropped worker's line
+	}{
+		{"negative counts", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 0, time.Second)
+			s.Attempts, s.Requests, s.Successes = -702025, -702025, -702025
+			send(stepMsg(s))
+		}, "-702025 attempts"},
+		{"int64 overflow", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 0, time.Second)
+			s.Attempts, s.Requests, s.Successes, s.Bytes = math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64
+			send(stepMsg(s))
+		}, "9223372036854775807 attempts"},
+		{"histogram of other responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Latency.RecordN(100*time.Microsecond, 100000) // p50 = p99 = 100 us for the whole run
+			send(stepMsg(s))
+		}, "100050 samples for 50 responses"},
+		{"errors do not add up", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Attempts = 80
+			send(stepMsg(s))
+		}, "80 attempts but 50 responses and errors"},
+		{"statuses exceed responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Status[500] = 1 << 40
+			send(stepMsg(s))
+		}, "status 500"},
+		{"before the start, beyond its -n share", count, func(p *Plan, send func(*message)) {
+			send(stepMsg(honestStep(p.StartAt.Add(-10*time.Second), 3000, 3*time.Second)))
+		}, "before the step did"},
+		{"beyond its -n share", count, func(p *Plan, send func(*message)) {
+			send(stepMsg(honestStep(time.Now(), 3000, 10*time.Millisecond)))
+		}, "3000 attempts, more than its share allows (50)"},
+		{"interval index 2^62", timed, func(p *Plan, send func(*message)) {
+			send(intervalMsg(honestInterval(time.Now(), 1<<62, 1)))
+			send(stepMsg(honestStep(time.Now(), 1, 10*time.Millisecond)))
+		}, "beyond the step's length"},
+		{"intervals out of order", timed, func(p *Plan, send func(*message)) {
+			send(intervalMsg(honestInterval(time.Now(), 0, 1)))
+			send(intervalMsg(honestInterval(time.Now(), 0, 1)))
+		}, "out of order"},
+		{"interval without latency", timed, func(p *Plan, send func(*message)) {
+			iv := honestInterval(time.Now(), 0, 5)
+			iv.Latency = nil
+			send(intervalMsg(iv))
+		}, "missing for 5 responses"},
+		{"window longer than the step", timed, func(p *Plan, send func(*message)) {
+			send(stepMsg(honestStep(time.Now().Add(-time.Hour), 1, time.Hour)))
+		}, "before the step did"},
+		{"step in the future", timed, func(p *Plan, send func(*message)) {
+			send(stepMsg(honestStep(time.Now().Add(time.Hour), 1, time.Second)))
+		}, "in the future"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			coord, served := realAndFake(t, tc.forge)
+			begin := time.Now()
+			step, err := coord.Step(context.Background(), tc.cfg)
+			if err != nil {
+				t.Fatalf("Step: %v", err)
+			}
+			took := time.Since(begin)
+			lost := strings.Join(coord.Lost(), "\n")
+			if !coord.Partial() || !strings.Contains(lost, "worker 2 (fake?[31mred?[0m") || !strings.Contains(lost, "dropped") || !strings.Contains(lost, tc.want) {
+				t.Errorf("Lost() = %q; want worker 2 named (escapes made safe), dropped, saying %q", lost, tc.want)
+			}
+			real := coord.Workers()[0]
+			if step.Requests != real.Responses || step.Requests <= 0 || step.Latency.Count() != step.Requests || step.Attempts < 0 {
+				t.Errorf("merged %d responses (%d latencies, %d attempts), the real worker %d: want only the real worker's", step.Requests, step.Latency.Count(), step.Attempts, real.Responses)
+			}
+			if tc.cfg.Requests > 0 && served() != 50 {
+				t.Errorf("the server answered %d requests, want the real worker's 50", served())
+			}
+			if took > 8*time.Second {
+				t.Errorf("Step took %v", took)
+			}
+			t.Logf("%v: %s", took.Round(time.Millisecond), lost)
+		})
+	}
+}
+
+// silent is a fake worker that beats but never sends an interval or its step.
+func silent(*Plan, func(*message)) {}
+
+// TestStalledWorkerDeadline: a worker that keeps beating but never sends its step is
+// dropped at the step's planned end + timeout + grace; the real worker's step is merged.
+func TestStalledWorkerDeadline(t *testing.T) {
+	defer func(g time.Duration) { stepGrace = g }(stepGrace)
+	stepGrace = 500 * time.Millisecond
+	coord, _ := realAndFake(t, silent)
+	cfg := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(500 * time.Millisecond), Timeout: measure.Duration(500 * time.Millisecond)}
+	begin := time.Now()
+	step, err := coord.Step(context.Background(), cfg)
+	took := time.Since(begin)
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(coord.Lost(), "\n")
+	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "no step by") || step.Requests == 0 || !step.Interrupted {
+		t.Errorf("Lost() = %q, merged %d responses, interrupted %v; want worker 2 lost for no step, the real worker's responses, interrupted", lost, step.Requests, step.Interrupted)
+	}
+	// start lead 0.5s + duration 0.5s + timeout 0.5s + grace 0.5s + slack 2s, and the tick.
+	if took > 6*time.Second {
+		t.Errorf("Step returned after %v, want within the deadline of about 4s", took)
+	}
+	t.Logf("%v: %s", took.Round(time.Millisecond), lost)
+}
+
+// TestStopWithStalledWorker: when the run is interrupted (Ctrl-C) while a worker holds its
+// step back, Step returns within the timeout and stopGrace with what the others measured.
+func TestStopWithStalledWorker(t *testing.T) {
+	defer func(g time.Duration) { stopGrace = g }(stopGrace)
+	stopGrace = 500 * time.Millisecond
+	coord, _ := realAndFake(t, silent)
+	cfg := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(time.Minute), Timeout: measure.Duration(500 * time.Millisecond)}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	begin := time.Now()
+	step, err := coord.Step(ctx, cfg)
+	took := time.Since(begin)
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(coord.Lost(), "\n")
+	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "told to stop") || step.Requests == 0 || coord.Workers()[0].Responses != step.Requests {
+		t.Errorf("Lost() = %q, merged %d responses; want worker 2 lost after the stop and the real worker's responses", lost, step.Requests)
+	}
+	if took > 4*time.Second {
+		t.Errorf("Step returned %v after it began (stopped at 1.5s), want within timeout + grace of the stop", took)
+	}
+	t.Logf("%v: %s", took.Round(time.Millisecond), lost)
+}
+
+// TestJoinWithIdleAndSlowJoiners: connections that send nothing, a byte at a time, or an
+// oversized hello neither hold a real worker off nor outlive the pre-auth limits.
+func TestJoinWithIdleAndSlowJoiners(t *testing.T) {
+	coord, err := Listen("127.0.0.1:0", Job{Scenario: scenario.Scenario{URL: "http://127.0.0.1:1/"}},
+		Options{Workers: 1, Token: testToken, JoinTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	var hostile []net.Conn
+	for range 3 { // idle
+		nc, err := net.Dial("tcp", coord.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hostile = append(hostile, nc)
+	}
+	slow, err := net.Dial("tcp", coord.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile = append(hostile, slow)
+	go func() {
+		for range 100 {
+			if _, err := slow.Write([]byte(" ")); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	big, err := net.Dial("tcp", coord.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile = append(hostile, big)
+	bigClosed := make(chan time.Duration, 1)
+	go func() {
+		begin := time.Now()
+		big.Write([]byte(`{"type":"hello","host":"`))
+		chunk := []byte(strings.Repeat("x", 1024))
+		for range 1024 { // 1 MiB, far past the pre-auth limit
+			if _, err := big.Write(chunk); err != nil {
+				break
+			}
+		}
+		io.Copy(io.Discard, big) // the challenge, then the close
+		bigClosed <- time.Since(begin)
+	}()
+	defer func() {
+		for _, nc := range hostile {
+			nc.Close()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	go Work(context.Background(), coord.Addr(), testToken, func(context.Context, *Plan, func(*measure.Interval)) (*measure.Step, error) {
+		return nil, nil
+	}, WorkerOptions{})
+	begin := time.Now()
+	if err := coord.Join(context.Background()); err != nil {
+		t.Fatalf("Join with idle, slow and oversized joiners: %v", err)
+	}
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Errorf("the real worker joined after %v, want at once", took)
+	}
+	select {
+	case d := <-bigClosed:
+		t.Logf("the oversized hello was cut off after %v", d)
+	case <-time.After(2 * preAuthDeadline):
+		t.Error("a 1 MiB hello was not cut off")
+	}
+	// The idle joiners were closed when the join ended.
+	for _, nc := range hostile[:3] {
+		nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := io.Copy(io.Discard, nc); err != nil {
+			t.Errorf("an idle joiner's connection is still open after the join: %v", err)
+		}
+	}
+}
+
+// TestJoinTimeoutWhole: --join-timeout bounds the whole join, however many joiners stall.
+func TestJoinTimeoutWhole(t *testing.T) {
+	coord, err := Listen("127.0.0.1:0", Job{}, Options{Workers: 1, Token: testToken, JoinTimeout: 700 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer coord.Close()
+	for range 4 {
+		nc, err := net.Dial("tcp", coord.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	begin := time.Now()
+	err = coord.Join(context.Background())
+	if took := time.Since(begin); !strings.Contains(fmt.Sprint(err), "0 of 1 joined within 700ms") || took > 1500*time.Millisecond {
+		t.Errorf("Join with 4 idle joiners and a 700ms join timeout = %v after %v; want the timeout within 1.5s", err, took)
+	}
+}
+
+// TestTooManyHistograms: a message holding more histograms than a step can have is
+// refused before they are decoded (each would take about 190 KB however small on the wire).
+func TestTooManyHistograms(t *testing.T) {
+	coord, _ := realAndFake(t, func(p *Plan, send func(*message)) {
+		s := honestStep(time.Now(), 1, 10*time.Millisecond)
+		for i := range 300 {
+			s.Endpoints = append(s.Endpoints, measure.EndpointStats{Name: fmt.Sprint(i), Latency: measure.NewHistogram()})
+		}
+		send(stepMsg(s))
+	})
+	step, err := coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(500 * time.Millisecond), Timeout: measure.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(coord.Lost(), "\n")
+	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "dropped") || !strings.Contains(lost, "302 histograms (at most 263)") || step.Requests == 0 {
+		t.Errorf("Lost() = %q, merged %d; want worker 2 dropped for its histograms and the real worker merged", lost, step.Requests)
+	}
+}

@@ -1,0 +1,102 @@
+// Package outfile writes the files apiperf leaves behind (run.json, reports, charts,
+// profiles) whole or not at all, and never through a link someone planted in the
+// directory: a temporary file is created exclusively beside the target, filled, synced
+// and renamed over it; a symbolic link at the target is refused.
+package outfile
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Write writes data to path whole or not at all (see WriteWith).
+func Write(path string, data []byte) error {
+	return WriteWith(path, func(w io.Writer) error {
+		_, err := io.Copy(w, bytes.NewReader(data))
+		return err
+	})
+}
+
+// WriteWith writes what fill produces to path, mode 0644: into a temporary file created
+// exclusively (O_EXCL|O_NOFOLLOW) in path's directory, then renamed over path. When fill
+// or a write fails (a full disk) nothing is left: no temporary file, and path keeps its
+// old content. A symbolic link at path is refused.
+func WriteWith(path string, fill func(io.Writer) error) error {
+	if err := refuseLink(path); err != nil {
+		return err
+	}
+	tmp, f, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	err = fill(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Create opens path for writing as it is written (a log, an .hlog): created or truncated,
+// never through a symbolic link.
+func Create(path string) (*os.File, error) {
+	if err := refuseLink(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, linkError(path)
+	}
+	return f, err
+}
+
+// refuseLink fails when path is a symbolic link.
+func refuseLink(path string) error {
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return linkError(path)
+	}
+	return nil
+}
+
+func linkError(path string) error {
+	if to, err := os.Readlink(path); err == nil {
+		return fmt.Errorf("refusing to write %s: it is a symbolic link (to %s); remove it or choose another directory", path, to)
+	}
+	return fmt.Errorf("refusing to write %s: it is a symbolic link; remove it or choose another directory", path)
+}
+
+// createTemp creates a new file beside path, exclusively and not through a link.
+func createTemp(path string) (string, *os.File, error) {
+	dir, base := filepath.Split(path)
+	for range 16 {
+		var r [6]byte
+		rand.Read(r[:])
+		tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(r[:])+".tmp")
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ELOOP) {
+			continue // taken, or a link planted under the name: another name
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("writing %s: %w", path, err)
+		}
+		return tmp, f, nil
+	}
+	return "", nil, fmt.Errorf("writing %s: no free temporary name beside it", path)
+}

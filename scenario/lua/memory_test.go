@@ -1,0 +1,64 @@
+package lua
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// TestScriptMemoryBounded: a script that allocates without bound, at its top level or in
+// request(), or asks string.rep for a terabyte, stops with an error naming the memory
+// limit, and the heap comes back.
+func TestScriptMemoryBounded(t *testing.T) {
+	const limit = 256 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	sc := scenario.Scenario{URL: srv.URL + "/"}
+	for _, tc := range []struct{ name, code, want string }{
+		{"top level", `local t = {} while true do t[#t+1] = string.rep("x", 1000000) .. #t end`, "over the memory limit of 256 MiB"},
+		{"string.rep", `local s = string.rep("x", 1e12)`, "string.rep: 1000000000000 bytes asked for, over the memory limit of 256 MiB"},
+	} {
+		begin := time.Now()
+		_, err := NewString(tc.name+".lua", tc.code, sc, Options{MaxMemory: limit, LoadBudget: 20 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: NewString = %v, want %q", tc.name, err, tc.want)
+		}
+		t.Logf("%s: %v after %v", tc.name, err, time.Since(begin).Round(time.Millisecond))
+	}
+	code := `local t = {}
+request = function()
+  if #t > 0 or wrk.thread == nil then
+    for i = 1, 20 do t[#t+1] = string.rep("y", 1000000) .. #t end
+  end
+  t[#t+1] = "z"
+  return wrk.format()
+end`
+	src, err := NewString("grow.lua", code, sc, Options{MaxMemory: limit})
+	if err != nil {
+		t.Fatalf("NewString: %v", err)
+	}
+	target, _ := scenario.ParseTarget(sc.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, runErr := load.Run(ctx, load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(3 * time.Second), Timeout: measure.Duration(time.Second)}, src, target)
+	err = src.Err()
+	src.Close()
+	if err == nil || !strings.Contains(err.Error(), "over the memory limit of 256 MiB") || ctx.Err() != nil {
+		t.Errorf("a request() growing a table: run error %v, script error %v; want the memory limit named before the run's end", runErr, err)
+	}
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.HeapAlloc > limit {
+		t.Errorf("heap %d MiB after the script was closed", m.HeapAlloc>>20)
+	}
+}
