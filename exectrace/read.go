@@ -161,6 +161,12 @@ func (a *analysis) event(ev trace.Event) {
 	}
 }
 
+// isCapture: frames of net/http/pprof answering the capture, and of the tracer writing it out.
+func isCapture(f Frame) bool {
+	return strings.HasPrefix(f.Func, "net/http/pprof.") || strings.HasPrefix(f.Func, "runtime/pprof.") ||
+		strings.HasPrefix(f.Func, "runtime/trace.(*traceMultiplexer)")
+}
+
 // runtimeOnly reports whether every frame of s is the runtime's.
 func (a *analysis) runtimeOnly(s trace.Stack) bool {
 	own, ok := a.runtimeOwn[s]
@@ -385,8 +391,8 @@ func (a *analysis) addStack(group string, s trace.Stack, d time.Duration) {
 		for f := range s.Frames() {
 			b.Frames = append(b.Frames, Frame{Func: f.Func, File: f.File, Line: int(f.Line)})
 		}
-		if a.runtimeOnly(s) {
-			b = nil // the runtime's own goroutines (tracer, sweeper, scavenger): not the program's
+		if a.runtimeOnly(s) || slices.ContainsFunc(b.Frames, isCapture) {
+			b = nil // the runtime's own goroutines (tracer, sweeper, scavenger) and the profiler serving this trace
 		}
 		m[s] = b
 	}

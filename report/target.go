@@ -66,6 +66,7 @@ func targetSections(r *result.Run) []Section {
 		}
 		out = append(out, Section{Title: "Target profile at " + ts.Label, Body: body})
 	}
+	out = append(out, traceSections(r)...) // report/trace.go
 	if body := metricsSection(r); body != "" {
 		out = append(out, Section{Title: "Target metrics", Body: body})
 	}
