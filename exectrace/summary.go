@@ -131,6 +131,20 @@ func (b BlockStack) Site() string {
 	return inner
 }
 
+// Function is the stack's first frame outside the runtime and the standard library's
+// plumbing (the program's code that waited or allocated), else its innermost frame.
+func (b BlockStack) Function() string {
+	for _, f := range b.Frames {
+		if !isRuntime(f.Func) {
+			return f.Func
+		}
+	}
+	if len(b.Frames) == 0 {
+		return ""
+	}
+	return b.Frames[0].Func
+}
+
 // isRuntimeOwn: frames of the runtime itself (not runtime/trace or runtime/pprof).
 func isRuntimeOwn(fn string) bool { return strings.HasPrefix(fn, "runtime.") }
 

@@ -91,7 +91,10 @@ func CompareText(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		rows[i] = compareCells(m, i)
 	}
-	return writeCellTable(w, "comparison", compareHeader(m), rows, m.Notes, m.Warnings, m.Headline())
+	if err := writeCellTable(w, "comparison", compareHeader(m), rows, m.Notes, m.Warnings, m.Headline()); err != nil {
+		return err
+	}
+	return compareTraceText(w, m) // report/trace.go
 }
 
 // writeCellTable writes a right-aligned table (header, then rows), then its notes as they

@@ -7,7 +7,9 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"text/tabwriter"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
@@ -150,4 +152,57 @@ func spanRows(spans []exectrace.Span) []spanRow {
 		out = append(out, spanRow{s.Name, fmt.Sprint(s.Count), exectrace.Short(s.Total), exectrace.Short(s.Mean), exectrace.Short(s.Max)})
 	}
 	return out
+}
+
+// TraceDiffText writes two runs' trace summaries side by side, one figure a line:
+// "GC cycles per second  41.0 -> 6.0"; nothing when d is nil.
+func TraceDiffText(w io.Writer, d *compare.TraceDiff) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nTarget execution trace, A at %s -> B at %s:\n", d.LevelA, d.LevelB)
+	for _, r := range d.Rows {
+		fmt.Fprintf(w, "  %-26s %10s -> %s\n", r.Name, r.Format(r.Values[0]), r.Format(r.Values[1]))
+	}
+}
+
+// compareTraceText writes the variants' trace summaries side by side, a column per
+// variant; nothing when none has a trace.
+func compareTraceText(w io.Writer, m *compare.Multi) error {
+	sums := make([]*exectrace.Summary, len(m.Variants))
+	header := []string{"execution trace"}
+	any := false
+	for i, v := range m.Variants {
+		sums[i] = v.Trace
+		label := v.TraceLevel
+		if v.Trace == nil {
+			label = "no trace"
+		}
+		header = append(header, v.Name+" ("+label+")")
+		any = any || v.Trace != nil
+	}
+	if !any {
+		return nil
+	}
+	rows := [][]string{}
+	for _, r := range compare.TraceRows(sums) {
+		row := []string{r.Name}
+		for i, val := range r.Values {
+			cell := "-"
+			if sums[i] != nil {
+				cell = r.Format(val)
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing trace comparison: %w", err)
+	}
+	return nil
 }

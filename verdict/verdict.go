@@ -121,5 +121,6 @@ func Judge(in Input) Verdict {
 			v.Claims = append(v.Claims, *c)
 		}
 	}
+	v.Claims = append(v.Claims, traceClaims(in)...) // trace.go
 	return v
 }

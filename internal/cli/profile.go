@@ -125,8 +125,8 @@ func profileOutDir(out string) string {
 }
 
 // printProfileDiff prints, for two runs that both hold CPU profiles of the target, the
-// functions whose share of CPU grew or shrank the most. .dat files and runs without
-// profiles print nothing.
+// functions whose share of CPU grew or shrank the most, and their execution trace summaries
+// side by side. .dat files and runs without profiles print nothing.
 func printProfileDiff(w io.Writer, pathA, pathB string) {
 	var runs [2]*result.Run
 	for i, p := range []string{pathA, pathB} {
@@ -140,4 +140,5 @@ func printProfileDiff(w io.Writer, pathA, pathB string) {
 		runs[i] = r
 	}
 	report.ProfileDiffText(w, compare.DiffProfiles(runs[0], runs[1], compare.DefaultProfileRows))
+	report.TraceDiffText(w, compare.DiffTraces(runs[0], runs[1]))
 }
