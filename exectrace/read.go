@@ -105,8 +105,10 @@ type analysis struct {
 	regions     map[string]*Span
 	tasks       map[string]*Span
 	taskOpen    map[trace.TaskID]open
-	assists     map[trace.GoID]blocked // open mark assists and where they began
-	runtimeOwn  map[trace.Stack]bool   // stacks with no frame outside the runtime
+	assists     map[trace.GoID]blocked      // open mark assists and where they began
+	runtimeOwn  map[trace.Stack]bool        // stacks with no frame outside the runtime
+	procs       map[trace.ProcID]trace.Time // when each running P started running
+	procBusy    time.Duration               // time Ps spent running (bound to a thread)
 }
 
 func newAnalysis() *analysis {
@@ -114,7 +116,7 @@ func newAnalysis() *analysis {
 		gs: map[trace.GoID]*goroutine{}, states: map[string]time.Duration{}, stw: map[trace.GoID]trace.Time{},
 		stacks: map[string]map[trace.Stack]*BlockStack{}, regions: map[string]*Span{}, tasks: map[string]*Span{},
 		taskOpen: map[trace.TaskID]open{}, assists: map[trace.GoID]blocked{},
-		runtimeOwn: map[trace.Stack]bool{},
+		runtimeOwn: map[trace.Stack]bool{}, procs: map[trace.ProcID]trace.Time{},
 	}
 }
 
@@ -126,8 +128,11 @@ func (a *analysis) event(ev trace.Event) {
 	a.last = t
 	switch ev.Kind() {
 	case trace.EventStateTransition:
-		if st := ev.StateTransition(); st.Resource.Kind == trace.ResourceGoroutine {
+		switch st := ev.StateTransition(); st.Resource.Kind {
+		case trace.ResourceGoroutine:
 			a.transition(ev, st, t)
+		case trace.ResourceProc:
+			a.proc(st, t)
 		}
 	case trace.EventLabel:
 		// The runtime labels a GC worker goroutine each time it starts running:
@@ -181,6 +186,20 @@ func (a *analysis) runtimeOnly(s trace.Stack) bool {
 		a.runtimeOwn[s] = own
 	}
 	return own
+}
+
+// proc accounts the time Ps run: from a transition to running to the next away from it.
+func (a *analysis) proc(st trace.StateTransition, t trace.Time) {
+	id := st.Resource.Proc()
+	_, to := st.Proc()
+	at, running := a.procs[id]
+	switch {
+	case running && to != trace.ProcRunning:
+		a.procBusy += t.Sub(at)
+		delete(a.procs, id)
+	case !running && to == trace.ProcRunning:
+		a.procs[id] = t
+	}
 }
 
 // flush accounts g's time since its last change to its current state.
@@ -419,10 +438,13 @@ func (a *analysis) summary() *Summary {
 	for id := range a.assists {
 		a.assistEnd(id, a.last)
 	}
+	for _, at := range a.procs {
+		a.procBusy += a.last.Sub(at)
+	}
 	s := a.s
 	s.Span = a.last.Sub(a.first)
 	if s.Span > 0 {
-		s.BusyPs = float64(s.Running) / float64(s.Span)
+		s.BusyPs = float64(a.procBusy) / float64(s.Span)
 	}
 	s.Sched = latency(a.sched)
 	var all time.Duration

@@ -20,7 +20,8 @@ type Summary struct {
 	// Span is the time from the trace's first event to its last.
 	Span time.Duration `json:"span_ns"`
 	// GOMAXPROCS is the target's setting during the trace (the last value the runtime
-	// reported); BusyPs how many Ps were running goroutines on average.
+	// reported); BusyPs how many Ps were running on average (bound to a thread: running
+	// goroutines, in their short syscalls, or looking for work).
 	GOMAXPROCS int     `json:"gomaxprocs,omitempty"`
 	BusyPs     float64 `json:"busy_ps"`
 	// GCCycles counts the GC mark phases that began in the trace.

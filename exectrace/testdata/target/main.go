@@ -38,17 +38,17 @@ func burn(n int) [32]byte {
 	return h
 }
 
-func blockHandler(tokens chan struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		<-tokens
-		fmt.Fprintln(w, "ok")
-	}
+// tokens is fed once per millisecond; waitForToken blocks on it.
+var tokens = make(chan struct{})
+
+func waitForToken(w http.ResponseWriter, r *http.Request) {
+	<-tokens
+	fmt.Fprintln(w, "ok")
 }
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	flag.Parse()
-	tokens := make(chan struct{})
 	go func() {
 		for range time.Tick(time.Millisecond) {
 			select {
@@ -64,11 +64,11 @@ func main() {
 	http.HandleFunc("/cpu", func(w http.ResponseWriter, r *http.Request) {
 		ctx, task := trace.NewTask(r.Context(), "cpu-request")
 		var h [32]byte
-		trace.WithRegion(ctx, "burn", func() { h = burn(2000) })
+		trace.WithRegion(ctx, "burn", func() { h = burn(20000) })
 		task.End()
 		fmt.Fprintf(w, "%x\n", h[:4])
 	})
-	http.HandleFunc("/block", blockHandler(tokens))
+	http.HandleFunc("/block", waitForToken)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)

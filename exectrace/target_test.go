@@ -1,0 +1,182 @@
+package exectrace
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The tests here read traces of real processes: testdata/target, built once, run with the
+// GOGC and GOMAXPROCS each test sets, loaded over loopback for a bounded time.
+
+var buildTarget = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "exectrace-target-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "target")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/target").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ./testdata/target: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// StartTarget runs testdata/target with env added and returns its base URL; it is killed
+// when the test ends.
+func startTarget(t *testing.T, env ...string) string {
+	t.Helper()
+	bin, err := buildTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("target %v printed no address: %v", env, err)
+	}
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("target printed %q, want \"listening on URL\"", line)
+	}
+	return base
+}
+
+// loadFor sends GETs to url from conns goroutines until ctx ends; done counts responses.
+func loadFor(ctx context.Context, url string, conns int, done *atomic.Int64) *sync.WaitGroup {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}, Timeout: 5 * time.Second}
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				done.Add(1)
+			}
+		})
+	}
+	return &wg
+}
+
+// traceUnderLoad loads base+path with conns connections, records a trace of the given
+// length once the load runs, and returns its summary and the responses completed meanwhile.
+func traceUnderLoad(t *testing.T, base, path string, conns int, length time.Duration) (*Summary, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), length+10*time.Second)
+	defer cancel()
+	var done atomic.Int64
+	wg := loadFor(ctx, base+path, conns, &done)
+	defer wg.Wait()
+	defer cancel()
+	time.Sleep(300 * time.Millisecond) // settle
+	before := done.Load()
+	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/trace?seconds=%g", base, length.Seconds()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	n := done.Load() - before
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET trace: %v %v", resp.Status, err)
+	}
+	s, err := Read(b)
+	if err != nil {
+		t.Fatalf("Read(trace of %s) = %v", path, err)
+	}
+	t.Logf("%s: %d responses during the trace; %s", path, n, s.Line())
+	return s, n
+}
+
+// TestGCCyclesFollowGOGC: the target allocates 64 KiB per request over an 8 MiB live heap.
+// A GC cycle comes every live*GOGC/100 bytes allocated, so per request GOGC=25 runs
+// 400/25 = 16 times as many cycles as GOGC=400; the trace must show that ratio within 30%.
+func TestGCCyclesFollowGOGC(t *testing.T) {
+	perRequest := map[int]float64{}
+	for _, gogc := range []int{25, 400} {
+		base := startTarget(t, fmt.Sprintf("GOGC=%d", gogc), "GOMAXPROCS=2")
+		s, n := traceUnderLoad(t, base, "/alloc", 4, 2*time.Second)
+		if n == 0 || s.GCCycles == 0 {
+			t.Fatalf("GOGC=%d: %d responses, %d GC cycles in the trace; want both > 0", gogc, n, s.GCCycles)
+		}
+		perRequest[gogc] = float64(s.GCCycles) / float64(n)
+		if s.STWCount < s.GCCycles || s.STWMax <= 0 || s.GCWorkers <= 0 {
+			t.Errorf("GOGC=%d: STW %d pauses (max %v), workers %v for %d cycles; want two pauses a cycle and worker time",
+				gogc, s.STWCount, s.STWMax, s.GCWorkers, s.GCCycles)
+		}
+	}
+	const want = 400.0 / 25
+	got := perRequest[25] / perRequest[400]
+	t.Logf("GC cycles per request: GOGC=25 %.4f, GOGC=400 %.5f; ratio %.1f, predicted %.0f", perRequest[25], perRequest[400], got, want)
+	if got < want*0.7 || got > want*1.3 {
+		t.Errorf("GC cycles per request GOGC=25 / GOGC=400 = %.1f, want %.0f within 30%%", got, want)
+	}
+}
+
+// TestCPUBoundOneP: a CPU-bound handler under GOMAXPROCS=1 keeps its one P busy; its
+// task and region show with their durations.
+func TestCPUBoundOneP(t *testing.T) {
+	base := startTarget(t, "GOMAXPROCS=1")
+	s, _ := traceUnderLoad(t, base, "/cpu", 4, time.Second)
+	if s.GOMAXPROCS != 1 || s.BusyPs < 0.85 {
+		t.Errorf("GOMAXPROCS %d, busy Ps %.2f; want 1 and at least 0.85", s.GOMAXPROCS, s.BusyPs)
+	}
+	if s.Sched.Count == 0 || s.Sched.P99 < 100*time.Microsecond {
+		t.Errorf("scheduler latency %+v; want goroutines queued behind the one P (p99 >= 100us)", s.Sched)
+	}
+	for _, want := range []struct {
+		spans []Span
+		name  string
+	}{{s.Regions, "burn"}, {s.Tasks, "cpu-request"}} {
+		if len(want.spans) == 0 || want.spans[0].Name != want.name || want.spans[0].Count == 0 || want.spans[0].Mean <= 0 || want.spans[0].Max < want.spans[0].Mean {
+			t.Errorf("spans %+v; want %q first with a count and durations", want.spans, want.name)
+		}
+	}
+}
+
+// TestChannelBlockingOnTop: a handler waiting on a channel is the top sync blocking stack.
+func TestChannelBlockingOnTop(t *testing.T) {
+	base := startTarget(t)
+	s, _ := traceUnderLoad(t, base, "/block", 8, time.Second)
+	g := s.Group(GroupSync)
+	if g == nil || len(g.Stacks) == 0 {
+		t.Fatalf("no sync blocking group in %+v", s.Blocking)
+	}
+	top := g.Stacks[0]
+	if top.Function() != "main.waitForToken" || top.Frames[0].Func != "runtime.chanrecv1" {
+		t.Errorf("top sync stack %s (frames %v); want main.waitForToken in runtime.chanrecv1", top.Site(), top.Frames)
+	}
+	var channel time.Duration
+	for _, st := range s.States {
+		if st.State == StateChannel {
+			channel = st.Time
+		}
+	}
+	if channel < s.Span {
+		t.Errorf("goroutines spent %v waiting on channels in a %v trace with 8 handlers blocked; want more than the span", channel, s.Span)
+	}
+}
