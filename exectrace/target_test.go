@@ -1,65 +1,20 @@
 package exectrace
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/internal/tracetarget"
 )
 
-// The tests here read traces of real processes: testdata/target, built once, run with the
-// GOGC and GOMAXPROCS each test sets, loaded over loopback for a bounded time.
-
-var buildTarget = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "exectrace-target-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "target")
-	out, err := exec.Command("go", "build", "-o", bin, "./testdata/target").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build ./testdata/target: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-// StartTarget runs testdata/target with env added and returns its base URL; it is killed
-// when the test ends.
-func startTarget(t *testing.T, env ...string) string {
-	t.Helper()
-	bin, err := buildTarget()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("target %v printed no address: %v", env, err)
-	}
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if !ok {
-		t.Fatalf("target printed %q, want \"listening on URL\"", line)
-	}
-	return base
-}
+// The tests here read traces of real processes (internal/tracetarget), run with the GOGC
+// and GOMAXPROCS each test sets, loaded over loopback for a bounded time.
 
 // loadFor sends GETs to url from conns goroutines until ctx ends; done counts responses.
 func loadFor(ctx context.Context, url string, conns int, done *atomic.Int64) *sync.WaitGroup {
@@ -118,8 +73,8 @@ func traceUnderLoad(t *testing.T, base, path string, conns int, length time.Dura
 func TestGCCyclesFollowGOGC(t *testing.T) {
 	perRequest := map[int]float64{}
 	for _, gogc := range []int{25, 400} {
-		base := startTarget(t, fmt.Sprintf("GOGC=%d", gogc), "GOMAXPROCS=2")
-		s, n := traceUnderLoad(t, base, "/alloc", 4, 2*time.Second)
+		base := tracetarget.Start(t, fmt.Sprintf("GOGC=%d", gogc), "GOMAXPROCS=2")
+		s, n := traceUnderLoad(t, base, tracetarget.Alloc, 4, 2*time.Second)
 		if n == 0 || s.GCCycles == 0 {
 			t.Fatalf("GOGC=%d: %d responses, %d GC cycles in the trace; want both > 0", gogc, n, s.GCCycles)
 		}
@@ -140,8 +95,8 @@ func TestGCCyclesFollowGOGC(t *testing.T) {
 // TestCPUBoundOneP: a CPU-bound handler under GOMAXPROCS=1 keeps its one P busy; its
 // task and region show with their durations.
 func TestCPUBoundOneP(t *testing.T) {
-	base := startTarget(t, "GOMAXPROCS=1")
-	s, _ := traceUnderLoad(t, base, "/cpu", 4, time.Second)
+	base := tracetarget.Start(t, "GOMAXPROCS=1")
+	s, _ := traceUnderLoad(t, base, tracetarget.CPU, 4, time.Second)
 	if s.GOMAXPROCS != 1 || s.BusyPs < 0.85 {
 		t.Errorf("GOMAXPROCS %d, busy Ps %.2f; want 1 and at least 0.85", s.GOMAXPROCS, s.BusyPs)
 	}
@@ -160,8 +115,8 @@ func TestCPUBoundOneP(t *testing.T) {
 
 // TestChannelBlockingOnTop: a handler waiting on a channel is the top sync blocking stack.
 func TestChannelBlockingOnTop(t *testing.T) {
-	base := startTarget(t)
-	s, _ := traceUnderLoad(t, base, "/block", 8, time.Second)
+	base := tracetarget.Start(t)
+	s, _ := traceUnderLoad(t, base, tracetarget.Block, 8, time.Second)
 	g := s.Group(GroupSync)
 	if g == nil || len(g.Stacks) == 0 {
 		t.Fatalf("no sync blocking group in %+v", s.Blocking)
