@@ -199,7 +199,7 @@ func compareTraceText(w io.Writer, m *compare.Multi) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, row := range append([][]string{header}, rows...) {
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing trace comparison: %w", err)
