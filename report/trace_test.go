@@ -18,7 +18,7 @@ func synthTrace(gcCycles int, procs int) *exectrace.Summary {
 	return &exectrace.Summary{
 		Span: time.Second, GOMAXPROCS: procs, BusyPs: 1.4, GCCycles: gcCycles, STWCount: 2 * gcCycles,
 		STWTotal: 1200 * us, STWMax: 310 * us, GCWorkers: 90 * ms, GCAssist: 30 * ms, Running: time.Second,
-		Sched: exectrace.Latency{Count: 1000, P50: 8 * us, P99: 1200 * us, Max: 3 * ms},
+		Sched:  exectrace.Latency{Count: 1000, P50: 8 * us, P99: 1200 * us, Max: 3 * ms},
 		States: []exectrace.StateTime{{State: exectrace.StateRunning, Time: 900 * ms, Pct: 30}, {State: exectrace.StateChannel, Time: 2100 * ms, Pct: 70}},
 		Blocking: []exectrace.BlockGroup{{Group: exectrace.GroupSync, Total: 2 * time.Second, Stacks: []exectrace.BlockStack{{
 			Frames: []exectrace.Frame{{Func: "runtime.chanrecv1", File: "chan.go", Line: 509}, {Func: evilName, File: "main.go", Line: 7}},
