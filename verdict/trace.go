@@ -24,9 +24,11 @@ type Trace struct {
 	GCPerSecond float64       `json:"gc_per_second"`
 	STWTotal    time.Duration `json:"stw_total_ns,omitempty"`
 	STWMax      time.Duration `json:"stw_max_ns,omitempty"`
-	// GCCPUPct and AssistPct are GC's and mark assist's shares of the time goroutines ran.
-	GCCPUPct  float64 `json:"gc_cpu_pct"`
-	AssistPct float64 `json:"assist_pct"`
+	// GCCPUPct and AssistPct are GC's and mark assist's shares of the time goroutines ran;
+	// Assist is the time goroutines spent in mark assist.
+	GCCPUPct  float64       `json:"gc_cpu_pct"`
+	AssistPct float64       `json:"assist_pct"`
+	Assist    time.Duration `json:"assist_ns,omitempty"`
 	// AssistSite is where goroutines were drafted into mark assist most: the allocating code.
 	AssistSite string `json:"assist_site,omitempty"`
 	// Span is how long the trace lasted.
@@ -39,22 +41,28 @@ const (
 	BusyShare = 0.85
 	// SchedShareOfP99: scheduler p99 at this share of the request p99 or more is a claim.
 	SchedShareOfP99 = 0.25
-	// STWShareOfP99: a GC pause at this share of the request p99 or more makes the tail.
-	STWShareOfP99 = 0.25
-	// AssistPctMin: mark assist taking this share of goroutine run time or more makes the tail.
-	AssistPctMin = 10.0
-	// GCCPUPctMin: GC taking this share of goroutine run time or more is a claim on its own.
+	// STWShareOfP99: a GC pause at this share of the request p99 or more makes the tail,
+	// when the pauses cover STWShareOfTime of the time or more (enough to touch 1% of requests).
+	STWShareOfP99  = 0.25
+	STWShareOfTime = 0.01
+	// AssistShareOfMean: mark assist per request at this share of the mean latency or more.
+	AssistShareOfMean = 0.10
+	// GCCPUPctMin: GC taking this share of goroutine run time or more, with the Ps full.
 	GCCPUPctMin = 30.0
 )
 
-// traceClaims are the trace's claims, each at the first traced level where it shows.
-func traceClaims(in Input) []Claim {
+// traceClaims are the trace's claims, each at the first traced level where it shows; v
+// holds the claims made so far (a CPU-bound target's scheduler latency is its CPU claim's).
+func traceClaims(in Input, v *Verdict) []Claim {
 	var out []Claim
 	procs := firstClaim(in, gomaxprocsClaim)
-	if procs != nil {
-		out = append(out, *procs)
-	} else if c := firstClaim(in, schedClaim); c != nil {
-		out = append(out, *c) // with full Ps the GOMAXPROCS claim already says it
+	switch {
+	case procs != nil:
+		out = append(out, *procs) // it says the scheduler latency too
+	case !v.Has(TargetCPU):
+		if c := firstClaim(in, schedClaim); c != nil {
+			out = append(out, *c)
+		}
 	}
 	if c := firstClaim(in, gcClaim); c != nil {
 		out = append(out, *c)
@@ -120,12 +128,17 @@ func schedClaim(l Level, t *Trace) *Claim {
 	return c
 }
 
-// gcClaim: GC pauses or mark assist are a large part of the tail, or GC takes a large
-// share of the CPU.
+// gcClaim: GC pauses long and frequent enough to set the p99, mark assist taking a large
+// part of each request's time, or GC taking a large share of CPU the target had no more of.
 func gcClaim(l Level, t *Trace) *Claim {
-	stwTail := l.P99 > 0 && float64(t.STWMax) >= STWShareOfP99*float64(l.P99)
-	assist := t.AssistPct >= AssistPctMin
-	heavy := t.GCCPUPct >= GCCPUPctMin
+	stwTail := l.P99 > 0 && float64(t.STWMax) >= STWShareOfP99*float64(l.P99) &&
+		float64(t.STWTotal) >= STWShareOfTime*float64(t.Span)
+	var assistPerReq time.Duration
+	if reqs := l.QPS * t.Span.Seconds(); reqs >= 1 {
+		assistPerReq = time.Duration(float64(t.Assist) / reqs)
+	}
+	assist := l.Mean > 0 && float64(assistPerReq) >= AssistShareOfMean*float64(l.Mean)
+	heavy := t.GCCPUPct >= GCCPUPctMin && t.GOMAXPROCS > 0 && t.BusyPs >= BusyShare*float64(t.GOMAXPROCS)
 	if !stwTail && !assist && !heavy {
 		return nil
 	}
@@ -133,11 +146,11 @@ func gcClaim(l Level, t *Trace) *Claim {
 	var what string
 	switch {
 	case stwTail:
-		what = fmt.Sprintf("a GC stop-the-world pause of %v is %.0f%% of the request p99 %v", t.STWMax, 100*float64(t.STWMax)/float64(l.P99), l.P99)
+		what = fmt.Sprintf("GC stop-the-world pauses up to %v, %.0f%% of the request p99 %v, stopped the target %.1f%% of the time", t.STWMax, 100*float64(t.STWMax)/float64(l.P99), l.P99, 100*float64(t.STWTotal)/float64(t.Span))
 	case assist:
-		what = fmt.Sprintf("goroutines spent %.0f%% of their run time in GC mark assist instead of serving requests", t.AssistPct)
+		what = fmt.Sprintf("mark assist took %v per request, %.0f%% of the mean latency %v", assistPerReq, 100*float64(assistPerReq)/float64(l.Mean), l.Mean)
 	default:
-		what = fmt.Sprintf("GC took %.0f%% of the time goroutines ran", t.GCCPUPct)
+		what = fmt.Sprintf("GC took %.0f%% of the time goroutines ran while the target's %.2f Ps were full", t.GCCPUPct, t.BusyPs)
 	}
 	ev = append(ev, fmt.Sprintf("stop-the-world: %v in total over %v, longest %v", t.STWTotal, t.Span.Round(time.Millisecond), t.STWMax))
 	fix := "raise GOGC (e.g. GOGC=200 or 400: fewer cycles for more heap) or set GOMEMLIMIT to the memory the target may use and GOGC higher"
@@ -148,7 +161,7 @@ func gcClaim(l Level, t *Trace) *Claim {
 		fix += "; allocate less per request (see the heap profile's alloc_space)"
 	}
 	c := &Claim{Kind: GCTail, Confidence: Medium, Summary: "garbage collection makes the tail: " + what, Evidence: ev, Fix: fix}
-	if stwTail && float64(t.STWMax) >= 0.5*float64(l.P99) || t.AssistPct >= 2*AssistPctMin {
+	if stwTail && float64(t.STWMax) >= 0.5*float64(l.P99) || assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean) {
 		c.Confidence = High
 	}
 	return c
