@@ -34,6 +34,7 @@ const (
 	UnitDuration TraceUnit = "ns"
 	UnitPct      TraceUnit = "%"
 	UnitCount    TraceUnit = "count"
+	UnitMean     TraceUnit = "mean" // an average of counts, two decimals
 )
 
 // Format writes one value of the row: 41.0, 1.2ms, 12%, 1.4.
@@ -44,9 +45,8 @@ func (r TraceRow) Format(v float64) string {
 	case UnitPct:
 		return fmt.Sprintf("%.1f%%", v)
 	case UnitCount:
-		if v == float64(int64(v)) {
-			return fmt.Sprintf("%.0f", v)
-		}
+		return fmt.Sprintf("%.0f", v)
+	case UnitMean:
 		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.1f", v)
@@ -68,7 +68,7 @@ func TraceRows(sums []*exectrace.Summary) []TraceRow {
 		{"scheduler latency p99", UnitDuration, func(s *exectrace.Summary) float64 { return float64(s.Sched.P99) }},
 		{"scheduler latency max", UnitDuration, func(s *exectrace.Summary) float64 { return float64(s.Sched.Max) }},
 		{"GOMAXPROCS", UnitCount, func(s *exectrace.Summary) float64 { return float64(s.GOMAXPROCS) }},
-		{"busy Ps", UnitCount, func(s *exectrace.Summary) float64 { return float64(int64(s.BusyPs*100+0.5)) / 100 }},
+		{"busy Ps", UnitMean, func(s *exectrace.Summary) float64 { return s.BusyPs }},
 	}
 	var rows []TraceRow
 	for _, f := range figures {

@@ -133,10 +133,16 @@ func (b BlockStack) Site() string {
 }
 
 // Function is the stack's first frame outside the runtime and the standard library's
-// plumbing (the program's code that waited or allocated), else its innermost frame.
+// plumbing (the program's code that waited or allocated), else its first frame outside
+// the runtime, else its innermost frame.
 func (b BlockStack) Function() string {
 	for _, f := range b.Frames {
 		if !isRuntime(f.Func) {
+			return f.Func
+		}
+	}
+	for _, f := range b.Frames {
+		if !isRuntimeOwn(f.Func) {
 			return f.Func
 		}
 	}

@@ -101,6 +101,12 @@ func gomaxprocsClaim(l Level, t *Trace) *Claim {
 	if t.SchedP99 > 0 && l.P99 > 0 && float64(t.SchedP99) >= SchedShareOfP99*float64(l.P99) {
 		c.Confidence = High
 	}
+	// The cores counted are the machine's, and apiperf ran on it too: only what it left
+	// free is CPU more Ps could have used here.
+	if g := l.Generator; g != nil && g.CPUCores > 0 && t.Cores-g.CPUCores < float64(t.GOMAXPROCS)+0.5 {
+		c.Confidence = Low
+		c.Evidence = append(c.Evidence, fmt.Sprintf("but apiperf itself used %.2f of the %g cores: here more Ps would have taken CPU from the generator; the claim is about the target's own machine", g.CPUCores, t.Cores))
+	}
 	return c
 }
 

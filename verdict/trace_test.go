@@ -22,6 +22,12 @@ func TestTraceClaims(t *testing.T) {
 		// one P of two cores, full, goroutines queued for it a large part of the p99: named, high.
 		{"gomaxprocs below the cores", Input{Levels: []Level{level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, Cores: 2, BusyPs: 0.97, SchedP99: 3 * ms})}},
 			nil, []Kind{GOMAXPROCSLimited}, High},
+		// the same beside a generator that used 1.2 of the 2 cores: no spare core here, low.
+		{"gomaxprocs on a shared machine", Input{Levels: []Level{func() Level {
+			l := level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, Cores: 2, BusyPs: 0.97, SchedP99: 3 * ms})
+			l.Generator = &Usage{CPUCores: 1.2}
+			return l
+		}()}}, nil, []Kind{GOMAXPROCSLimited}, Low},
 		// the same with the one P half idle: not the limit.
 		{"gomaxprocs not full", Input{Levels: []Level{level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, Cores: 2, BusyPs: 0.5})}},
 			nil, nil, ""},

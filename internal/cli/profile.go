@@ -40,7 +40,7 @@ func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.IntVar(&f.pid, "target-pid", 0, "sample the target process `PID`'s CPU and RSS from /proc every second (same machine; any language)")
 	if sweep {
 		f.levels = profcap.DefaultLevels
-		fs.StringSliceVar(&f.levels, "profile-levels", profcap.DefaultLevels, "sweep levels whose profiles are kept: peak, last, all, or levels like 50 or c=50 (profiles are captured at every level, so each sees the same overhead)")
+		fs.StringSliceVar(&f.levels, "profile-levels", profcap.DefaultLevels, "sweep levels whose profiles and traces are kept: peak, last, all, or levels like 50 or c=50 (they are captured at every level, so each sees the same overhead)")
 	}
 }
 
