@@ -59,11 +59,11 @@ func TestSite(t *testing.T) {
 		frames     []string
 		site, call string
 	}{
-		{[]string{"runtime.chanrecv1", "main.wait", "net/http.HandlerFunc.ServeHTTP"}, "main.wait (in runtime.chanrecv1)", "main.wait"},                   // the primitive and the program's frame
-		{[]string{"main.spin", "net/http.HandlerFunc.ServeHTTP"}, "main.spin", "main.spin"},                                                               // the program's frame is innermost
+		{[]string{"runtime.chanrecv1", "main.wait", "net/http.HandlerFunc.ServeHTTP"}, "main.wait (in runtime.chanrecv1)", "main.wait"}, // the primitive and the program's frame
+		{[]string{"main.spin", "net/http.HandlerFunc.ServeHTTP"}, "main.spin", "main.spin"},                                             // the program's frame is innermost
 		{[]string{"internal/poll.(*FD).Read", "net/http.(*conn).serve"}, "internal/poll.(*FD).Read", "internal/poll.(*FD).Read"},
 		{[]string{"runtime.traceLocker.GCMarkAssistStart", "runtime.gcAssistAlloc", "runtime.mallocgc", "net/textproto.(*Reader).ReadLine", "net/http.(*conn).serve"}, "net/textproto.(*Reader).ReadLine (in runtime.gcAssistAlloc)", "net/textproto.(*Reader).ReadLine"}, // plumbing allocated: its first frame outside the runtime                          // plumbing only: the innermost
-		{[]string{"runtime.traceLocker.GCMarkAssistStart", "runtime.gcAssistAlloc", "main.alloc"}, "main.alloc (in runtime.gcAssistAlloc)", "main.alloc"}, // the tracer's frames are skipped
+		{[]string{"runtime.traceLocker.GCMarkAssistStart", "runtime.gcAssistAlloc", "main.alloc"}, "main.alloc (in runtime.gcAssistAlloc)", "main.alloc"},                                                                                                                 // the tracer's frames are skipped
 		{nil, "(no stack)", ""}, // nothing to name
 	} {
 		var b BlockStack

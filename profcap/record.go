@@ -63,16 +63,7 @@ type TraceRecord struct {
 
 // Traced lists the steps that kept an execution trace summary, in order.
 func (t *Record) Traced() []*StepRecord {
-	if t == nil {
-		return nil
-	}
-	var out []*StepRecord
-	for i := range t.Steps {
-		if t.Steps[i].Trace != nil {
-			out = append(out, &t.Steps[i])
-		}
-	}
-	return out
+	return t.stepsWhere(func(s *StepRecord) bool { return s.Trace != nil })
 }
 
 // Step returns the capture of the step with label and rep, or nil.
@@ -90,12 +81,17 @@ func (t *Record) Step(label string, rep int) *StepRecord {
 
 // Profiled lists the steps that kept a profile analysis, in order.
 func (t *Record) Profiled() []*StepRecord {
+	return t.stepsWhere(func(s *StepRecord) bool { return s.Profiles != nil })
+}
+
+// stepsWhere lists the steps for which keep is true, in order.
+func (t *Record) stepsWhere(keep func(*StepRecord) bool) []*StepRecord {
 	if t == nil {
 		return nil
 	}
 	var out []*StepRecord
 	for i := range t.Steps {
-		if t.Steps[i].Profiles != nil {
+		if keep(&t.Steps[i]) {
 			out = append(out, &t.Steps[i])
 		}
 	}
