@@ -189,6 +189,9 @@ type htmlCompare struct {
 	Notes     []string
 	Warnings  []string
 	LevelName string
+	// TraceHeader and TraceRows are the execution trace summaries side by side (report/trace.go).
+	TraceHeader []string
+	TraceRows   [][]string
 }
 
 // CompareHTML writes the comparison as one self-contained page that works offline: the
@@ -209,6 +212,7 @@ func CompareHTML(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		p.Rows = append(p.Rows, compareCells(m, i))
 	}
+	p.TraceHeader, p.TraceRows = compareTraceCells(m)
 	if err := templates().ExecuteTemplate(w, "compare", p); err != nil {
 		return fmt.Errorf("writing comparison: %w", err)
 	}

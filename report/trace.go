@@ -169,9 +169,27 @@ func TraceDiffText(w io.Writer, d *compare.TraceDiff) {
 // compareTraceText writes the variants' trace summaries side by side, a column per
 // variant; nothing when none has a trace.
 func compareTraceText(w io.Writer, m *compare.Multi) error {
+	header, rows := compareTraceCells(m)
+	if rows == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing trace comparison: %w", err)
+	}
+	return nil
+}
+
+// compareTraceCells is the trace comparison as cells: a header (the variants and the
+// levels traced) and a row per figure; no rows when no variant has a trace.
+func compareTraceCells(m *compare.Multi) (header []string, rows [][]string) {
 	sums := make([]*exectrace.Summary, len(m.Variants))
-	header := []string{"execution trace"}
-	any := false
+	header = []string{"execution trace"}
+	traced := false
 	for i, v := range m.Variants {
 		sums[i] = v.Trace
 		label := v.TraceLevel
@@ -179,12 +197,11 @@ func compareTraceText(w io.Writer, m *compare.Multi) error {
 			label = "no trace"
 		}
 		header = append(header, v.Name+" ("+label+")")
-		any = any || v.Trace != nil
+		traced = traced || v.Trace != nil
 	}
-	if !any {
-		return nil
+	if !traced {
+		return header, nil
 	}
-	rows := [][]string{}
 	for _, r := range compare.TraceRows(sums) {
 		row := []string{r.Name}
 		for i, val := range r.Values {
@@ -196,13 +213,5 @@ func compareTraceText(w io.Writer, m *compare.Multi) error {
 		}
 		rows = append(rows, row)
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range append([][]string{header}, rows...) {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("writing trace comparison: %w", err)
-	}
-	return nil
+	return header, rows
 }

@@ -59,6 +59,13 @@ func TestCompareTraceText(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "compare_trace.txt", b.Bytes())
+	var page bytes.Buffer
+	if err := CompareHTML(&page, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<table id="trace">`) || !strings.Contains(page.String(), "<td>41.0</td><td>6.0</td><td>-</td>") {
+		t.Errorf("compare.html lacks the trace table with GC cycles per second 41.0, 6.0 and -")
+	}
 }
 
 func TestTraceSectionEscapes(t *testing.T) {
