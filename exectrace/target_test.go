@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/apiperf/apiperf/internal/tracetarget"
 )
@@ -39,7 +45,7 @@ func loadFor(ctx context.Context, url string, conns int, done *atomic.Int64) *sy
 
 // traceUnderLoad loads base+path with conns connections, records a trace of the given
 // length once the load runs, and returns its summary and the responses completed meanwhile.
-func traceUnderLoad(t *testing.T, base, path string, conns int, length time.Duration) (*Summary, int64) {
+func traceUnderLoad(t *testing.T, base, path string, conns int, length time.Duration) (*Summary, int64, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), length+10*time.Second)
 	defer cancel()
@@ -64,7 +70,7 @@ func traceUnderLoad(t *testing.T, base, path string, conns int, length time.Dura
 		t.Fatalf("Read(trace of %s) = %v", path, err)
 	}
 	t.Logf("%s: %d responses during the trace; %s", path, n, s.Line())
-	return s, n
+	return s, n, b
 }
 
 // TestGCCyclesFollowGOGC: the target allocates 64 KiB per request over an 8 MiB live heap.
@@ -74,7 +80,7 @@ func TestGCCyclesFollowGOGC(t *testing.T) {
 	perRequest := map[int]float64{}
 	for _, gogc := range []int{25, 400} {
 		base := tracetarget.Start(t, fmt.Sprintf("GOGC=%d", gogc), "GOMAXPROCS=2")
-		s, n := traceUnderLoad(t, base, tracetarget.Alloc, 4, 2*time.Second)
+		s, n, _ := traceUnderLoad(t, base, tracetarget.Alloc, 4, 2*time.Second)
 		if n == 0 || s.GCCycles == 0 {
 			t.Fatalf("GOGC=%d: %d responses, %d GC cycles in the trace; want both > 0", gogc, n, s.GCCycles)
 		}
@@ -96,7 +102,7 @@ func TestGCCyclesFollowGOGC(t *testing.T) {
 // task and region show with their durations.
 func TestCPUBoundOneP(t *testing.T) {
 	base := tracetarget.Start(t, "GOMAXPROCS=1")
-	s, _ := traceUnderLoad(t, base, tracetarget.CPU, 4, time.Second)
+	s, _, _ := traceUnderLoad(t, base, tracetarget.CPU, 4, time.Second)
 	if s.GOMAXPROCS != 1 || s.BusyPs < 0.85 {
 		t.Errorf("GOMAXPROCS %d, busy Ps %.2f; want 1 and at least 0.85", s.GOMAXPROCS, s.BusyPs)
 	}
@@ -116,7 +122,7 @@ func TestCPUBoundOneP(t *testing.T) {
 // TestChannelBlockingOnTop: a handler waiting on a channel is the top sync blocking stack.
 func TestChannelBlockingOnTop(t *testing.T) {
 	base := tracetarget.Start(t)
-	s, _ := traceUnderLoad(t, base, tracetarget.Block, 8, time.Second)
+	s, _, raw := traceUnderLoad(t, base, tracetarget.Block, 8, time.Second)
 	g := s.Group(GroupSync)
 	if g == nil || len(g.Stacks) == 0 {
 		t.Fatalf("no sync blocking group in %+v", s.Blocking)
@@ -133,5 +139,34 @@ func TestChannelBlockingOnTop(t *testing.T) {
 	}
 	if channel < s.Span {
 		t.Errorf("goroutines spent %v waiting on channels in a %v trace with 8 handlers blocked; want more than the span", channel, s.Span)
+	}
+
+	// go tool trace's own sync profile of the same trace has the same stack on top.
+	file := filepath.Join(t.TempDir(), "trace.out")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "tool", "trace", "-pprof=sync", file).Output()
+	if err != nil {
+		t.Fatalf("go tool trace -pprof=sync: %v", err)
+	}
+	p, err := profile.ParseData(out)
+	if err != nil {
+		t.Fatalf("parsing go tool trace -pprof=sync: %v", err)
+	}
+	var best *profile.Sample
+	for _, smp := range p.Sample {
+		if best == nil || smp.Value[len(smp.Value)-1] > best.Value[len(best.Value)-1] {
+			best = smp
+		}
+	}
+	var fns []string
+	for _, loc := range best.Location {
+		for _, l := range loc.Line {
+			fns = append(fns, l.Function.Name)
+		}
+	}
+	if !slices.Contains(fns, "main.waitForToken") {
+		t.Errorf("go tool trace -pprof=sync's top stack is %v; want it through main.waitForToken as ours", fns)
 	}
 }
