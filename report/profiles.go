@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/compare"
-	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/profcap"
 )
 
@@ -45,7 +44,7 @@ func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
 	for _, s := range tc.Steps {
 		var profiles, traces []string
 		for _, f := range s.Files {
-			if strings.HasSuffix(f, exectrace.FileName) {
+			if isTraceFile(f) {
 				traces = append(traces, filepath.Join(dir, f))
 			} else {
 				profiles = append(profiles, filepath.Join(dir, f))

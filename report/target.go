@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,7 +76,7 @@ func targetSections(r *result.Run) []Section {
 
 func profileSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 	a := ts.Profiles
-	v := targetView{ID: fmt.Sprint(i), Files: ts.Files}
+	v := targetView{ID: fmt.Sprint(i), Files: slices.DeleteFunc(slices.Clone(ts.Files), isTraceFile)} // the trace has its own section
 	var notes []string
 	if a.CPU != nil {
 		notes = append(notes, fmt.Sprintf("CPU profile of %ds starting %v into the level, %s of samples.",

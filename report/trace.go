@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -107,10 +109,8 @@ func traceSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 	t := ts.Trace
 	s := t.Summary
 	v := traceView{ID: fmt.Sprint(i), Line: TraceLine(ts)}
-	for _, f := range ts.Files {
-		if strings.HasSuffix(f, "/"+exectrace.FileName) {
-			v.File = f
-		}
+	if i := slices.IndexFunc(ts.Files, isTraceFile); i >= 0 {
+		v.File = ts.Files[i]
 	}
 	procs := "unknown"
 	if s.GOMAXPROCS > 0 {
@@ -145,6 +145,9 @@ func traceSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 	}
 	return template.HTML(b.String()), nil
 }
+
+// isTraceFile: a saved trace.out among a step's files.
+func isTraceFile(f string) bool { return path.Base(f) == exectrace.FileName }
 
 func spanRows(spans []exectrace.Span) []spanRow {
 	var out []spanRow

@@ -74,3 +74,14 @@ func TestSweepTraceGOMAXPROCS(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceSecondsBadInput: a negative or non-finite --trace-seconds is one line and exit 2,
+// before any traffic (the URL is never dialled).
+func TestTraceSecondsBadInput(t *testing.T) {
+	for _, v := range []string{"-1", "NaN", "+Inf"} {
+		code, _, stderr := runCLI(t, "run", "-d", "1s", "--pprof", "http://127.0.0.1:1/debug/pprof", "--trace-seconds", v, "http://127.0.0.1:1/")
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--trace-seconds") {
+			t.Errorf("apiperf run --trace-seconds %s = exit %d, stderr %q; want exit 2 and one line naming the flag", v, code, stderr)
+		}
+	}
+}
