@@ -122,7 +122,7 @@ func traceSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 		{"GC stop-the-world", fmt.Sprintf("%d pauses, %s in total, longest %s", s.STWCount, exectrace.Short(s.STWTotal), exectrace.Short(s.STWMax))},
 		{"GC CPU (share of goroutine run time)", fmt.Sprintf("%.1f%%: background workers %s, mark assist %s (%.1f%%)", s.GCCPUPct(), exectrace.Short(s.GCWorkers), exectrace.Short(s.GCAssist), s.AssistPct())},
 		{"scheduler latency (runnable to running)", fmt.Sprintf("p50 %s, p99 %s, max %s over %d wake-ups", exectrace.Short(s.Sched.P50), exectrace.Short(s.Sched.P99), exectrace.Short(s.Sched.Max), s.Sched.Count)},
-		{"GOMAXPROCS and busy Ps", fmt.Sprintf("%s, %.2f Ps running goroutines on average", procs, s.BusyPs)},
+		{"GOMAXPROCS and busy Ps", fmt.Sprintf("%s, %.2f Ps running on average (goroutines, their syscalls, looking for work)", procs, s.BusyPs)},
 	}
 	for _, st := range s.States {
 		v.States = append(v.States, stateRow{st.State, exectrace.Short(st.Time), fmt.Sprintf("%.1f%%", st.Pct)})
