@@ -4,7 +4,10 @@
 # each loaded for 5 s at -c 8, with and without /debug/pprof/trace recording the whole
 # window, alternating, REPS times (default 5). Prints per case the mean req/s and the
 # target's CPU per request (utime+stime from /proc: steadier than req/s on a shared
-# machine). Run it alone on the machine (e.g. under flock /tmp/apiperf-bench.lock).
+# machine). Then why the trace does not overlap the CPU profile: the share of a 2 s CPU
+# profile of the demo API spent in the tracer's functions, taken alone and while a trace
+# runs (needs go for go tool pprof). Run it alone on the machine (e.g. under flock
+# /tmp/apiperf-bench.lock).
 set -euo pipefail
 BIN=$(realpath "${1:-./apiperf}")
 REPS=${2:-5}
@@ -41,4 +44,19 @@ for path in /api/users/7 /hot; do
       qo += $1; co += $2; qn += $3; cn += $4; n++; runs = runs sprintf(" %s/%s", $2, $4) }
     END { printf "%-13s without trace %7.0f req/s %6.1f us CPU/req | with trace %7.0f req/s %6.1f us CPU/req | CPU/req %+.0f%%, req/s %+.0f%%; trace %.1f MB/s (CPU/req runs off/on:%s)\n",
       p, qo / n, co / n, qn / n, cn / n, 100 * (cn - co) / co, 100 * (qn - qo) / qo, b / 6 / 1e6, runs }'
+done
+
+# The tracer inside a CPU profile: alone, then with a trace running at the same time.
+tracer='runtime\.trace|traceReader|traceAdvance|traceWriter|traceLocker|runtime/trace\.'
+for mode in alone overlapped; do
+  "$BIN" run -c 8 -t 1 -d 4s "$URL/api/users/7" >/dev/null 2>&1 &
+  l=$!
+  sleep 1
+  c=
+  if [ $mode = overlapped ]; then curl -s -o "$OUT/t.out" "$URL/debug/pprof/trace?seconds=2" & c=$!; fi
+  curl -s -o "$OUT/cpu.pb.gz" "$URL/debug/pprof/profile?seconds=2"
+  [ -n "$c" ] && wait $c
+  wait $l
+  share=$(go tool pprof -top -focus="$tracer" "$OUT/cpu.pb.gz" 2>/dev/null | sed -n 's/.*accounting for .*, \([0-9.]*%\) of .*/\1/p')
+  echo "CPU profile of /api/users/7, $mode: ${share:-0%} of its samples in the tracer's functions"
 done

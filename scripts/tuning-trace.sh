@@ -61,7 +61,10 @@ diffrun() { # diffrun A B
   sweep gogc100 /api/users/7 GOGC=100
   sweep gogc400 /api/users/7 GOGC=400
   echo
-  echo 'The CPU profile moves a little (GC is a share of it); the trace shows the frequency:'
+  echo 'The CPU profile moves a little (GC is a share of it); the trace shows the frequency.'
+  echo 'GOGC=400 lets the heap grow by 4 times its live size between cycles instead of once, so'
+  echo 'it should collect 4 times less often per byte allocated: divide GC cycles per second by'
+  echo 'req/s to compare runs that served different loads.'
   diffrun gogc100 gogc400
   echo
   echo '### Set GOMAXPROCS to the cores'
