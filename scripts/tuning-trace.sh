@@ -57,7 +57,8 @@ diffrun() { # diffrun A B
   echo '### Raise GOGC'
   echo
   echo 'The default GOGC=100 lets the heap grow by its live size before a cycle; the demo'
-  echo 'allocates about 10 KB per request, so at 20k req/s it collects dozens of times a second.'
+  echo 'allocates on every request (the JSON, the dump middleware'"'"'s copies), so under load it'
+  echo 'collects dozens of times a second.'
   sweep gogc100 /api/users/7 GOGC=100
   sweep gogc400 /api/users/7 GOGC=400
   echo
