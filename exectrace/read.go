@@ -1,6 +1,7 @@
 package exectrace
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"errors"
@@ -40,23 +41,25 @@ func Version(b []byte) (int, error) {
 	return v, nil
 }
 
-// Read parses a whole trace and sums it up. A trace older than Go 1.22's format, or
-// one the parser rejects, is an error.
-func Read(b []byte) (*Summary, error) {
-	v, err := Version(b)
+// Read parses a whole trace from r, streaming, and sums it up. A trace older than Go
+// 1.22's format, or one the parser rejects, is an error.
+func Read(r io.Reader) (*Summary, error) {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(32)
+	v, err := Version(head)
 	if err != nil {
 		return nil, err
 	}
 	if v < MinVersion {
 		return nil, fmt.Errorf("trace format of go 1.%d predates go 1.%d's; not read", v, MinVersion)
 	}
-	r, err := trace.NewReader(bytes.NewReader(b))
+	tr, err := trace.NewReader(br)
 	if err != nil {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
 	a := newAnalysis()
 	for {
-		ev, err := r.ReadEvent()
+		ev, err := tr.ReadEvent()
 		if err == io.EOF {
 			break
 		}

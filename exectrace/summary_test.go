@@ -47,7 +47,7 @@ func TestReadRejects(t *testing.T) {
 		{"go 1.x trace\x00\x00\x00", "trace header version"},       // a broken header
 		{"go 1.23 trace\x00\x00\x00\x01\x02\x03", "reading trace"}, // a truncated new one
 	} {
-		_, err := Read([]byte(tt.in))
+		_, err := Read(strings.NewReader(tt.in))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Read(%q) = %v, want an error containing %q", tt.in, err, tt.want)
 		}

@@ -1,6 +1,7 @@
 package exectrace
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ func traceUnderLoad(t *testing.T, base, path string, conns int, length time.Dura
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET trace: %v %v", resp.Status, err)
 	}
-	s, err := Read(b)
+	s, err := Read(bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("Read(trace of %s) = %v", path, err)
 	}

@@ -84,11 +84,12 @@ func checkTraceHeader(path string) error {
 
 // Summarize reads the trace and sums it up.
 func (t *TraceFile) Summarize() (*exectrace.Summary, error) {
-	b, err := os.ReadFile(t.path)
+	f, err := os.Open(t.path)
 	if err != nil {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}
-	return exectrace.Read(b)
+	defer f.Close()
+	return exectrace.Read(f)
 }
 
 // Save moves the trace into dir as trace.out.
@@ -101,12 +102,7 @@ func (t *TraceFile) Save(dir string) error {
 		t.path, t.saved = to, true
 		return nil
 	}
-	// Another file system: copy.
-	b, err := os.ReadFile(t.path)
-	if err != nil {
-		return fmt.Errorf("saving trace: %w", err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
+	if err := copyFile(t.path, to); err != nil { // another file system
 		return fmt.Errorf("saving trace: %w", err)
 	}
 	t.Remove()
@@ -119,4 +115,21 @@ func (t *TraceFile) Remove() {
 	if t != nil && !t.saved {
 		os.Remove(t.path)
 	}
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
