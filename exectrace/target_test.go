@@ -82,6 +82,10 @@ func TestGCCyclesFollowGOGC(t *testing.T) {
 	for _, gogc := range []int{25, 400} {
 		base := tracetarget.Start(t, fmt.Sprintf("GOGC=%d", gogc), "GOMAXPROCS=2")
 		s, n, _ := traceUnderLoad(t, base, tracetarget.Alloc, 4, 2*time.Second)
+		if s.GCCycles < 8 {
+			// A slow machine: too few cycles to count within 30%; trace longer once.
+			s, n, _ = traceUnderLoad(t, base, tracetarget.Alloc, 4, 6*time.Second)
+		}
 		if n == 0 || s.GCCycles == 0 {
 			t.Fatalf("GOGC=%d: %d responses, %d GC cycles in the trace; want both > 0", gogc, n, s.GCCycles)
 		}
