@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -24,6 +25,10 @@ type Variant struct {
 	// RequestsPerConn is the attempts per connection opened at the peak (1 without
 	// keep-alive); 0 when the run did not count connections.
 	RequestsPerConn float64 `json:"requests_per_conn,omitempty"`
+	// TraceLevel and Trace are the target's execution trace summary at the peak (else at the
+	// last traced level); nil without a trace (compare/trace.go).
+	TraceLevel string             `json:"trace_level,omitempty"`
+	Trace      *exectrace.Summary `json:"trace,omitempty"`
 }
 
 // VariantOf reduces a run to a variant named name.
@@ -34,6 +39,9 @@ func VariantOf(name string, r *result.Run) Variant {
 		v.Knee = k.Value
 	}
 	v.TargetCPU, v.TargetRSS = r.PeakUsage()
+	if s := PeakTrace(r); s != nil {
+		v.TraceLevel, v.Trace = s.Label, s.Trace.Summary
+	}
 	if r.Native != nil {
 		if p := r.Native.Levels().PeakLevel(); p != nil {
 			v.NativeQPS = p.QPS

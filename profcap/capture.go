@@ -70,6 +70,11 @@ type Request struct {
 	CPUAfter time.Duration `json:"cpu_after_ns,omitempty"`
 	// SnapshotAfter delays the heap and goroutine fetches (near the end of the load).
 	SnapshotAfter time.Duration `json:"snapshot_after_ns,omitempty"`
+	// Trace is how long to record the execution trace (/debug/pprof/trace); 0 skips it.
+	// TraceAfter delays its start: Within puts it after the CPU profile, because the
+	// tracer's own work shows in a CPU profile taken at the same time (README, Explain).
+	Trace      time.Duration `json:"trace_ns,omitempty"`
+	TraceAfter time.Duration `json:"trace_after_ns,omitempty"`
 }
 
 // Settle bounds: the CPU profile starts after min(MaxSettle, window/5), the heap and
@@ -82,24 +87,48 @@ const (
 )
 
 // Within fits r into a load window of length w: the CPU profile starts after a settle
-// time and lasts the whole seconds that end inside the window; heap and goroutine
-// snapshots come near the end. When no 1 s CPU profile fits, CPU is 0 and the returned
-// note says so (an empty note otherwise).
+// time and lasts the whole seconds that end inside the window, less the trace's; the trace
+// follows it; heap and goroutine snapshots come near the end. When no 1 s CPU profile fits,
+// CPU is 0; when the trace does not fit after it, the trace is shortened (down to
+// MinTrace) or skipped. The returned note says so (an empty note otherwise).
 func (r Request) Within(w time.Duration) (Request, string) {
 	settle := min(MaxSettle, w/5)
 	r.SnapshotAfter = w - min(MaxSnapshotLead, w/10)
-	if r.CPU <= 0 {
-		return r, ""
+	room := w - settle - CPUMargin
+	var notes []string
+	if r.CPU > 0 {
+		r.CPUAfter = settle
+		n := (room - r.Trace) / time.Second
+		if n < 1 && r.Trace > 0 {
+			n = room / time.Second // the CPU profile first: the trace gets what is left
+		}
+		if n < 1 {
+			r.CPU = 0
+			notes = append(notes, fmt.Sprintf("cpu: no 1s profile fits in a %v window after a %v settle; skipped", w, settle))
+		} else {
+			r.CPU = min(r.CPU.Round(time.Second), n*time.Second)
+		}
 	}
-	r.CPUAfter = settle
-	n := (w - settle - CPUMargin) / time.Second
-	if n < 1 {
-		r.CPU = 0
-		return r, fmt.Sprintf("cpu: no 1s profile fits in a %v window after a %v settle; skipped", w, settle)
+	if r.Trace > 0 {
+		start := settle
+		if r.CPU > 0 {
+			start += time.Duration(r.cpuSeconds()) * time.Second
+		}
+		r.TraceAfter = start
+		switch left := w - CPUMargin - start; {
+		case left < MinTrace:
+			notes = append(notes, fmt.Sprintf("trace: no %v trace fits in a %v window after the CPU profile; skipped", MinTrace, w))
+			r.Trace = 0
+		case left < r.Trace:
+			notes = append(notes, fmt.Sprintf("trace: shortened to %v to fit in a %v window after the CPU profile", left.Round(time.Millisecond), w))
+			r.Trace = left.Round(time.Millisecond)
+		}
 	}
-	r.CPU = min(r.CPU.Round(time.Second), n*time.Second)
-	return r, ""
+	return r, strings.Join(notes, "; ")
 }
+
+// MinTrace is the shortest execution trace Within keeps.
+const MinTrace = 250 * time.Millisecond
 
 // Validate reports every problem with r at once.
 func (r Request) Validate() error {
@@ -118,14 +147,17 @@ func (r Request) Validate() error {
 	if r.CPU < 0 {
 		errs = append(errs, fmt.Errorf("CPU profile duration %v is negative", r.CPU))
 	}
+	if r.Trace < 0 {
+		errs = append(errs, fmt.Errorf("trace duration %v is negative", r.Trace))
+	}
 	if r.Slack < 0 {
 		errs = append(errs, fmt.Errorf("profile slack %v is negative", r.Slack))
 	}
-	if r.CPUAfter < 0 || r.SnapshotAfter < 0 {
-		errs = append(errs, fmt.Errorf("profile delays %v and %v must not be negative", r.CPUAfter, r.SnapshotAfter))
+	if r.CPUAfter < 0 || r.SnapshotAfter < 0 || r.TraceAfter < 0 {
+		errs = append(errs, fmt.Errorf("profile delays %v, %v and %v must not be negative", r.CPUAfter, r.SnapshotAfter, r.TraceAfter))
 	}
-	if r.CPU == 0 && !r.Heap && !r.Goroutines {
-		errs = append(errs, errors.New("no profile requested (CPU, heap or goroutines)"))
+	if r.CPU == 0 && !r.Heap && !r.Goroutines && r.Trace == 0 {
+		errs = append(errs, errors.New("no profile requested (CPU, heap, goroutines or trace)"))
 	}
 	return errors.Join(errs...)
 }
@@ -144,6 +176,9 @@ func (r Request) String() string {
 	}
 	if r.Contention && r.CPU > 0 {
 		parts = append(parts, "block and mutex if enabled")
+	}
+	if r.Trace > 0 {
+		parts = append(parts, "trace "+r.Trace.String())
 	}
 	return strings.Join(parts, ", ") + " from " + r.Base
 }
@@ -174,6 +209,8 @@ type Profiles struct {
 	CPU, Heap, Goroutine *Profile
 	// Block and Mutex are nil unless the target enabled them and they have samples.
 	Block, Mutex *Profile
+	// Trace is the execution trace, not yet read.
+	Trace *TraceFile
 }
 
 // All returns the captured profiles in report order.
@@ -207,6 +244,7 @@ func (p *Profiles) Save(dir string) error {
 
 type fetchResult struct {
 	prof   *Profile
+	trace  *TraceFile
 	err    error
 	absent bool // an optional profile the target does not serve or has no samples of
 }
@@ -260,6 +298,9 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 	if req.Goroutines {
 		jobs = append(jobs, job{KindGoroutine, base + "/goroutine", 0, req.SnapshotAfter})
 	}
+	if req.Trace > 0 {
+		jobs = append(jobs, job{KindTrace, fmt.Sprintf("%s/trace?seconds=%g", base, req.Trace.Seconds()), req.Trace, req.TraceAfter})
+	}
 	if req.Contention && req.CPU > 0 {
 		// Delta profiles over the CPU profile's seconds: what waited during the load.
 		n := req.cpuSeconds()
@@ -277,6 +318,13 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 			}
 			fctx, cancel := context.WithTimeout(ctx, j.dur+req.slack())
 			defer cancel()
+			if j.kind == KindTrace {
+				results[i].trace, results[i].err = fetchTrace(fctx, client, j.url)
+				if results[i].err != nil {
+					results[i].err = fmt.Errorf("%s: %w", j.kind, results[i].err)
+				}
+				return
+			}
 			p, err := fetch(fctx, client, j.url)
 			if optional(j.kind) && (notServed(err) || err == nil && len(p.Parsed.Sample) == 0) {
 				results[i].absent = true
@@ -301,6 +349,10 @@ func Capture(ctx context.Context, req Request, client *http.Client) (*Profiles, 
 		}
 		if r.err != nil {
 			failures = append(failures, r.err.Error())
+			continue
+		}
+		if r.trace != nil {
+			out.Trace = r.trace
 			continue
 		}
 		switch r.prof.Kind {
@@ -340,25 +392,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // fetch gets one profile and checks that it parses.
 func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	rc, err := get(ctx, client, u)
 	if err != nil {
-		return nil, fmt.Errorf("building request: %w", err)
+		return nil, err
 	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		return nil, fmt.Errorf("fetching: %w", unwrapURLError(err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxProfileBytes+1))
+	defer rc.Close()
+	body, err := io.ReadAll(io.LimitReader(rc, MaxProfileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := resp.Status
-		if s := snippet(body); s != "" && !strings.Contains(strings.ToLower(s), strings.ToLower(http.StatusText(resp.StatusCode))) {
-			msg += ": " + s
-		}
-		return nil, &statusError{resp.StatusCode, msg}
 	}
 	if len(body) > MaxProfileBytes {
 		return nil, fmt.Errorf("response larger than the %d MiB limit for a profile; skipped", MaxProfileBytes>>20)
@@ -380,6 +421,31 @@ func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error)
 		raw = buf.Bytes()
 	}
 	return &Profile{Raw: raw, Parsed: parsed}, nil
+}
+
+// get requests u and returns the body of a 200 OK answer; any other status is a *statusError.
+func get(ctx context.Context, client *http.Client, u string) (io.ReadCloser, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building request: %w", err)
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("fetching: %w", unwrapURLError(err))
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp.Body, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if err != nil {
+		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	msg := resp.Status
+	if s := snippet(body); s != "" && !strings.Contains(strings.ToLower(s), strings.ToLower(http.StatusText(resp.StatusCode))) {
+		msg += ": " + s
+	}
+	return nil, &statusError{resp.StatusCode, msg}
 }
 
 // unwrapURLError drops the method and URL that *url.Error repeats.

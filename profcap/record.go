@@ -2,6 +2,8 @@ package profcap
 
 import (
 	"time"
+
+	"github.com/apiperf/apiperf/exectrace"
 )
 
 // Record is what a capture Session took from the target while the load ran: the pprof
@@ -32,7 +34,10 @@ type StepRecord struct {
 	// Profiles is the analysis of the captured profiles (top tables, shares, alloc
 	// sites, goroutines, flame graph), nil when none was captured or kept.
 	Profiles *Analysis `json:"profiles,omitempty"`
-	// Files are the saved .pb.gz profiles, relative to the run.json's directory.
+	// Trace is the execution trace taken at this step and what it showed; nil when none was
+	// captured or kept.
+	Trace *TraceRecord `json:"trace,omitempty"`
+	// Files are the saved .pb.gz profiles and trace.out, relative to the run.json's directory.
 	Files []string `json:"files,omitempty"`
 	// Series is the metrics timeline of the step (offsets from Start), nil without --metrics.
 	Series *Series `json:"series,omitempty"`
@@ -44,6 +49,21 @@ type StepRecord struct {
 	ProcessSummary *Summary `json:"process_summary,omitempty"`
 	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// TraceRecord places a step's execution trace and holds its summary.
+type TraceRecord struct {
+	// From is when the trace began after the step's Start, Length how long it was asked to last.
+	From   time.Duration `json:"from_ns"`
+	Length time.Duration `json:"length_ns"`
+	// Bytes is the size of the saved trace.out.
+	Bytes   int64              `json:"bytes"`
+	Summary *exectrace.Summary `json:"summary"`
+}
+
+// Traced lists the steps that kept an execution trace summary, in order.
+func (t *Record) Traced() []*StepRecord {
+	return t.stepsWhere(func(s *StepRecord) bool { return s.Trace != nil })
 }
 
 // Step returns the capture of the step with label and rep, or nil.
@@ -61,12 +81,17 @@ func (t *Record) Step(label string, rep int) *StepRecord {
 
 // Profiled lists the steps that kept a profile analysis, in order.
 func (t *Record) Profiled() []*StepRecord {
+	return t.stepsWhere(func(s *StepRecord) bool { return s.Profiles != nil })
+}
+
+// stepsWhere lists the steps for which keep is true, in order.
+func (t *Record) stepsWhere(keep func(*StepRecord) bool) []*StepRecord {
 	if t == nil {
 		return nil
 	}
 	var out []*StepRecord
 	for i := range t.Steps {
-		if t.Steps[i].Profiles != nil {
+		if keep(&t.Steps[i]) {
 			out = append(out, &t.Steps[i])
 		}
 	}

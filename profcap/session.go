@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -50,6 +51,9 @@ type Session struct {
 	PID     int      // the target's process id: its CPU and RSS sampled from /proc; 0: none
 	Levels  []string // steps whose profiles are kept: LevelsPeak, LevelsLast, LevelsAll, labels or numbers
 	TopN    int      // rows of the top tables shown (at least storedTopRows are kept)
+	// Trace is how long to record the target's execution trace at each step, after its
+	// CPU profile; 0 records none.
+	Trace time.Duration
 
 	steps []*Step
 }
@@ -117,7 +121,7 @@ func (s *Session) Begin(ctx context.Context, label string, rep int, window time.
 		close(c.done)
 		return c
 	}
-	c.req, c.note = Request{Base: strings.TrimRight(s.Pprof, "/"), CPU: window, Heap: true, Goroutines: true, Contention: true}.Within(window)
+	c.req, c.note = Request{Base: strings.TrimRight(s.Pprof, "/"), CPU: window, Heap: true, Goroutines: true, Contention: true, Trace: s.Trace}.Within(window)
 	req := c.req
 	pctx, abort := context.WithCancel(ctx)
 	c.abort = abort
@@ -154,7 +158,7 @@ func (c *Step) Wait() {
 		return
 	}
 	bound := DefaultSlack + time.Second
-	if end := c.req.CPUAfter + c.req.CPU; c.req.CPU > 0 {
+	if end := max(c.req.CPUAfter+c.req.CPU, c.req.TraceAfter+c.req.Trace); end > 0 {
 		bound += max(0, end-time.Since(c.start))
 	}
 	t := time.NewTimer(bound)
@@ -207,12 +211,16 @@ func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
 			ts.CPUFrom, ts.CPUSeconds = c.req.CPUAfter, int(c.req.CPU/time.Second)
 		}
 		switch {
-		case c.profiles == nil || len(c.profiles.All()) == 0:
+		case c.profiles == nil || len(c.profiles.All()) == 0 && c.profiles.Trace == nil:
 		case step == nil || !keep(step):
 			dropped++
 			ts.CPUFrom, ts.CPUSeconds = 0, 0
+			c.profiles.Trace.Remove()
 		default:
-			ts.Profiles, ts.Files, ts.Warnings = s.keep(c, dir, ts.Warnings)
+			if len(c.profiles.All()) > 0 {
+				ts.Profiles, ts.Files, ts.Warnings = s.keep(c, dir, ts.Warnings)
+			}
+			ts.Trace, ts.Files, ts.Warnings = keepTrace(c, dir, ts.Files, ts.Warnings)
 		}
 		tc.Steps = append(tc.Steps, ts)
 	}
@@ -224,6 +232,25 @@ func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
 		tc.Warnings = append(tc.Warnings, fmt.Sprintf("profiles captured at %d %s were not kept (--profile-levels %s)", dropped, levels, strings.Join(s.Levels, ",")))
 	}
 	return tc
+}
+
+// keepTrace saves one step's execution trace beside its profiles and sums it up.
+func keepTrace(c *Step, dir string, files, warns []string) (*TraceRecord, []string, []string) {
+	t := c.profiles.Trace
+	if t == nil {
+		return nil, files, warns
+	}
+	sub := filepath.Join(ProfilesDir, stepDir(c.label, c.rep))
+	if err := t.Save(filepath.Join(dir, sub)); err != nil {
+		t.Remove()
+		return nil, files, append(warns, err.Error())
+	}
+	files = append(files, filepath.ToSlash(filepath.Join(sub, exectrace.FileName)))
+	sum, err := t.Summarize()
+	if err != nil {
+		return nil, files, append(warns, "trace: "+err.Error())
+	}
+	return &TraceRecord{From: c.req.TraceAfter, Length: c.req.Trace, Bytes: t.Bytes, Summary: sum}, files, warns
 }
 
 // keep analyses and saves one step's profiles.

@@ -91,7 +91,10 @@ func CompareText(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		rows[i] = compareCells(m, i)
 	}
-	return writeCellTable(w, "comparison", compareHeader(m), rows, m.Notes, m.Warnings, m.Headline())
+	if err := writeCellTable(w, "comparison", compareHeader(m), rows, m.Notes, m.Warnings, m.Headline()); err != nil {
+		return err
+	}
+	return compareTraceText(w, m) // report/trace.go
 }
 
 // writeCellTable writes a right-aligned table (header, then rows), then its notes as they
@@ -186,6 +189,9 @@ type htmlCompare struct {
 	Notes     []string
 	Warnings  []string
 	LevelName string
+	// TraceHeader and TraceRows are the execution trace summaries side by side (report/trace.go).
+	TraceHeader []string
+	TraceRows   [][]string
 }
 
 // CompareHTML writes the comparison as one self-contained page that works offline: the
@@ -206,6 +212,7 @@ func CompareHTML(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		p.Rows = append(p.Rows, compareCells(m, i))
 	}
+	p.TraceHeader, p.TraceRows = compareTraceCells(m)
 	if err := templates().ExecuteTemplate(w, "compare", p); err != nil {
 		return fmt.Errorf("writing comparison: %w", err)
 	}

@@ -40,13 +40,21 @@ func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
 				p.CPUCores.Mean, p.CPUCores.Max, p.RSSBytes.Mean/(1<<20), p.RSSBytes.Max/(1<<20))
 		}
 	}
+	traceText(w, tc) // report/trace.go
 	for _, s := range tc.Steps {
-		if len(s.Files) > 0 {
-			paths := make([]string, len(s.Files))
-			for i, f := range s.Files {
-				paths[i] = filepath.Join(dir, f)
+		var profiles, traces []string
+		for _, f := range s.Files {
+			if isTraceFile(f) {
+				traces = append(traces, filepath.Join(dir, f))
+			} else {
+				profiles = append(profiles, filepath.Join(dir, f))
 			}
-			fmt.Fprintf(w, "Profiles: %s (open with go tool pprof)\n", strings.Join(paths, " "))
+		}
+		if len(profiles) > 0 {
+			fmt.Fprintf(w, "Profiles: %s (open with go tool pprof)\n", strings.Join(profiles, " "))
+		}
+		if len(traces) > 0 {
+			fmt.Fprintf(w, "Trace: %s (open with go tool trace)\n", strings.Join(traces, " "))
 		}
 	}
 }

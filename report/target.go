@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,7 @@ func targetSections(r *result.Run) []Section {
 		}
 		out = append(out, Section{Title: "Target profile at " + ts.Label, Body: body})
 	}
+	out = append(out, traceSections(r)...) // report/trace.go
 	if body := metricsSection(r); body != "" {
 		out = append(out, Section{Title: "Target metrics", Body: body})
 	}
@@ -74,7 +76,7 @@ func targetSections(r *result.Run) []Section {
 
 func profileSection(ts *profcap.StepRecord, i int) (template.HTML, error) {
 	a := ts.Profiles
-	v := targetView{ID: fmt.Sprint(i), Files: ts.Files}
+	v := targetView{ID: fmt.Sprint(i), Files: slices.DeleteFunc(slices.Clone(ts.Files), isTraceFile)} // the trace has its own section
 	var notes []string
 	if a.CPU != nil {
 		notes = append(notes, fmt.Sprintf("CPU profile of %ds starting %v into the level, %s of samples.",

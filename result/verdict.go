@@ -58,7 +58,13 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		}
 		l.Generator = generatorUsage(gens)
 		l.Target, l.Profile = targetUsage(targets)
+		l.Trace = traceOf(targets) // trace.go
 		in.Levels = append(in.Levels, l)
+	}
+	for _, l := range in.Levels {
+		if l.Trace != nil && l.Trace.Cores == 0 && in.SameMachine {
+			l.Trace.Cores = float64(in.MachineCores) // beside apiperf, it may use the machine
+		}
 	}
 	return in, true
 }

@@ -86,5 +86,12 @@ if [ "${QUICK:-}" != 1 ]; then
   cp "$OUT/demo-all/demo-all_qps_ttlb.png" "$IMG/tuning-demo-all_qps_ttlb.png"
   cp "$OUT/diff/demo-all_demo-none.qps.ttlb.diff.png" "$IMG/tuning-diff_qps_ttlb.png"
 fi
+# The execution trace's tuning steps are written by scripts/tuning-trace.sh between its markers
+# in docs/TUNING.md; keep that block as it is.
+REPO_DOC=$(dirname "$0")/../docs/TUNING.md
+if grep -q '<!-- tuning-trace:begin -->' "$REPO_DOC" 2>/dev/null; then
+  text ""
+  sed -n '/<!-- tuning-trace:begin -->/,/<!-- tuning-trace:end -->/p' "$REPO_DOC" >>"$DOC.tmp"
+fi
 mv "$DOC.tmp" "$DOC"
 echo "wrote $DOC"

@@ -46,6 +46,8 @@ type Level struct {
 	Target *Usage `json:"target,omitempty"`
 	// Profile is what the target's profiles showed at this level; nil when none was captured.
 	Profile *Profile `json:"profile,omitempty"`
+	// Trace is what the target's execution trace showed at this level; nil when none (trace.go).
+	Trace *Trace `json:"trace,omitempty"`
 }
 
 // Usage is a process's resource use over a level. A zero field is unknown.

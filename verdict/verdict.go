@@ -121,5 +121,6 @@ func Judge(in Input) Verdict {
 			v.Claims = append(v.Claims, *c)
 		}
 	}
+	v.Claims = append(v.Claims, traceClaims(in, &v)...) // trace.go
 	return v
 }

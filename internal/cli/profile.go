@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -20,7 +21,7 @@ import (
 	"github.com/apiperf/apiperf/sweep"
 )
 
-// targetFlags are --pprof, --metrics and --profile-levels: what to capture from the target
+// targetFlags are --pprof, --metrics, --profile-levels and --trace-seconds: what to capture from the target
 // while the load runs (run and sweep).
 type targetFlags struct {
 	pprof   string
@@ -28,16 +29,18 @@ type targetFlags struct {
 	levels  []string
 	topN    int
 	pid     int // --target-pid: sample this process's CPU and RSS from /proc
+	trace   float64
 }
 
 func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.pprof, "pprof", "", "capture the target's CPU, heap and goroutine profiles from its net/http/pprof `base` URL, e.g. http://127.0.0.1:6060/debug/pprof")
 	fs.StringVar(&f.metrics, "metrics", "", "scrape the target's Prometheus text endpoint `URL` every second while the load runs")
 	fs.IntVar(&f.topN, "profile-top", 20, "rows in the profile top tables")
+	fs.Float64Var(&f.trace, "trace-seconds", profcap.DefaultTrace, "with --pprof, record the target's execution trace for `N` seconds after its CPU profile (0: none); see README for its cost")
 	fs.IntVar(&f.pid, "target-pid", 0, "sample the target process `PID`'s CPU and RSS from /proc every second (same machine; any language)")
 	if sweep {
 		f.levels = profcap.DefaultLevels
-		fs.StringSliceVar(&f.levels, "profile-levels", profcap.DefaultLevels, "sweep levels whose profiles are kept: peak, last, all, or levels like 50 or c=50 (profiles are captured at every level, so each sees the same overhead)")
+		fs.StringSliceVar(&f.levels, "profile-levels", profcap.DefaultLevels, "sweep levels whose profiles and traces are kept: peak, last, all, or levels like 50 or c=50 (they are captured at every level, so each sees the same overhead)")
 	}
 }
 
@@ -63,6 +66,9 @@ func (f *targetFlags) validate(window time.Duration) error {
 			errs = append(errs, fmt.Errorf("--target-pid: %w", err))
 		}
 	}
+	if f.trace < 0 || math.IsNaN(f.trace) || math.IsInf(f.trace, 0) {
+		errs = append(errs, fmt.Errorf("--trace-seconds %v: want 0 (none) or more seconds", f.trace))
+	}
 	if f.topN < 1 {
 		errs = append(errs, fmt.Errorf("--profile-top %d: want at least 1", f.topN))
 	}
@@ -76,7 +82,8 @@ func (f *targetFlags) validate(window time.Duration) error {
 
 // session is the capture session the flags ask for (it does nothing when none is).
 func (f *targetFlags) session() *profcap.Session {
-	return &profcap.Session{Pprof: f.pprof, Metrics: f.metrics, PID: f.pid, Levels: f.levels, TopN: f.topN}
+	return &profcap.Session{Pprof: f.pprof, Metrics: f.metrics, PID: f.pid, Levels: f.levels, TopN: f.topN,
+		Trace: time.Duration(f.trace * float64(time.Second))}
 }
 
 // captureHook starts the session's capture of every measured step (warmups are not
@@ -118,8 +125,8 @@ func profileOutDir(out string) string {
 }
 
 // printProfileDiff prints, for two runs that both hold CPU profiles of the target, the
-// functions whose share of CPU grew or shrank the most. .dat files and runs without
-// profiles print nothing.
+// functions whose share of CPU grew or shrank the most, and their execution trace summaries
+// side by side. .dat files and runs without profiles print nothing.
 func printProfileDiff(w io.Writer, pathA, pathB string) {
 	var runs [2]*result.Run
 	for i, p := range []string{pathA, pathB} {
@@ -133,4 +140,5 @@ func printProfileDiff(w io.Writer, pathA, pathB string) {
 		runs[i] = r
 	}
 	report.ProfileDiffText(w, compare.DiffProfiles(runs[0], runs[1], compare.DefaultProfileRows))
+	report.TraceDiffText(w, compare.DiffTraces(runs[0], runs[1]))
 }

@@ -113,8 +113,8 @@ func TestRunPprofHotAndAlloc(t *testing.T) {
 	if ts.Summary == nil || ts.Summary.Points < 2 || ts.Summary.CPUCores == nil || ts.Summary.CPUCores.Max <= 0 {
 		t.Errorf("metrics summary = %+v, want >= 2 points and a busy target CPU", ts.Summary)
 	}
-	if len(ts.Files) != 3 {
-		t.Fatalf("saved profiles %q, want cpu, heap and goroutine", ts.Files)
+	if len(ts.Files) != 4 || ts.Trace == nil || !strings.HasSuffix(ts.Files[3], "trace.out") {
+		t.Fatalf("saved profiles %q (trace %+v), want cpu, heap, goroutine and the trace after the CPU profile", ts.Files, ts.Trace)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {

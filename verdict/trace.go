@@ -1,0 +1,174 @@
+package verdict
+
+import (
+	"fmt"
+	"time"
+)
+
+// The claims only the target's execution trace can make (--pprof with --trace-seconds).
+const (
+	GOMAXPROCSLimited Kind = "gomaxprocs-limited" // fewer Ps than cores, and the Ps were full
+	SchedLatency      Kind = "sched-latency"      // goroutines waited for a P for a large part of the request latency
+	GCTail            Kind = "gc-tail"            // GC stop-the-world pauses or mark assist make the tail
+)
+
+// Trace is what the target's execution trace showed at one level.
+type Trace struct {
+	GOMAXPROCS int     `json:"gomaxprocs,omitempty"`
+	BusyPs     float64 `json:"busy_ps"`
+	// Cores is how many CPUs the target may use (its affinity, or the machine's when it runs
+	// beside apiperf); 0 unknown.
+	Cores       float64       `json:"cores,omitempty"`
+	SchedP50    time.Duration `json:"sched_p50_ns"`
+	SchedP99    time.Duration `json:"sched_p99_ns"`
+	GCPerSecond float64       `json:"gc_per_second"`
+	STWTotal    time.Duration `json:"stw_total_ns,omitempty"`
+	STWMax      time.Duration `json:"stw_max_ns,omitempty"`
+	// GCCPUPct and AssistPct are GC's and mark assist's shares of the time goroutines ran;
+	// Assist is the time goroutines spent in mark assist.
+	GCCPUPct  float64       `json:"gc_cpu_pct"`
+	AssistPct float64       `json:"assist_pct"`
+	Assist    time.Duration `json:"assist_ns,omitempty"`
+	// AssistSite is where goroutines were drafted into mark assist most: the allocating code.
+	AssistSite string `json:"assist_site,omitempty"`
+	// Span is how long the trace lasted.
+	Span time.Duration `json:"span_ns"`
+}
+
+// Thresholds of the trace claims.
+const (
+	// BusyShare: Ps busy this share of the time or more are full.
+	BusyShare = 0.85
+	// SchedShareOfP99: scheduler p99 at this share of the request p99 or more is a claim.
+	SchedShareOfP99 = 0.25
+	// STWShareOfP99: a GC pause at this share of the request p99 or more makes the tail,
+	// when the pauses cover STWShareOfTime of the time or more (enough to touch 1% of requests).
+	STWShareOfP99  = 0.25
+	STWShareOfTime = 0.01
+	// AssistShareOfMean: mark assist per request at this share of the mean latency or more.
+	AssistShareOfMean = 0.10
+	// GCCPUPctMin: GC taking this share of goroutine run time or more, with the Ps full.
+	GCCPUPctMin = 30.0
+)
+
+// traceClaims are the trace's claims, each at the first traced level where it shows; v
+// holds the claims made so far (a CPU-bound target's scheduler latency is its CPU claim's).
+func traceClaims(in Input, v *Verdict) []Claim {
+	var out []Claim
+	procs := firstClaim(in, gomaxprocsClaim)
+	switch {
+	case procs != nil:
+		out = append(out, *procs) // it says the scheduler latency too
+	case !v.Has(TargetCPU):
+		if c := firstClaim(in, schedClaim); c != nil {
+			out = append(out, *c)
+		}
+	}
+	if c := firstClaim(in, gcClaim); c != nil {
+		out = append(out, *c)
+	}
+	return out
+}
+
+func firstClaim(in Input, rule func(Level, *Trace) *Claim) *Claim {
+	for _, l := range in.Levels {
+		if l.Trace == nil || l.Trace.Span <= 0 {
+			continue
+		}
+		if c := rule(l, l.Trace); c != nil {
+			c.Level = l.Label
+			return c
+		}
+	}
+	return nil
+}
+
+// gomaxprocsClaim: the Go scheduler had fewer Ps than the cores the target may use, and
+// they were full, so goroutines queued for CPU the machine had.
+func gomaxprocsClaim(l Level, t *Trace) *Claim {
+	if t.GOMAXPROCS <= 0 || t.Cores <= 0 || float64(t.GOMAXPROCS) >= t.Cores || t.BusyPs < BusyShare*float64(t.GOMAXPROCS) {
+		return nil
+	}
+	c := &Claim{Kind: GOMAXPROCSLimited, Confidence: Medium,
+		Summary: fmt.Sprintf("the target's Go scheduler had GOMAXPROCS=%d while it may use %g cores, and its Ps were full: the CPU it was allowed, not the machine, capped throughput", t.GOMAXPROCS, t.Cores),
+		Evidence: []string{
+			fmt.Sprintf("at %s the trace shows %.2f of %d Ps busy on average over %v", l.Label, t.BusyPs, t.GOMAXPROCS, t.Span.Round(time.Millisecond)),
+			fmt.Sprintf("the target may use %g cores (its CPU affinity, or the machine it shares with apiperf)", t.Cores),
+			fmt.Sprintf("runnable goroutines waited for a P: p50 %v, p99 %v (request p99 %v)", t.SchedP50, t.SchedP99, l.P99),
+		},
+		Fix: fmt.Sprintf("set GOMAXPROCS=%g (or remove the override: Go 1.25+ sets it from the container's CPU limit, and older Go from the machine's cores; in a container on an older Go, go.uber.org/automaxprocs reads the cgroup quota)", t.Cores),
+	}
+	if t.SchedP99 > 0 && l.P99 > 0 && float64(t.SchedP99) >= SchedShareOfP99*float64(l.P99) {
+		c.Confidence = High
+	}
+	// The cores counted are the machine's, and apiperf ran on it too: only what it left
+	// free is CPU more Ps could have used here.
+	if g := l.Generator; g != nil && g.CPUCores > 0 && t.Cores-g.CPUCores < float64(t.GOMAXPROCS)+0.5 {
+		c.Confidence = Low
+		c.Evidence = append(c.Evidence, fmt.Sprintf("but apiperf itself used %.2f of the %g cores: here more Ps would have taken CPU from the generator; the claim is about the target's own machine", g.CPUCores, t.Cores))
+	}
+	return c
+}
+
+// schedClaim: goroutines waited for a P for a large share of the request latency.
+func schedClaim(l Level, t *Trace) *Claim {
+	if t.SchedP99 <= 0 || l.P99 <= 0 || float64(t.SchedP99) < SchedShareOfP99*float64(l.P99) {
+		return nil
+	}
+	share := 100 * float64(t.SchedP99) / float64(l.P99)
+	procs := "?"
+	if t.GOMAXPROCS > 0 {
+		procs = fmt.Sprint(t.GOMAXPROCS)
+	}
+	c := &Claim{Kind: SchedLatency, Confidence: Medium,
+		Summary: fmt.Sprintf("the target's goroutines waited for a CPU: scheduler latency p99 %v is %.0f%% of the request p99 %v", t.SchedP99, share, l.P99),
+		Evidence: []string{
+			fmt.Sprintf("at %s runnable goroutines waited p50 %v, p99 %v before running", l.Label, t.SchedP50, t.SchedP99),
+			fmt.Sprintf("GOMAXPROCS %s, %.2f Ps busy on average", procs, t.BusyPs),
+		},
+		Fix: "give the target more CPU (cores, or GOMAXPROCS up to them), spend less CPU per request (see the CPU profile's top), or bound the work in flight inside the target so fewer goroutines compete",
+	}
+	if share >= 50 {
+		c.Confidence = High
+	}
+	return c
+}
+
+// gcClaim: GC pauses long and frequent enough to set the p99, mark assist taking a large
+// part of each request's time, or GC taking a large share of CPU the target had no more of.
+func gcClaim(l Level, t *Trace) *Claim {
+	stwTail := l.P99 > 0 && float64(t.STWMax) >= STWShareOfP99*float64(l.P99) &&
+		float64(t.STWTotal) >= STWShareOfTime*float64(t.Span)
+	var assistPerReq time.Duration
+	if reqs := l.QPS * t.Span.Seconds(); reqs >= 1 {
+		assistPerReq = time.Duration(float64(t.Assist) / reqs)
+	}
+	assist := l.Mean > 0 && float64(assistPerReq) >= AssistShareOfMean*float64(l.Mean)
+	heavy := t.GCCPUPct >= GCCPUPctMin && t.GOMAXPROCS > 0 && t.BusyPs >= BusyShare*float64(t.GOMAXPROCS)
+	if !stwTail && !assist && !heavy {
+		return nil
+	}
+	ev := []string{fmt.Sprintf("at %s: %.1f GC cycles per second, GC %.0f%% of the time goroutines ran (mark assist %.0f%%)", l.Label, t.GCPerSecond, t.GCCPUPct, t.AssistPct)}
+	var what string
+	switch {
+	case stwTail:
+		what = fmt.Sprintf("GC stop-the-world pauses up to %v, %.0f%% of the request p99 %v, stopped the target %.1f%% of the time", t.STWMax, 100*float64(t.STWMax)/float64(l.P99), l.P99, 100*float64(t.STWTotal)/float64(t.Span))
+	case assist:
+		what = fmt.Sprintf("mark assist took %v per request, %.0f%% of the mean latency %v", assistPerReq, 100*float64(assistPerReq)/float64(l.Mean), l.Mean)
+	default:
+		what = fmt.Sprintf("GC took %.0f%% of the time goroutines ran while the target's %.2f Ps were full", t.GCCPUPct, t.BusyPs)
+	}
+	ev = append(ev, fmt.Sprintf("stop-the-world: %v in total over %v, longest %v", t.STWTotal, t.Span.Round(time.Millisecond), t.STWMax))
+	fix := "raise GOGC (e.g. GOGC=200 or 400: fewer cycles for more heap) or set GOMEMLIMIT to the memory the target may use and GOGC higher"
+	if t.AssistSite != "" {
+		ev = append(ev, "most mark assist was drafted in "+t.AssistSite)
+		fix += "; allocate less in " + t.AssistSite + " (reuse buffers, sync.Pool, fewer pointers)"
+	} else {
+		fix += "; allocate less per request (see the heap profile's alloc_space)"
+	}
+	c := &Claim{Kind: GCTail, Confidence: Medium, Summary: "garbage collection makes the tail: " + what, Evidence: ev, Fix: fix}
+	if stwTail && float64(t.STWMax) >= 0.5*float64(l.P99) || assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean) {
+		c.Confidence = High
+	}
+	return c
+}

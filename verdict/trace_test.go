@@ -1,0 +1,82 @@
+package verdict
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestTraceClaims(t *testing.T) {
+	ms, us := time.Millisecond, time.Microsecond
+	level := func(p99, mean time.Duration, qps float64, tr Trace) Level {
+		tr.Span = time.Second
+		return Level{Label: "c=8", Load: 8, QPS: qps, Mean: mean, P99: p99, Attempts: 1000, Trace: &tr}
+	}
+	tests := []struct {
+		name  string
+		in    Input
+		prior []Claim // claims already made by the other rules
+		want  []Kind
+		conf  Confidence
+	}{
+		// one P of two cores, full, goroutines queued for it a large part of the p99: named, high.
+		{"gomaxprocs below the cores", Input{Levels: []Level{level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, Cores: 2, BusyPs: 0.97, SchedP99: 3 * ms})}},
+			nil, []Kind{GOMAXPROCSLimited}, High},
+		// the same beside a generator that used 1.2 of the 2 cores: no spare core here, low.
+		{"gomaxprocs on a shared machine", Input{Levels: []Level{func() Level {
+			l := level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, Cores: 2, BusyPs: 0.97, SchedP99: 3 * ms})
+			l.Generator = &Usage{CPUCores: 1.2}
+			return l
+		}()}}, nil, []Kind{GOMAXPROCSLimited}, Low},
+		// the same with the one P half idle: not the limit.
+		{"gomaxprocs not full", Input{Levels: []Level{level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, Cores: 2, BusyPs: 0.5})}},
+			nil, nil, ""},
+		// cores unknown (a remote target without /proc): silent.
+		{"cores unknown", Input{Levels: []Level{level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 1, BusyPs: 0.97})}},
+			nil, nil, ""},
+		// GOMAXPROCS at the cores: nothing to raise.
+		{"gomaxprocs at the cores", Input{Levels: []Level{level(8*ms, 4*ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1.9})}},
+			nil, nil, ""},
+		// scheduler p99 half the request p99, Ps not full: sched-latency, high.
+		{"sched latency", Input{Levels: []Level{level(4*ms, 2*ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1.2, SchedP99: 2 * ms})}},
+			nil, []Kind{SchedLatency}, High},
+		// the same on a target already claimed CPU-bound: its CPU claim says it.
+		{"sched latency of a cpu-bound target", Input{Levels: []Level{level(4*ms, 2*ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1.2, SchedP99: 2 * ms})}},
+			[]Claim{{Kind: TargetCPU}}, nil, ""},
+		// 2 ms pauses, 3% of the time, against a 4 ms p99: gc-tail, high.
+		{"stw sets the tail", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 30 * ms})}},
+			nil, []Kind{GCTail}, High},
+		// the same pause length but rare (0.2% of the time): it cannot set the p99.
+		{"rare pauses", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 2 * ms})}},
+			nil, nil, ""},
+		// 200 ms of assist over 2000 requests: 100 us each, 20% of a 500 us mean: gc-tail, high.
+		{"assist per request", Input{Levels: []Level{level(2*ms, 500*us, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, Assist: 200 * ms, AssistPct: 15})}},
+			nil, []Kind{GCTail}, High},
+		// an idle target whose little CPU is mostly GC: shares are high, requests do not wait.
+		{"idle target with a high GC share", Input{Levels: []Level{level(2*ms, 500*us, 300, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 0.05, GCCPUPct: 42, AssistPct: 13, Assist: 2 * ms})}},
+			nil, nil, ""},
+		// GC at 40% of a full target's CPU: gc-tail, medium.
+		{"gc takes a full target's cpu", Input{Levels: []Level{level(2*ms, 500*us, 5000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1.9, GCCPUPct: 40})}},
+			nil, []Kind{GCTail}, Medium},
+		// no trace: no trace claim.
+		{"no trace", Input{Levels: []Level{{Label: "c=8", P99: ms}}}, nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := traceClaims(tt.in, &Verdict{Claims: tt.prior})
+			var kinds []Kind
+			for _, c := range got {
+				kinds = append(kinds, c.Kind)
+				if c.Level != "c=8" || c.Summary == "" || len(c.Evidence) == 0 || c.Fix == "" {
+					t.Errorf("claim %+v lacks its level, summary, evidence or fix", c)
+				}
+			}
+			if !slices.Equal(kinds, tt.want) {
+				t.Fatalf("traceClaims = %v, want %v", got, tt.want)
+			}
+			if len(got) > 0 && got[0].Confidence != tt.conf {
+				t.Errorf("confidence %s, want %s (%s)", got[0].Confidence, tt.conf, got[0].Summary)
+			}
+		})
+	}
+}
