@@ -24,10 +24,10 @@ type Target struct {
 	// GOMAXPROCS is the target's GOMAXPROCS (Go programs); GOMAXPROCSFrom says where it
 	// came from: "environment" (its GOMAXPROCS variable) or "default" (the Go runtime's
 	// rule for its version, CPU affinity and cgroup limit).
-	GOMAXPROCS     int    `json:"gomaxprocs,omitempty"`
-	GOMAXPROCSFrom string `json:"gomaxprocs_from,omitempty"`
-	CPUs           int    `json:"cpus,omitempty"`         // CPUs of its affinity
-	CPULimit       float64 `json:"cpu_limit,omitempty"`   // cgroup CPU limit in cores; 0: none
+	GOMAXPROCS     int     `json:"gomaxprocs,omitempty"`
+	GOMAXPROCSFrom string  `json:"gomaxprocs_from,omitempty"`
+	CPUs           int     `json:"cpus,omitempty"`         // CPUs of its affinity
+	CPULimit       float64 `json:"cpu_limit,omitempty"`    // cgroup CPU limit in cores; 0: none
 	MemoryLimit    int64   `json:"memory_limit,omitempty"` // cgroup memory limit in bytes; 0: none
 	// Cmdline is the target's command line as its pprof cmdline endpoint gave it (when its
 	// process is not known), secrets redacted.
