@@ -3,53 +3,18 @@ package conditions
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/internal/testenv"
 )
 
-// goProgram builds a small Go program that sleeps, in a git repository of its own (so the
-// toolchain stamps its revision), with extra go build flags; it returns the executable and
-// the revision.
-func goProgram(t *testing.T, modified bool, flags ...string) (exe, rev string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a Go program; skipped with -short")
-	}
-	dir := t.TempDir()
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module example.com/sleeper\n\ngo 1.22\n")
-	write("main.go", "package main\n\nimport \"time\"\n\nfunc main() { time.Sleep(time.Minute) }\n")
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Skipf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q")
-	git("add", ".")
-	git("commit", "-q", "-m", "sleeper")
-	rev = git("rev-parse", "HEAD")
-	if modified {
-		write("main.go", "package main\n\nimport \"time\"\n\nfunc main() { time.Sleep(2 * time.Minute) }\n")
-	}
-	exe = filepath.Join(dir, "sleeper")
-	cmd := exec.Command("go", append(append([]string{"build", "-buildvcs=true", "-o", exe}, flags...), ".")...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %v: %v\n%s", flags, err, out)
-	}
-	return exe, rev
+// sleeper is a small Go program that sleeps, in module example.com/sleeper.
+var sleeper = map[string]string{
+	"go.mod":  "module example.com/sleeper\n\ngo 1.22\n",
+	"main.go": "package main\n\nimport \"time\"\n\nfunc main() { time.Sleep(time.Minute) }\n",
 }
 
 // start runs exe with extra environment and stops it when the test ends.
@@ -70,19 +35,11 @@ func start(t *testing.T, exe string, env ...string) int {
 	return cmd.Process.Pid
 }
 
-func goVersion(t *testing.T) string {
-	out, err := exec.Command("go", "env", "GOVERSION").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // ReadTarget of a running Go program reads its build from /proc/PID/exe: the Go version
 // that built it, its module, the revision git gave, whether the tree was modified, -race,
 // and GOMAXPROCS from its environment.
 func TestReadTargetGoBuild(t *testing.T) {
-	exe, rev := goProgram(t, false)
+	exe, rev := testenv.GoProgram(t, sleeper, nil)
 	pid := start(t, exe, "GOMAXPROCS=3")
 	tg := ReadTarget(pid, "--target-pid")
 	t.Logf("target: %s; notes %q", tg, tg.Notes)
@@ -90,7 +47,7 @@ func TestReadTargetGoBuild(t *testing.T) {
 	if b == nil {
 		t.Fatalf("ReadTarget(%d) of a Go program: no build (notes %q)", pid, tg.Notes)
 	}
-	if want := goVersion(t); b.GoVersion != want {
+	if want := testenv.GoVersion(t); b.GoVersion != want {
 		t.Errorf("GoVersion = %q, go env GOVERSION says %q", b.GoVersion, want)
 	}
 	if b.Module != "example.com/sleeper" || b.Revision != rev || b.Modified || b.Race {
@@ -113,7 +70,7 @@ func TestReadTargetGoBuild(t *testing.T) {
 // A build of a modified tree with -race says so, is off, and differs from the clean build
 // in what Compare lists.
 func TestReadTargetRaceModified(t *testing.T) {
-	exe, rev := goProgram(t, true, "-race")
+	exe, rev := testenv.GoProgram(t, sleeper, map[string]string{"main.go": strings.Replace(sleeper["main.go"], "time.Minute", "2*time.Minute", 1)}, "-race")
 	tg := ReadTarget(start(t, exe), "")
 	if tg.Build == nil || !tg.Build.Race || !tg.Build.Modified || tg.Build.Revision != rev {
 		t.Fatalf("build = %+v, want -race, modified, revision %s", tg.Build, rev)

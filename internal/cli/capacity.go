@@ -121,9 +121,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		coord.WatchIntervals(watch.Feed())
 	}
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: eng.progress,
+	cond := startConditions(ctx, cfg, tgt, nil, lf.redact) // conditions.go
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, localHook(coord, conditionsHook(cond))),
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
-			doc.Steps, doc.Capacity, doc.End = steps, c, time.Now().UTC()
+			doc.Steps, doc.Capacity, doc.End, doc.Conditions = steps, c, time.Now().UTC(), cond.Record()
 			if !*quiet {
 				p := c.Probes[len(c.Probes)-1]
 				fmt.Fprintf(e.stderr, "apiperf: probe %d: %s %s: %s\n", len(c.Probes), sweep.Label(true, p.Rate), p.Verdict, p.Reason)
@@ -131,7 +132,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 			return doc.Save(runPath)
 		}}
 	c, steps, probeErr := r.Run(ctx)
-	doc.Capacity, doc.Steps = c, steps
+	doc.Capacity, doc.Steps, doc.Conditions = c, steps, cond.Record()
 	if coord != nil {
 		doc.Cluster = coord.Record()
 	}

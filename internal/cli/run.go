@@ -265,9 +265,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	capture := tf.session()
+	cond := startConditions(ctx, cfg, target, &tf, lf.redact) // conditions.go
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
-	}), captureHook(capture))
+	}), sweep.Hooks(captureHook(capture), localHook(coord, conditionsHook(cond))))
 	stopProfile()
 	if werr := watch.Close(ctx); werr != nil && err == nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
@@ -276,7 +277,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	step := steps[len(steps)-1]
-	doc.Steps = steps
+	doc.Steps, doc.Conditions = steps, cond.Record()
 	if coord != nil {
 		doc.Cluster = coord.Record()
 	}
@@ -290,6 +291,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		e.stdout.Write(b)
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
+		writeConditionsLine(e.stdout, doc.Conditions, "  ")
 		report.Repetitions(e.stdout, doc)
 		if coord != nil {
 			coord.WriteTable(e.stdout)

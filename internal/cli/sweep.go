@@ -300,14 +300,15 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		coord.WatchIntervals(watch.Feed())
 	}
 	capture := tf.session()
+	cond := startConditions(ctx, cfg, tgt, &tf, j.sf.load.redact) // conditions.go
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(coord, conditionsHook(cond))), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
-			doc.Steps, doc.End = steps, time.Now().UTC()
+			doc.Steps, doc.End, doc.Conditions = steps, time.Now().UTC(), cond.Record()
 			return doc.Save(runPath)
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
-	doc.Steps = steps
+	doc.Steps, doc.Conditions = steps, cond.Record()
 	if coord != nil {
 		doc.Cluster = coord.Record()
 	}
@@ -409,6 +410,7 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	} else {
 		report.SweepTable(e.stdout, doc)
 	}
+	writeConditionsLine(e.stdout, doc.Conditions, "")
 	if after != nil {
 		after()
 	}
