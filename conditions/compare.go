@@ -16,7 +16,12 @@ type Difference struct {
 }
 
 // String prints "CPU model (A: Intel Xeon, B: AMD EPYC)".
-func (d Difference) String() string { return fmt.Sprintf("%s (A: %s, B: %s)", d.Field, d.A, d.B) }
+func (d Difference) String() string { return d.Between("A", "B") }
+
+// Between prints the difference with the runs' names: "CPU model (base: Intel Xeon, new: AMD EPYC)".
+func (d Difference) Between(a, b string) string {
+	return fmt.Sprintf("%s (%s: %s, %s: %s)", d.Field, a, d.A, b, d.B)
+}
 
 // Comparison is what two runs' conditions say about comparing them.
 type Comparison struct {
@@ -127,35 +132,36 @@ func itoa(n int) string {
 // Comparable says whether the generators' machines match (or are not known).
 func (c Comparison) Comparable() bool { return len(c.Machine) == 0 }
 
-// Lines renders the comparison for a text report: both sides' conditions, what changed in
-// the target's build, then the warnings ("not comparable" naming the fields, busy machines).
-func (c Comparison) Lines() []string {
-	out := []string{"conditions A: " + c.A, "conditions B: " + c.B}
+// Lines renders the comparison for a text report, naming the runs a and b: both sides'
+// conditions, what changed in the target's build, then the warnings ("not comparable"
+// naming the fields, busy machines).
+func (c Comparison) Lines(a, b string) []string {
+	out := []string{"conditions " + a + ": " + c.A, "conditions " + b + ": " + c.B}
 	if len(c.Build) > 0 {
-		out = append(out, "target build changed: "+joinDiffs(c.Build))
+		out = append(out, "target build changed: "+joinDiffs(c.Build, a, b))
 	}
-	return append(out, c.Warnings()...)
+	return append(out, c.Warnings(a, b)...)
 }
 
-// Warnings are what gate and ab warn of (and --strict-conditions fails on): machines that
-// differ, and a busy machine on either side.
-func (c Comparison) Warnings() []string {
+// Warnings are what gate and ab warn of (and --strict-conditions fails on), naming the
+// runs a and b: machines that differ, and a busy machine on either side.
+func (c Comparison) Warnings(a, b string) []string {
 	var out []string
 	if !c.Comparable() {
-		out = append(out, "not comparable: the generators' machines differ: "+joinDiffs(c.Machine))
+		out = append(out, "not comparable: the generators' machines differ: "+joinDiffs(c.Machine, a, b))
 	}
-	for _, b := range []struct{ side, why string }{{"A", c.BusyA}, {"B", c.BusyB}} {
-		if b.why != "" {
-			out = append(out, fmt.Sprintf("busy machine on %s: %s", b.side, b.why))
+	for _, s := range []struct{ side, why string }{{a, c.BusyA}, {b, c.BusyB}} {
+		if s.why != "" {
+			out = append(out, fmt.Sprintf("busy machine on %s: %s", s.side, s.why))
 		}
 	}
 	return out
 }
 
-func joinDiffs(ds []Difference) string {
+func joinDiffs(ds []Difference, a, b string) string {
 	s := make([]string, len(ds))
 	for i, d := range ds {
-		s[i] = d.String()
+		s[i] = d.Between(a, b)
 	}
 	return strings.Join(s, "; ")
 }

@@ -94,16 +94,16 @@ func TestCompare(t *testing.T) {
 			b.Target = &Target{Build: &Build{GoVersion: "go1.26.8", Revision: "1a2b3c0000000000000"}}
 			tt.edit(b)
 			c := Compare(a, b, DefaultThresholds)
-			if got := joinDiffs(c.Machine); got != tt.machine {
+			if got := joinDiffs(c.Machine, "A", "B"); got != tt.machine {
 				t.Errorf("machine differences = %q, want %q", got, tt.machine)
 			}
-			if got := joinDiffs(c.Build); got != tt.build {
+			if got := joinDiffs(c.Build, "A", "B"); got != tt.build {
 				t.Errorf("build differences = %q, want %q", got, tt.build)
 			}
 			if c.Comparable() != (tt.machine == "") {
 				t.Errorf("Comparable() = %v with differences %q", c.Comparable(), tt.machine)
 			}
-			lines := strings.Join(c.Lines(), "\n")
+			lines := strings.Join(c.Lines("A", "B"), "\n")
 			if (tt.machine != "") != strings.Contains(lines, "not comparable: the generators' machines differ: "+tt.machine) {
 				t.Errorf("Lines() = %q: want \"not comparable\" exactly when the machines differ (%q)", lines, tt.machine)
 			}
@@ -121,7 +121,7 @@ func TestCompareUnknown(t *testing.T) {
 	busy := quietMachine()
 	busy.Steps[0].Others = 1
 	c = Compare(nil, busy, DefaultThresholds)
-	if w := c.Warnings(); len(w) != 1 || !strings.HasPrefix(w[0], "busy machine on B: other processes took 1.00 cores") {
+	if w := c.Warnings("A", "B"); len(w) != 1 || !strings.HasPrefix(w[0], "busy machine on B: other processes took 1.00 cores") {
 		t.Errorf("Warnings = %q, want B's busy machine", w)
 	}
 }

@@ -84,7 +84,7 @@ func TestReadTargetRaceModified(t *testing.T) {
 	}
 	clean := &Target{Build: &Build{GoVersion: tg.Build.GoVersion, Revision: "4d5e6f708192a3b4", Settings: tg.Build.Settings}, GOMAXPROCS: tg.GOMAXPROCS}
 	c := Compare(&Record{Target: clean}, r, DefaultThresholds)
-	got := joinDiffs(c.Build)
+	got := joinDiffs(c.Build, "A", "B")
 	for _, want := range []string{"revision (A: 4d5e6f708192, B: " + ShortRev(rev) + " (modified))", "-race (A: false, B: true)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("build differences %q lack %q", got, want)

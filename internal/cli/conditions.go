@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
@@ -115,4 +118,40 @@ func localHook(c *cluster.Coordinator, h sweep.Hook) sweep.Hook {
 		return nil
 	}
 	return h
+}
+
+// strictConditionsFlag registers gate's and ab's --strict-conditions.
+func strictConditionsFlag(fs *pflag.FlagSet) *bool {
+	return fs.Bool("strict-conditions", false, "exit 2 when the runs are not comparable (their generators' machines differ) or either ran on a busy machine, instead of warning")
+}
+
+// strictConditions is err, unless strict and c has warnings: then a usage error (exit 2)
+// naming them. The report has been written either way.
+func strictConditions(strict bool, c *compare.ConditionsCheck, err error) error {
+	if !strict || c == nil || len(c.Warnings) == 0 {
+		return err
+	}
+	return usagef("--strict-conditions: %s", strings.Join(c.Warnings, "; "))
+}
+
+// sampled wraps an A/B side's step function so that s samples the machine around each
+// measured step (labelled as the step will be: its level, repetitions from 0). A step of
+// another length than base's is a warmup: run, not recorded.
+func sampled(s *conditions.Session, base load.Config, f sweep.StepFunc) sweep.StepFunc {
+	reps := map[string]int{}
+	return func(ctx context.Context, c load.Config) (*measure.Step, error) {
+		if c.Duration != base.Duration || c.Requests != base.Requests {
+			return f(ctx, c)
+		}
+		label := sweep.ConfigLabel(c)
+		end := s.Begin(label, reps[label])
+		reps[label]++
+		st, err := f(ctx, c)
+		if err != nil {
+			end(nil)
+			return st, err
+		}
+		end(st)
+		return st, nil
+	}
 }
