@@ -175,3 +175,54 @@ func TestGOMAXPROCSDefault(t *testing.T) {
 		}
 	}
 }
+
+func TestMatch(t *testing.T) {
+	r := quietMachine()
+	r.Target = &Target{Build: &Build{GoVersion: "go1.26.8", Revision: "1a2b3c4d", Race: true}}
+	tests := []struct {
+		rec        *Record
+		key, value string
+		want       bool
+	}{
+		{r, "cpu", "xeon", true},      // a part of the model, without case
+		{r, "cpu", "EPYC", false},     // another CPU
+		{r, "cpus", "2", true},        // exact count
+		{r, "kernel", "6.1", true},    // release prefix
+		{r, "gomaxprocs", "4", false}, // exact
+		{r, "apiperf", "v1.", true},   // version prefix
+		{r, "rev", "1a2b", true},      // revision prefix
+		{r, "rev", "", false},         // an empty prefix selects nothing
+		{r, "go", "go1.26.8", true},   // the target's Go version
+		{r, "race", "true", true},     // a -race target
+		{r, "busy", "false", true},    // a quiet machine
+		{r, "known", "true", true},    // has conditions
+		{nil, "known", "false", true}, // an older run
+		{nil, "cpu", "xeon", false},   // an older run matches nothing else
+		{nil, "busy", "false", false}, // not even "not busy": unknown
+		{r, "nonsense", "x", false},   // unknown keys match nothing (CheckKey rejects them first)
+	}
+	for _, tt := range tests {
+		if got := tt.rec.Match(tt.key, tt.value); got != tt.want {
+			t.Errorf("Match(%s=%s) on %v = %v, want %v", tt.key, tt.value, tt.rec != nil, got, tt.want)
+		}
+	}
+	if CheckKey("cpu") != nil || CheckKey("nonsense") == nil {
+		t.Error("CheckKey accepts cpu and rejects nonsense: not so")
+	}
+}
+
+func TestChanged(t *testing.T) {
+	a, b := quietMachine(), quietMachine()
+	if got := Changed(a, b); len(got) != 0 {
+		t.Errorf("Changed of equal records = %q, want nothing", got)
+	}
+	b.Generator.Kernel = "6.8.0"
+	b.Target = &Target{Build: &Build{Revision: "4d5e"}}
+	a.Target = &Target{Build: &Build{Revision: "1a2b"}}
+	if got := Changed(a, b); !reflect.DeepEqual(got, []string{"kernel", "target revision"}) {
+		t.Errorf("Changed = %q, want kernel and target revision", got)
+	}
+	if got := Changed(nil, b); len(got) != 1 || Changed(nil, nil) != nil {
+		t.Errorf("Changed(nil, rec) = %q, Changed(nil, nil) = %q; want one line and nothing", got, Changed(nil, nil))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -26,6 +27,9 @@ type Filter struct {
 	Until  time.Time         `json:"until,omitempty"`  // runs started before
 	// Limit keeps the newest Limit runs; 0 keeps all.
 	Limit int `json:"limit,omitempty"`
+	// Conditions select runs by what they were measured on: key (conditions.Keys) to value;
+	// every one must match (conditions.Record.Match).
+	Conditions map[string]string `json:"conditions,omitempty"`
 }
 
 // Entry is one recorded run as listed: its identity, labels and levels.
@@ -42,6 +46,8 @@ type Entry struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Levels are the run's levels as every report of it shows them (result.Run.Levels).
 	Levels []sweep.Level `json:"levels"`
+	// Conditions is what the run was measured on; nil unknown (store/conditions.go).
+	Conditions *conditions.Record `json:"conditions,omitempty"`
 }
 
 // ParseQuery reads a history query: a run id as `apiperf history` lists it (`10`, `#10` or
@@ -83,8 +89,10 @@ func ParseQuery(q string) (Filter, error) {
 			f.Since, err = ParseDate(val)
 		case "until":
 			f.Until, err = ParseDate(val)
+		case "cond":
+			err = f.AddCondition(val)
 		default:
-			return f, fmt.Errorf("history query: unknown term %q (want a run id, latest, label=KEY:VALUE, url=, kind=, since=, until=)", term)
+			return f, fmt.Errorf("history query: unknown term %q (want a run id, latest, label=KEY:VALUE, url=, kind=, since=, until=, cond=KEY:VALUE)", term)
 		}
 		if err != nil {
 			return f, fmt.Errorf("history query %q: %w", term, err)
@@ -145,7 +153,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY start_ns DESC, id DESC"
-	if f.Limit > 0 {
+	if f.Limit > 0 && len(f.Conditions) == 0 { // conditions are matched after the query
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
 	rows, err := d.db.QueryContext(ctx, q, args...)
@@ -175,7 +183,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
-	return out, nil
+	return d.withConditions(ctx, f, out)
 }
 
 // fill reads an entry's labels and levels.

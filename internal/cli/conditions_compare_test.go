@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/store"
 )
+
+var variants int
 
 // variant saves a copy of the run at path under dir/name/run.json with its conditions
 // changed by edit (the record is never nil in edit); it returns the new path.
@@ -19,6 +24,8 @@ func variant(t *testing.T, path, dir, name string, edit func(r *result.Run)) str
 		t.Fatal(err)
 	}
 	edit(r)
+	variants++
+	r.Start = r.Start.Add(time.Duration(variants) * time.Second) // another run to the history
 	out := filepath.Join(dir, name, "run.json")
 	if err := r.Save(out); err != nil {
 		t.Fatal(err)
@@ -104,5 +111,60 @@ func TestConditionsInComparisons(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(filepath.Dir(old), "report.html"))
 	if err != nil || !strings.Contains(string(page), conditions.Unknown) {
 		t.Errorf("report.html of a run without conditions (%v) does not say they are unknown", err)
+	}
+
+	// The history keeps the conditions: list filters by them, trend marks their changes.
+	for _, d := range []string{"base", "same", "other", "busy", "old"} {
+		if code, _, stderr := runCLI(t, "history", "import", "--db", db, filepath.Join(dir, d)); code != ExitOK {
+			t.Fatalf("history import %s = %d: %s", d, code, stderr)
+		}
+	}
+	names := func(args ...string) []string {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, append([]string{"history", "list", "--json", "--db", db}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("history list %v = %d: %s", args, code, stderr)
+		}
+		var entries []store.Entry
+		if err := json.Unmarshal([]byte(stdout), &entries); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range entries {
+			out = append(out, filepath.Base(filepath.Dir(e.Source)))
+		}
+		return out
+	}
+	// The run measured here (recorded by run, no source: ".") was busy or not, as this shared
+	// machine was; the copies say which case they are.
+	busyRuns := "busy"
+	if r.Conditions.Busy(conditions.DefaultThresholds) != "" {
+		busyRuns = ". busy"
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--condition", "cpu=epyc"}, "other"},
+		{[]string{"--condition", "known=false"}, "old"},
+		{[]string{"--condition", "busy=true", "--condition", "cpu=" + cpu}, busyRuns},
+		{[]string{"--condition", "cpu=" + cpu, "--limit", "1"}, "busy"}, // the newest on this CPU
+	} {
+		if got := strings.Join(names(tt.args...), " "); got != tt.want {
+			t.Errorf("history list %v lists %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	if code, _, stderr := runCLI(t, "history", "list", "--db", db, "--condition", "colour=red"); code != ExitUsage || !strings.Contains(stderr, "unknown conditions field") {
+		t.Errorf("history list --condition colour=red = %d, %q; want 2 naming the field", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "history", "trend", "--db", db, "--metric", "qps", "--dir", filepath.Join(dir, "trend"))
+	want := []string{": CPU model", ": conditions known on one side only"}
+	for _, w := range want {
+		if code != ExitOK || !strings.Contains(stdout, "conditions changed: ") || !strings.Contains(stdout, w) {
+			t.Errorf("history trend = %d\n%s\n%s\nwant a line \"conditions changed: ...%s\"", code, stdout, stderr, w)
+		}
+	}
+	if n := strings.Count(stdout, "conditions changed: "); n != 3 {
+		t.Errorf("history trend marks %d condition changes, want 3 (to another CPU, back, to unknown):\n%s", n, stdout)
 	}
 }
