@@ -29,13 +29,7 @@ func TestCPULimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tt.cgroup != "" {
-				write(t, filepath.Join(root, "proc", "1", "cgroup"), tt.cgroup)
-			}
-			for name, body := range tt.files {
-				write(t, filepath.Join(root, "sys", "fs", "cgroup", name), body)
-			}
+			root := fakeTree(t, tt.cgroup, tt.files)
 			if got := cpuLimit(root, 1); got != tt.want {
 				t.Errorf("cpuLimit with %q and %v = %v, want %v", tt.cgroup, tt.files, got, tt.want)
 			}
@@ -73,16 +67,24 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tt.cgroup != "" {
-				write(t, filepath.Join(root, "proc", "1", "cgroup"), tt.cgroup)
-			}
-			for name, body := range tt.files {
-				write(t, filepath.Join(root, "sys", "fs", "cgroup", name), body)
-			}
+			root := fakeTree(t, tt.cgroup, tt.files)
 			if got := memoryLimit(root, 1); got != tt.want {
 				t.Errorf("memoryLimit with %q and %v = %d, want %d", tt.cgroup, tt.files, got, tt.want)
 			}
 		})
 	}
+}
+
+// fakeTree makes a /proc/1/cgroup holding cgroup (none when empty) and files under
+// /sys/fs/cgroup, in a temporary root.
+func fakeTree(t *testing.T, cgroup string, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	if cgroup != "" {
+		write(t, filepath.Join(root, "proc", "1", "cgroup"), cgroup)
+	}
+	for name, body := range files {
+		write(t, filepath.Join(root, "sys", "fs", "cgroup", name), body)
+	}
+	return root
 }
