@@ -87,7 +87,7 @@ func conditionsSections(r *result.Run) []Section {
 		ch := chart.Chart{Title: "Busy machine: CPU per level", XLabel: "level", YLabel: "CPU (cores)", X: labels,
 			Series: []chart.Series{{Name: "other processes", Y: others}, {Name: "other processes, max", Y: othersMax, Dashed: true},
 				{Name: "apiperf", Y: self}, {Name: "target", Y: tgt}},
-			RefLines: []chart.RefLine{{Y: conditions.DefaultThresholds.OthersCores, Label: "busy"}}}
+			RefLines: []chart.RefLine{{Y: conditions.DefaultThresholds.OthersCores, Label: "busy above"}}}
 		if len(labels) > 0 && ch.Validate() == nil {
 			if hc, err := embedChart("conditions_busy", ch.Title, ch); err == nil {
 				data.Charts = append(data.Charts, hc)
