@@ -105,6 +105,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: capacity of %s%s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
 			sc.Redact(), cfg.Over(), cfg.Duration, warmup, search, obj, runDir)
 	}
+	// what the run is measured on (conditions.go), read before --listen serves it
+	cond := startConditions(ctx, cfg, tgt, nil, lf.redact)
 	watch, err := lv.start(e, doc, *quiet, filepath.Join(runDir, "hlog")) // one <rate>.hlog per probed rate
 	if err != nil {
 		return err
@@ -121,7 +123,6 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		coord.WatchIntervals(watch.Feed())
 	}
 	runPath := filepath.Join(runDir, "run.json")
-	cond := startConditions(ctx, cfg, tgt, nil, lf.redact) // conditions.go
 	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, localHook(coord, conditionsHook(cond))),
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
 			doc.Steps, doc.Capacity, doc.End, doc.Conditions = steps, c, time.Now().UTC(), cond.Record()

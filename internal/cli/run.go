@@ -244,6 +244,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if coord != nil {
 		defer coord.Close()
 	}
+	// what the run is measured on (conditions.go), read before --listen serves it
+	cond := startConditions(ctx, cfg, target, &tf, lf.redact)
 	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
 	if err != nil {
 		return err
@@ -265,7 +267,6 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	capture := tf.session()
-	cond := startConditions(ctx, cfg, target, &tf, lf.redact) // conditions.go
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
 	}), sweep.Hooks(captureHook(capture), localHook(coord, conditionsHook(cond))))
