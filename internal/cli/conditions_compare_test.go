@@ -11,6 +11,7 @@ import (
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
+	"github.com/apiperf/apiperf/target"
 )
 
 var variants int
@@ -166,5 +167,38 @@ func TestConditionsInComparisons(t *testing.T) {
 	}
 	if n := strings.Count(stdout, "conditions changed: "); n != 3 {
 		t.Errorf("history trend marks %d condition changes, want 3 (to another CPU, back, to unknown):\n%s", n, stdout)
+	}
+}
+
+// ab records both sides' conditions, step by step, and prints them; gate --ab over the saved
+// runs warns of a busy side and fails on it with --strict-conditions.
+func TestABConditions(t *testing.T) {
+	a, b := startTarget(t, target.Config{}), startTarget(t, target.Config{}) // ab_test.go
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "ab", "-c2", "-t1", "-d150ms", "--warmup", "50ms", "--count", "7", "--max-pairs", "7", "-q", "-o", dir, a+"/healthz", b+"/healthz")
+	if code != ExitOK && code != ExitFailed {
+		t.Fatalf("apiperf ab = %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "conditions A: ") || !strings.Contains(stdout, "conditions B: ") {
+		t.Errorf("apiperf ab does not print both sides' conditions:\n%s", stdout)
+	}
+	for _, side := range []string{"a.json", "b.json"} {
+		r, err := result.Load(filepath.Join(dir, side))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := r.Conditions
+		if c == nil || len(c.Steps) != 7 || c.Step("c=2", 6) == nil || c.Target == nil || c.Target.PID != os.Getpid() {
+			t.Fatalf("%s: conditions %+v; want 7 measured steps (not the warmups) and the target found listening (this process)", side, c)
+		}
+	}
+	pa := variant(t, filepath.Join(dir, "a.json"), dir, "qa", quiet)
+	pb := variant(t, filepath.Join(dir, "b.json"), dir, "qb", func(r *result.Run) { quiet(r); r.Conditions.Steps[0].Others = 0.9 })
+	code, stdout, _ = runCLI(t, "gate", "--ab", "--baseline", pa, "--current", pb)
+	if !strings.Contains(stdout, "warning: busy machine on current: other processes took 0.90 cores") {
+		t.Errorf("gate --ab with a busy side = %d\n%s\nwant a warning of the busy machine", code, stdout)
+	}
+	if code, _, stderr = runCLI(t, "gate", "--ab", "--strict-conditions", "--baseline", pa, "--current", pb); code != ExitUsage || !strings.Contains(stderr, "busy machine on current") {
+		t.Errorf("gate --ab --strict-conditions with a busy side = %d, %q; want 2", code, stderr)
 	}
 }
