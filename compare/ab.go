@@ -80,6 +80,8 @@ type ABResult struct {
 	Looks    int       `json:"looks,omitempty"`
 	Checks   []ABCheck `json:"checks"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// Conditions is what both runs' conditions say (SetConditions); nil when not checked.
+	Conditions *ConditionsCheck `json:"conditions,omitempty"`
 }
 
 // Pass reports whether no check found a regression.

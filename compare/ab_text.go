@@ -41,6 +41,7 @@ func (r *ABResult) Text(w io.Writer) error {
 			fmt.Fprintf(bw, "%s %s: %s\n", c.Level, metricTitle(c.Metric), c.Power.Sentence(c.Metric, "pairs"))
 		}
 	}
+	r.Conditions.text(bw)
 	for _, s := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", s)
 	}
@@ -70,6 +71,7 @@ func (r *ABResult) Markdown(w io.Writer) error {
 		fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %.4f | %d | %s | %s |\n", mdEscape(c.Level), metricTitle(c.Metric),
 			formatGateValue(c.AMedian, c.Unit), formatGateValue(c.BMedian, c.Unit), mdEscape(abChange(c)), c.P, len(c.A), abVerdict(c), detect)
 	}
+	r.Conditions.markdown(bw)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(bw, "\n**Warnings**")
 		for _, s := range r.Warnings {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -21,6 +22,8 @@ type Side struct {
 	// Rate says the levels are request rates (open loop), not concurrency.
 	Rate   bool          `json:"rate,omitempty"`
 	Levels []sweep.Level `json:"levels"`
+	// Conditions is what the run was measured on; nil unknown (an older run, a .dat file).
+	Conditions *conditions.Record `json:"conditions,omitempty"`
 }
 
 // Peak is the level with the highest QPS (the first one on ties), or nil without levels.
@@ -38,7 +41,7 @@ func (s Side) Peak() *sweep.Level {
 // FromRun reduces a run to its levels, the same ones every report of the run shows
 // (sweep.Levels: repetitions reduced, ascending order).
 func FromRun(name string, r *result.Run) Side {
-	return Side{Name: name, Rate: r.Load.OpenLoop(), Levels: r.Levels().Levels}
+	return Side{Name: name, Rate: r.Load.OpenLoop(), Levels: r.Levels().Levels, Conditions: r.Conditions}
 }
 
 // Row is one level of a diff: A's and B's figures at the same level value; a side that did
@@ -61,12 +64,14 @@ type Diff struct {
 	// Notes are what a reader must know to read the numbers, e.g. that B measured another
 	// URL than A (often the point of a diff, so not a warning).
 	Notes []string `json:"notes,omitempty"`
+	// Conditions is what the runs' conditions say (compare/conditions.go); nil with a .dat side.
+	Conditions *ConditionsCheck
 }
 
 // New compares A with B, aligning levels by their value (never by position), so a level
 // that only one run measured is a row with a gap on the other side.
 func New(a, b Side) *Diff {
-	d := &Diff{A: a, B: b, Classic: a.Classic || b.Classic}
+	d := &Diff{A: a, B: b, Classic: a.Classic || b.Classic, Conditions: conditionsOfDiff(a, b)}
 	idx := map[float64]int{}
 	add := func(l *sweep.Level, isA bool) {
 		i, ok := idx[l.Value]

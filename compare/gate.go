@@ -119,6 +119,8 @@ type GateResult struct {
 	Current  string      `json:"current"`
 	Checks   []GateCheck `json:"checks"`
 	Warnings []string    `json:"warnings,omitempty"`
+	// Conditions is what both runs' conditions say (SetConditions); nil when not checked.
+	Conditions *ConditionsCheck `json:"conditions,omitempty"`
 }
 
 // Pass reports whether no check found a regression.

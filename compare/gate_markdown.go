@@ -35,6 +35,7 @@ func (g *GateResult) Markdown(w io.Writer) error {
 			mdEscape(c.Level), metricTitle(c.Metric), formatGateValue(c.BaselineMedian, c.Unit),
 			formatGateValue(c.CurrentMedian, c.Unit), formatChange(c), p, len(c.Baseline), len(c.Current), checkVerdict(c), detect)
 	}
+	g.Conditions.markdown(bw)
 	if len(g.Warnings) > 0 {
 		fmt.Fprintln(bw, "\n**Warnings**")
 		for _, s := range g.Warnings {
@@ -58,6 +59,7 @@ func (g *GateResult) Text(w io.Writer) error {
 			fmt.Fprintf(bw, "%s %s: %s\n", c.Level, metricTitle(c.Metric), c.Power.Sentence(c.Metric, "repetitions each"))
 		}
 	}
+	g.Conditions.text(bw)
 	for _, s := range g.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", s)
 	}

@@ -70,14 +70,16 @@ type Multi struct {
 	// Rate says the levels are request rates (open loop).
 	Rate bool `json:"rate,omitempty"`
 	// Notes explain the table (what a column is measured against); they are not caveats.
-	Notes    []string `json:"notes,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Conditions is what the runs' conditions say, each against the first's.
+	Conditions *ConditionsCheck `json:"conditions,omitempty"`
+	Warnings   []string         `json:"warnings,omitempty"`
 }
 
 // NewMulti compares the variants, the first as the reference. It warns when they mix
 // concurrency and rate levels or share no level.
 func NewMulti(vs []Variant) *Multi {
-	m := &Multi{Variants: vs}
+	m := &Multi{Variants: vs, Conditions: conditionsOfMulti(vs)}
 	if len(vs) == 0 {
 		return m
 	}

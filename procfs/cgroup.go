@@ -16,6 +16,13 @@ func CPULimit(pid int) float64 { return cpuLimit("/", pid) }
 
 // cpuLimit is CPULimit with /proc and /sys/fs/cgroup under root (tests give a fake tree).
 func cpuLimit(root string, pid int) float64 {
+	return tightest(root, pid, "cpu", cpuMax, cfsQuota)
+}
+
+// tightest is the smallest positive limit along process pid's cgroup paths to the root of
+// each hierarchy, read by v2 from a cgroup v2 directory and by v1 from a directory of v1's
+// controller; 0 when none has a limit or /proc/PID/cgroup cannot be read.
+func tightest(root string, pid int, controller string, v2, v1 func(dir string) float64) float64 {
 	b, err := os.ReadFile(filepath.Join(root, "proc", strconv.Itoa(pid), "cgroup"))
 	if err != nil {
 		return 0
@@ -35,11 +42,11 @@ func cpuLimit(root string, pid int) float64 {
 		switch {
 		case f[0] == "0" && f[1] == "":
 			for _, mount := range []string{"sys/fs/cgroup", "sys/fs/cgroup/unified"} {
-				walkUp(filepath.Join(root, mount), f[2], func(dir string) { tighter(cpuMax(dir)) })
+				walkUp(filepath.Join(root, mount), f[2], func(dir string) { tighter(v2(dir)) })
 			}
-		case hasController(f[1], "cpu"):
-			for _, mount := range []string{"sys/fs/cgroup/" + f[1], "sys/fs/cgroup/cpu"} {
-				walkUp(filepath.Join(root, mount), f[2], func(dir string) { tighter(cfsQuota(dir)) })
+		case hasController(f[1], controller):
+			for _, mount := range []string{"sys/fs/cgroup/" + f[1], "sys/fs/cgroup/" + controller} {
+				walkUp(filepath.Join(root, mount), f[2], func(dir string) { tighter(v1(dir)) })
 			}
 		}
 	}

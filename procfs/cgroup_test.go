@@ -29,13 +29,7 @@ func TestCPULimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tt.cgroup != "" {
-				write(t, filepath.Join(root, "proc", "1", "cgroup"), tt.cgroup)
-			}
-			for name, body := range tt.files {
-				write(t, filepath.Join(root, "sys", "fs", "cgroup", name), body)
-			}
+			root := fakeTree(t, tt.cgroup, tt.files)
 			if got := cpuLimit(root, 1); got != tt.want {
 				t.Errorf("cpuLimit with %q and %v = %v, want %v", tt.cgroup, tt.files, got, tt.want)
 			}
@@ -51,4 +45,46 @@ func write(t *testing.T, name, body string) {
 	if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		cgroup string            // /proc/1/cgroup
+		files  map[string]string // under sys/fs/cgroup
+		want   int64
+	}{
+		// v2: the tightest along the path, here the pod's 512 MiB under the app's "max".
+		{"v2 parent", "0::/pod/app\n", map[string]string{"pod/app/memory.max": "max\n", "pod/memory.max": "536870912\n"}, 512 << 20},
+		// v2 without a limit anywhere.
+		{"v2 unlimited", "0::/app\n", map[string]string{"app/memory.max": "max\n"}, 0},
+		// v1: 1 GiB on the memory controller's path.
+		{"v1", "4:memory:/x\n2:cpu,cpuacct:/x\n", map[string]string{"memory/x/memory.limit_in_bytes": "1073741824\n"}, 1 << 30},
+		// v1's "no limit" is the largest page-aligned int64, as on this machine.
+		{"v1 unlimited", "4:memory:/x\n", map[string]string{"memory/x/memory.limit_in_bytes": "9223372036854771712\n"}, 0},
+		// No cgroup file at all.
+		{"unreadable", "", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := fakeTree(t, tt.cgroup, tt.files)
+			if got := memoryLimit(root, 1); got != tt.want {
+				t.Errorf("memoryLimit with %q and %v = %d, want %d", tt.cgroup, tt.files, got, tt.want)
+			}
+		})
+	}
+}
+
+// fakeTree makes a /proc/1/cgroup holding cgroup (none when empty) and files under
+// /sys/fs/cgroup, in a temporary root.
+func fakeTree(t *testing.T, cgroup string, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	if cgroup != "" {
+		write(t, filepath.Join(root, "proc", "1", "cgroup"), cgroup)
+	}
+	for name, body := range files {
+		write(t, filepath.Join(root, "sys", "fs", "cgroup", name), body)
+	}
+	return root
 }

@@ -91,7 +91,8 @@ func CompareText(w io.Writer, m *compare.Multi) error {
 	for i := range m.Variants {
 		rows[i] = compareCells(m, i)
 	}
-	if err := writeCellTable(w, "comparison", compareHeader(m), rows, m.Notes, m.Warnings, m.Headline()); err != nil {
+	notes, warnings := withConditions(m.Notes, m.Warnings, m.Conditions) // report/conditions.go
+	if err := writeCellTable(w, "comparison", compareHeader(m), rows, notes, warnings, m.Headline()); err != nil {
 		return err
 	}
 	return compareTraceText(w, m) // report/trace.go
@@ -199,6 +200,7 @@ type htmlCompare struct {
 func CompareHTML(w io.Writer, m *compare.Multi) error {
 	p := htmlCompare{CSS: css(), Title: names(m), Headline: m.Headline(), Runs: m.Variants,
 		Header: compareHeader(m), Notes: m.Notes, Warnings: m.Warnings, LevelName: xLabel(m.Rate)}
+	p.Notes, p.Warnings = withConditions(m.Notes, m.Warnings, m.Conditions)
 	for _, c := range compareCharts(m) {
 		if c.chart.Validate() != nil {
 			continue

@@ -114,7 +114,8 @@ func DiffText(w io.Writer, d *compare.Diff) error {
 	for i, r := range d.Rows {
 		rows[i] = diffCells(d, r)
 	}
-	return writeCellTable(w, "diff", header, rows, nil, d.Warnings, d.Headline())
+	notes, warnings := withConditions(nil, d.Warnings, d.Conditions) // report/conditions.go
+	return writeCellTable(w, "diff", header, rows, notes, warnings, d.Headline())
 }
 
 func describe(s compare.Side) string {
@@ -149,6 +150,7 @@ func DiffHTML(w io.Writer, d *compare.Diff) error {
 		CSS: css(), A: d.A.Name, B: d.B.Name, SourceA: d.A.Source, SourceB: d.B.Source,
 		Headline: d.Headline(), LevelName: xLabel(d.A.Rate), Classic: d.Classic, Notes: d.Notes, Warnings: d.Warnings,
 	}
+	_, p.Warnings = withConditions(nil, d.Warnings, d.Conditions)
 	for _, c := range charts {
 		hc, err := embedChart(c.suffix, c.title, c.chart)
 		if err != nil {

@@ -50,6 +50,7 @@ func extraSections(r *result.Run) []Section {
 	out := timelineSections(r)                // report/timeline.go
 	out = append(out, processSections(r)...)  // report/process.go
 	out = append(out, endpointSections(r)...)
+	out = append(out, conditionsSections(r)...)
 	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report/chart"
 	"github.com/apiperf/apiperf/sweep"
@@ -35,6 +36,8 @@ type TrendRun struct {
 	Target string             `json:"target,omitempty"` // the Trend it belongs to
 	Commit string             `json:"commit,omitempty"`
 	Values map[string]float64 `json:"values"` // by level label, e.g. "c=50"
+	// Conditions is what the run was measured on; nil unknown.
+	Conditions *conditions.Record `json:"conditions,omitempty"`
 }
 
 // TrendSet is one metric across runs, one Trend (one chart) per target: runs of another URL
@@ -125,6 +128,7 @@ func (t Trend) Chart() chart.Chart {
 		c.Series = append(c.Series, s)
 	}
 	c.Series = append(c.Series, t.changeSeries()...)
+	c.Marks = append(c.Marks, t.conditionMarks()...)
 	return c
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/outfile"
@@ -63,8 +64,11 @@ type Run struct {
 	// Verdict is what limited the run (see package verdict), nil when not judged.
 	Verdict *verdict.Verdict `json:"verdict,omitempty"`
 	// Cluster is the workers' shares when the run was scaled out (run --workers).
-	Cluster  *cluster.Record `json:"cluster,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Cluster *cluster.Record `json:"cluster,omitempty"`
+	// Conditions is what the run was measured on (see package conditions); nil in runs
+	// made before apiperf recorded them: their conditions are unknown.
+	Conditions *conditions.Record `json:"conditions,omitempty"`
+	Warnings   []string           `json:"warnings,omitempty"`
 }
 
 // Last is the last step (the only one of a plain run), or nil.

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -28,6 +27,9 @@ type Filter struct {
 	Until  time.Time         `json:"until,omitempty"`  // runs started before
 	// Limit keeps the newest Limit runs; 0 keeps all.
 	Limit int `json:"limit,omitempty"`
+	// Conditions select runs by what they were measured on: key (conditions.Keys) to value;
+	// every one must match (conditions.Record.Match).
+	Conditions map[string]string `json:"conditions,omitempty"`
 }
 
 // Entry is one recorded run as listed: its identity, labels and levels.
@@ -44,6 +46,8 @@ type Entry struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Levels are the run's levels as every report of it shows them (result.Run.Levels).
 	Levels []sweep.Level `json:"levels"`
+	// Conditions is what the run was measured on; nil unknown (store/conditions.go).
+	Conditions *conditions.Record `json:"conditions,omitempty"`
 	// HTTP2 says the run spoke HTTP/2: another line of inquiry than HTTP/1.1 to the same URL.
 	HTTP2 bool `json:"http2,omitempty"`
 	// Answer is a capacity search's answer (its highest rate meeting the objective; 0 when
@@ -117,8 +121,10 @@ func ParseQuery(q string) (Filter, error) {
 			f.Since, err = ParseDate(val)
 		case "until":
 			f.Until, err = ParseDate(val)
+		case "cond":
+			err = f.AddCondition(val)
 		default:
-			return f, fmt.Errorf("history query: unknown term %q (want a run id, latest, label=KEY:VALUE, url=, kind=, since=, until=)", term)
+			return f, fmt.Errorf("history query: unknown term %q (want a run id, latest, label=KEY:VALUE, url=, kind=, since=, until=, cond=KEY:VALUE)", term)
 		}
 		if err != nil {
 			return f, fmt.Errorf("history query %q: %w", term, err)
@@ -179,7 +185,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY start_ns DESC, id DESC"
-	if f.Limit > 0 {
+	if f.Limit > 0 && len(f.Conditions) == 0 { // conditions are matched after the query
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
 	rows, err := d.db.QueryContext(ctx, q, args...)
@@ -214,16 +220,11 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 		if err := d.fill(ctx, &out[i]); err != nil {
 			return nil, err
 		}
-		if out[i].Kind == result.KindCapacity {
-			if err := d.answer(ctx, &out[i]); err != nil {
-				return nil, err
-			}
-		}
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
-	return out, nil
+	return d.withConditions(ctx, f, out)
 }
 
 // fill reads an entry's labels and levels.
@@ -261,30 +262,6 @@ func (d *DB) fill(ctx context.Context, e *Entry) error {
 		e.Levels = append(e.Levels, l)
 	}
 	return rows.Err()
-}
-
-// answer reads a capacity run's answer from its saved run.json.
-func (d *DB) answer(ctx context.Context, e *Entry) error {
-	var gz []byte
-	if err := d.db.QueryRowContext(ctx, "SELECT doc FROM runs WHERE id = ?", e.ID).Scan(&gz); err != nil {
-		return d.wrap("reading run from", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return fmt.Errorf("run #%d in %s: %w", e.ID, d.path, err)
-	}
-	var doc struct {
-		Capacity *struct {
-			Answer float64 `json:"answer"`
-		} `json:"capacity"`
-	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		return fmt.Errorf("run #%d in %s: %w", e.ID, d.path, err)
-	}
-	if doc.Capacity != nil {
-		e.Answer = doc.Capacity.Answer
-	}
-	return nil
 }
 
 // ImportStats counts what Import did.

@@ -46,6 +46,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	out := fs.StringP("out", "o", "", "save A's and B's runs as DIR/a.json and DIR/b.json")
+	strict := strictConditionsFlag(fs) // conditions.go
 	quiet := fs.BoolP("quiet", "q", false, "print no progress")
 	hf := &historyFlags{}
 	hf.register(fs)
@@ -170,7 +171,9 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
 		}
 	}
-	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA, *pidA), step(srcB, tgtB, *pidB), seq, progress)
+	condA := startConditions(ctx, lcfg, tgtA, &targetFlags{pid: *pidA}, lf.redact) // conditions.go
+	condB := startConditions(ctx, lcfg, tgtB, &targetFlags{pid: *pidB}, lf.redact)
+	run, err := sweep.RunAB(ctx, plan, lcfg, sampled(condA, lcfg, step(srcA, tgtA, *pidA)), sampled(condB, lcfg, step(srcB, tgtB, *pidB)), seq, progress)
 	if run == nil {
 		return err
 	}
@@ -183,6 +186,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	docA.Steps, docB.Steps = run.A, run.B
+	docA.Conditions, docB.Conditions = condA.Record(), condB.Record()
 	for side, d := range map[string]*result.Run{sweep.SideA: docA, sweep.SideB: docB} {
 		d.AB = &sweep.ABRecord{ID: id, Side: side, Every: *pairs, Max: *maxPairs, Looks: looks, Pairs: run.Pairs, Order: run.Order}
 	}
@@ -207,10 +211,11 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("ab: %w", err)
 	}
 	res.A, res.B = docA.Scenario.URL, docB.Scenario.URL
+	res.SetConditions(compare.CheckConditions(docA, docB, "A", "B"))
 	if ctx.Err() != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: compared the %d pair(s) measured", len(run.B)))
 	}
-	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
+	return strictConditions(*strict, res.Conditions, abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil))
 }
 
 // Labels of the two runs an `ab` comparison records in the history: the comparison's id

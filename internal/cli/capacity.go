@@ -106,6 +106,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: capacity of %s%s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
 			sc.Redact(), cfg.Over(), cfg.Duration, warmup, search, obj, runDir)
 	}
+	// what the run is measured on (conditions.go), read before --listen serves it
+	cond := startConditions(ctx, cfg, tgt, nil, lf.redact)
 	watch, err := lv.start(e, doc, *quiet, filepath.Join(runDir, "hlog")) // one <rate>.hlog per probed rate
 	if err != nil {
 		return err
@@ -122,9 +124,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		coord.WatchIntervals(watch.Feed())
 	}
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: eng.progress,
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, localHook(coord, conditionsHook(cond))),
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
-			doc.Steps, doc.Capacity, doc.End = steps, c, time.Now().UTC()
+			doc.Steps, doc.Capacity, doc.End, doc.Conditions = steps, c, time.Now().UTC(), cond.Record()
 			if !*quiet {
 				p := c.Probes[len(c.Probes)-1]
 				fmt.Fprintf(e.stderr, "apiperf: probe %d: %s %s: %s\n", len(c.Probes), sweep.Label(true, p.Rate), p.Verdict, p.Reason)
@@ -132,7 +134,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 			return doc.Save(runPath)
 		}}
 	c, steps, probeErr := r.Run(ctx)
-	doc.Capacity, doc.Steps = c, steps
+	doc.Capacity, doc.Steps, doc.Conditions = c, steps, cond.Record()
 	if coord != nil {
 		doc.Cluster = coord.Record()
 	}

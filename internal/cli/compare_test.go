@@ -20,8 +20,9 @@ func TestCompareCommand(t *testing.T) {
 		t.Fatalf("apiperf compare = %d, stderr %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 5 || !strings.Contains(lines[0], "% of nethttp") || !strings.Contains(lines[0], "p99 @2") || strings.Contains(lines[0], "p99 @4") {
-		t.Errorf("apiperf compare printed\n%s\nwant a header (p99 at c=2 only: echo did not run c=4), 3 rows and a headline", stdout)
+	if len(lines) != 6 || !strings.Contains(lines[0], "% of nethttp") || !strings.Contains(lines[0], "p99 @2") || strings.Contains(lines[0], "p99 @4") ||
+		!strings.HasPrefix(lines[4], "conditions unknown for every run") {
+		t.Errorf("apiperf compare printed\n%s\nwant a header (p99 at c=2 only: echo did not run c=4), 3 rows, the runs' conditions (unknown: made by load.Run alone) and a headline", stdout)
 	}
 	for i, name := range []string{"nethttp", "gin", "echo"} {
 		if f := strings.Fields(lines[i+1]); len(f) == 0 || f[0] != name {

@@ -44,6 +44,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	paired := fs.Bool("ab", false, "paired comparison of runs saved by apiperf ab -o DIR (--baseline DIR/a.json --current DIR/b.json): steps of the same level and repetition are pairs")
 	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
+	strict := strictConditionsFlag(fs) // conditions.go
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
@@ -95,7 +96,8 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 			return usagef("gate --ab: %w", err)
 		}
 		res.A, res.B = baseName, *curRef
-		return abReport(e, res, *mdOut, *jsonOut, false)
+		res.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
+		return strictConditions(*strict, res.Conditions, abReport(e, res, *mdOut, *jsonOut, false))
 	}
 	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
 		if !*allowMismatch {
@@ -117,6 +119,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 		return usagef("gate: %w", err)
 	}
 	g.Baseline, g.Current = baseName, *curRef
+	g.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
 	toStdout := false
 	if *mdOut != "" {
 		toStdout = toStdout || *mdOut == "-"
@@ -140,9 +143,9 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 		g.Text(e.stdout)
 	}
 	if !g.Pass() {
-		return errFailed
+		return strictConditions(*strict, g.Conditions, errFailed)
 	}
-	return nil
+	return strictConditions(*strict, g.Conditions, nil)
 }
 
 // writeOut renders with write into the file path, or stdout for "-".

@@ -118,6 +118,7 @@ type filterFlags struct {
 	db, url, kind, since, until string
 	labels                      []string
 	limit                       int
+	conds                       []string // --condition KEY=VALUE
 }
 
 func (f *filterFlags) register(fs *pflag.FlagSet) {
@@ -128,6 +129,7 @@ func (f *filterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.since, "since", "", "only runs started at or after this date (2026-01-31 or RFC 3339)")
 	fs.StringVar(&f.until, "until", "", "only runs started before this date")
 	fs.IntVar(&f.limit, "limit", 0, "only the newest N runs")
+	fs.StringArrayVar(&f.conds, "condition", nil, "only runs measured on these conditions KEY=VALUE (repeatable), e.g. cpu=xeon, cpus=8, kernel=6.1, rev=1a2b3c, race=false, busy=false, known=true")
 }
 
 func (f *filterFlags) build() (store.Filter, error) {
@@ -148,6 +150,11 @@ func (f *filterFlags) build() (store.Filter, error) {
 	}
 	if f.limit < 0 {
 		errs = append(errs, fmt.Errorf("--limit %d is negative", f.limit))
+	}
+	for _, c := range f.conds {
+		if err := flt.AddCondition(c); err != nil {
+			errs = append(errs, fmt.Errorf("--condition %q: %w", c, err))
+		}
 	}
 	return flt, asUsage(errors.Join(errs...))
 }
@@ -301,6 +308,9 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 		for _, c := range t.Changes {
 			fmt.Fprintf(e.stdout, "change point: %s %s\n", t.Target, c.String(*metric))
 		}
+		for _, c := range t.ConditionChanges() { // report/trend_conditions.go
+			fmt.Fprintf(e.stdout, "conditions changed: %s at run #%d: %s\n", t.Target, t.Runs[c.Run].ID, strings.Join(c.Fields, ", "))
+		}
 	}
 	if len(trs) >= 6 {
 		fmt.Fprintf(e.stdout, "change points by %s\n", report.ChangeMethod)
@@ -315,7 +325,7 @@ func trendRuns(runs []store.Entry, get func(sweep.Level) float64, level string) 
 	var trs []report.TrendRun
 	for _, r := range runs {
 		tr := report.TrendRun{ID: r.ID, Start: r.Start, URL: r.URL, Target: r.Target(),
-			Commit: r.Labels["commit"], Values: map[string]float64{}}
+			Commit: r.Labels["commit"], Values: map[string]float64{}, Conditions: r.Conditions}
 		if r.Kind == result.KindCapacity {
 			if l, ok := r.Headline(); ok && (level == "" || l.Label == level) {
 				tr.Values["answer"] = get(l)

@@ -245,6 +245,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if coord != nil {
 		defer coord.Close()
 	}
+	// what the run is measured on (conditions.go), read before --listen serves it
+	cond := startConditions(ctx, cfg, target, &tf, lf.redact)
 	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
 	if err != nil {
 		return err
@@ -268,7 +270,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	capture := tf.session()
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
-	}), captureHook(capture))
+	}), sweep.Hooks(captureHook(capture), localHook(coord, conditionsHook(cond))))
 	stopProfile()
 	if werr := watch.Close(ctx); werr != nil && err == nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
@@ -277,7 +279,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	step := steps[len(steps)-1]
-	doc.Steps = steps
+	doc.Steps, doc.Conditions = steps, cond.Record()
 	if coord != nil {
 		doc.Cluster = coord.Record()
 	}
@@ -291,6 +293,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		e.stdout.Write(b)
 	} else {
 		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
+		writeConditionsLine(e.stdout, doc.Conditions, "  ")
 		report.Repetitions(e.stdout, doc)
 		if coord != nil {
 			coord.WriteTable(e.stdout)

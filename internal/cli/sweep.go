@@ -284,6 +284,8 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
+	// what the run is measured on (conditions.go), read before --listen serves it
+	cond := startConditions(ctx, cfg, tgt, &tf, j.sf.load.redact)
 	watch, err := j.lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
 	if err != nil {
 		return nil, "", err
@@ -301,13 +303,13 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	}
 	capture := tf.session()
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(coord, conditionsHook(cond))), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
-			doc.Steps, doc.End = steps, time.Now().UTC()
+			doc.Steps, doc.End, doc.Conditions = steps, time.Now().UTC(), cond.Record()
 			return doc.Save(runPath)
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
-	doc.Steps = steps
+	doc.Steps, doc.Conditions = steps, cond.Record()
 	if coord != nil {
 		doc.Cluster = coord.Record()
 	}
@@ -409,6 +411,7 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	} else {
 		report.SweepTable(e.stdout, doc)
 	}
+	writeConditionsLine(e.stdout, doc.Conditions, "")
 	if after != nil {
 		after()
 	}

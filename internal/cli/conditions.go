@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/conditions"
+	"github.com/apiperf/apiperf/load"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
+	"github.com/apiperf/apiperf/profcap"
+	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// cmdlineTimeout bounds the fetch of the target's pprof cmdline.
+const cmdlineTimeout = 2 * time.Second
+
+// startConditions starts the record of a run's conditions before any traffic: the
+// generator's machine, and the target's process: --target-pid, else the process listening
+// on the target's loopback address, else what its pprof cmdline says (tf may be nil).
+func startConditions(ctx context.Context, cfg load.Config, tgt scenario.Target, tf *targetFlags, redact []string) *conditions.Session {
+	var t *conditions.Target
+	local := isLoopbackHost(tgt.Host)
+	switch {
+	case tf != nil && tf.pid > 0:
+		t = conditions.ReadTarget(tf.pid, "--target-pid")
+	case local:
+		if pid, addr, err := listeningPID(tgt); err == nil {
+			t = conditions.ReadTarget(pid, "listening on "+addr.String())
+		}
+	}
+	if t == nil && tf != nil && tf.pprof != "" {
+		t = pprofCmdline(ctx, tf.pprof, redact)
+	}
+	s := conditions.NewSession(conditions.ReadGenerator(version(), cfg.Threads), t)
+	s.TargetLocal = local
+	return s
+}
+
+// isLoopbackHost says whether host names this machine's loopback interface.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// listeningPID is the process listening on the target's loopback address ("localhost":
+// 127.0.0.1, then ::1).
+func listeningPID(tgt scenario.Target) (int, netip.AddrPort, error) {
+	port, err := strconv.ParseUint(tgt.Port, 10, 16)
+	if err != nil {
+		return 0, netip.AddrPort{}, fmt.Errorf("port %q: %w", tgt.Port, err)
+	}
+	hosts := []string{tgt.Host}
+	if strings.EqualFold(tgt.Host, "localhost") {
+		hosts = []string{"127.0.0.1", "::1"}
+	}
+	var last error
+	for _, h := range hosts {
+		ip, err := netip.ParseAddr(h)
+		if err != nil {
+			return 0, netip.AddrPort{}, err
+		}
+		addr := netip.AddrPortFrom(ip, uint16(port))
+		pid, err := procfs.ListenPID(addr)
+		if err == nil {
+			return pid, addr, nil
+		}
+		last = err
+	}
+	return 0, netip.AddrPort{}, last
+}
+
+// pprofCmdline asks the target's net/http/pprof for its command line; nil when it cannot.
+func pprofCmdline(ctx context.Context, base string, redact []string) *conditions.Target {
+	body, err := profcap.FetchCmdline(ctx, base, cmdlineTimeout)
+	if err != nil {
+		return nil
+	}
+	return conditions.FromCmdline(body, redact)
+}
+
+// conditionsHook samples the machine around every measured step (warmups are not).
+func conditionsHook(s *conditions.Session) sweep.Hook {
+	return func(_ context.Context, i sweep.StepInfo) func(*measure.Step) {
+		if i.Warmup {
+			return nil
+		}
+		return s.Begin(i.Label, i.Rep)
+	}
+}
+
+// writeConditionsLine prints one line when the run's conditions are off (a busy machine,
+// powersave, a cgroup quota below apiperf's cores, a -race target), nothing otherwise, so
+// the text output on a quiet machine is unchanged.
+func writeConditionsLine(w io.Writer, rec *conditions.Record, indent string) {
+	if off := rec.Off(conditions.DefaultThresholds); len(off) > 0 {
+		fmt.Fprintf(w, "%sConditions: %s\n", indent, strings.Join(off, "; "))
+	}
+}
+
+// localHook is h when the steps run on this machine; scaled out (c not nil), the load runs
+// on the workers' machines, which this one's /proc says nothing of: no hook.
+func localHook(c *cluster.Coordinator, h sweep.Hook) sweep.Hook {
+	if c != nil {
+		return nil
+	}
+	return h
+}
+
+// strictConditionsFlag registers gate's and ab's --strict-conditions.
+func strictConditionsFlag(fs *pflag.FlagSet) *bool {
+	return fs.Bool("strict-conditions", false, "exit 2 when the runs are not comparable (their generators' machines differ) or either ran on a busy machine, instead of warning")
+}
+
+// strictConditions is err, unless strict and c has warnings: then a usage error (exit 2)
+// naming them. The report has been written either way.
+func strictConditions(strict bool, c *compare.ConditionsCheck, err error) error {
+	if !strict || c == nil || len(c.Warnings) == 0 {
+		return err
+	}
+	return usagef("--strict-conditions: %s", strings.Join(c.Warnings, "; "))
+}
+
+// sampled wraps an A/B side's step function so that s samples the machine around each
+// measured step (labelled as the step will be: its level, repetitions from 0). A step of
+// another length than base's is a warmup: run, not recorded.
+func sampled(s *conditions.Session, base load.Config, f sweep.StepFunc) sweep.StepFunc {
+	reps := map[string]int{}
+	return func(ctx context.Context, c load.Config) (*measure.Step, error) {
+		if c.Duration != base.Duration || c.Requests != base.Requests {
+			return f(ctx, c)
+		}
+		label := sweep.ConfigLabel(c)
+		end := s.Begin(label, reps[label])
+		reps[label]++
+		st, err := f(ctx, c)
+		if err != nil {
+			end(nil)
+			return st, err
+		}
+		end(st)
+		return st, nil
+	}
+}
