@@ -21,12 +21,17 @@ type GeneratorLimit struct {
 }
 
 // String is the one line that names the limit and its fix, e.g. "generator limit: local
-// ports exhausted (EADDRNOTAVAIL) at 1000 of 1500 connections; fix: ...".
+// ports exhausted (EADDRNOTAVAIL) at 1000 of 1500 connections; ...; fix: ...".
 func (g *GeneratorLimit) String() string {
 	if g == nil {
 		return ""
 	}
-	return fmt.Sprintf("generator limit: %s exhausted (%s) at %d of %d connections; not the target's failure; fix: %s",
+	return "generator limit: " + g.Detail()
+}
+
+// Detail is String without its "generator limit: " prefix.
+func (g *GeneratorLimit) Detail() string {
+	return fmt.Sprintf("%s exhausted (%s) at %d of %d connections; not the target's failure; fix: %s",
 		g.Resource, g.Errno, g.Connections, g.Wanted, g.Fix)
 }
 

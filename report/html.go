@@ -153,11 +153,19 @@ func htmlLevelOf(l sweep.Level, notes string) htmlLevel {
 	}
 }
 
-// levelNotes marks level i of rec as the peak, the knee or the limit: "peak; knee".
+// levelNotes marks level i of rec: partial, generator-limited or -bound, the peak, the knee
+// or the limit, e.g. "peak; knee". Every rendering of the levels shows the same notes.
 func levelNotes(rec *sweep.Record, i int) string {
 	var notes []string
-	if rec.Levels[i].Interrupted {
+	l := rec.Levels[i]
+	if l.Interrupted {
 		notes = append(notes, "interrupted (partial)")
+	}
+	if l.GeneratorLimited() {
+		notes = append(notes, l.GeneratorLimit.Brief())
+	}
+	if l.GeneratorBound {
+		notes = append(notes, "generator-bound (apiperf short of CPU)")
 	}
 	if i == rec.Peak {
 		notes = append(notes, "peak")
