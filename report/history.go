@@ -11,11 +11,12 @@ import (
 )
 
 // HistoryList writes recorded runs as a table, one row each with its last level as every
-// report of the run shows it (QPS, p99, success).
+// report of the run shows it (QPS, p99, success), and a note when that level was
+// generator-limited.
 func HistoryList(w io.Writer, runs []store.Entry) {
 	fmt.Fprintf(w, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LAST LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
 	for _, r := range runs {
-		level, qps, p99, ok := "-", "-", "-", "-"
+		level, qps, p99, ok, note := "-", "-", "-", "-", ""
 		if n := len(r.Levels); n > 0 {
 			lv := r.Levels[n-1]
 			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
@@ -23,10 +24,13 @@ func HistoryList(w io.Writer, runs []store.Entry) {
 			if lv.Responses > 0 {
 				p99 = FormatTimeUS(lv.Millis(lv.P99) * 1000)
 			}
+			if lv.GeneratorLimited() {
+				note = "  (" + lv.GeneratorLimit.Brief() + ")"
+			}
 		}
 		line := fmt.Sprintf("%-5d %-19s %-8s %-40s %-14s %12s %10s %9s  %s", r.ID, r.Start.Format(time.DateTime), r.Kind,
 			r.Method+" "+r.URL, level, qps, p99, ok, formatLabels(r.Labels))
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		fmt.Fprintln(w, strings.TrimRight(line, " ")+note)
 	}
 }
 

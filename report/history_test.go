@@ -22,6 +22,10 @@ func TestHistoryListGolden(t *testing.T) {
 		{ID: 2, Kind: "capacity", Method: "POST", URL: "http://127.0.0.1:8081/orders", Start: t0.Add(time.Hour),
 			Levels: []sweep.Level{{Label: "rate=93.8/s", Reps: 1, QPS: 93.80000000000001, Responses: 281, Success: 100, P99: measure.Duration(41 * time.Millisecond)}}},
 		{ID: 3, Kind: "sweep", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0.Add(2 * time.Hour), Labels: map[string]string{"side": "base"}},
+		// a last level that hit apiperf's own port limit says so
+		{ID: 4, Kind: "sweep", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0.Add(3 * time.Hour),
+			Levels: []sweep.Level{{Label: "c=1500", Reps: 1, QPS: 9800, Responses: 98000, Success: 100, P99: measure.Duration(6 * time.Millisecond),
+				GeneratorLimit: &measure.GeneratorLimit{Errno: "EADDRNOTAVAIL", Resource: "local ports", Connections: 1000, Wanted: 1500}}}},
 	}
 	var b bytes.Buffer
 	HistoryList(&b, runs)
