@@ -1,0 +1,273 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// PortRange is the kernel's range of local ports for outgoing connections
+// (net.ipv4.ip_local_port_range). One source address can hold one connection per port of it
+// to one destination address and port.
+type PortRange struct{ Lo, Hi int }
+
+// DefaultPortRange is Linux's default range, used where the kernel's cannot be read.
+var DefaultPortRange = PortRange{32768, 60999}
+
+// portRangeFile is where Linux keeps the range (one for IPv4 and IPv6).
+const portRangeFile = "/proc/sys/net/ipv4/ip_local_port_range"
+
+// Ports is how many ports the range holds (0 for the zero range).
+func (p PortRange) Ports() int {
+	if p.Lo < 1 || p.Hi < p.Lo {
+		return 0
+	}
+	return p.Hi - p.Lo + 1
+}
+
+func (p PortRange) String() string { return fmt.Sprintf("%d-%d", p.Lo, p.Hi) }
+
+// ParsePortRange reads the content of ip_local_port_range, e.g. "32768\t60999\n".
+func ParsePortRange(s string) (PortRange, error) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return PortRange{}, fmt.Errorf("port range %q: want two numbers", s)
+	}
+	lo, err1 := strconv.Atoi(f[0])
+	hi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || lo < 1 || hi > 65535 || hi < lo {
+		return PortRange{}, fmt.Errorf("port range %q: want two ports, the first not above the second", s)
+	}
+	return PortRange{lo, hi}, nil
+}
+
+// ReadPortRange reads the kernel's local port range; DefaultPortRange where it cannot.
+func ReadPortRange() PortRange {
+	b, err := os.ReadFile(portRangeFile)
+	if err != nil {
+		return DefaultPortRange
+	}
+	p, err := ParsePortRange(string(b))
+	if err != nil {
+		return DefaultPortRange
+	}
+	return p
+}
+
+// maxSources bounds --source: more addresses than a load can use is a typo.
+const maxSources = 4096
+
+// ParseSources reads --source values: addresses and ranges of addresses, comma separated,
+// e.g. "10.0.0.5-10.0.0.8,10.0.1.1". Every problem is reported at once.
+func ParseSources(specs []string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	var errs []error
+	seen := map[netip.Addr]bool{}
+	for _, spec := range specs {
+		for _, part := range strings.Split(spec, ",") {
+			part = strings.TrimSpace(part)
+			addrs, err := parseSourcePart(part)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--source %q: %w", part, err))
+				continue
+			}
+			for _, a := range addrs {
+				if seen[a] {
+					errs = append(errs, fmt.Errorf("--source %q: %s is given twice", part, a))
+					continue
+				}
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	if len(out) > maxSources {
+		errs = append(errs, fmt.Errorf("--source: %d addresses, at most %d", len(out), maxSources))
+	}
+	return out, errors.Join(errs...)
+}
+
+// parseSourcePart reads one address or range "A-B" (A and B of one family, A <= B).
+func parseSourcePart(part string) ([]netip.Addr, error) {
+	if part == "" {
+		return nil, errors.New("empty address")
+	}
+	from, to, isRange := strings.Cut(part, "-")
+	a, err := sourceAddr(from)
+	if err != nil {
+		return nil, err
+	}
+	if !isRange {
+		return []netip.Addr{a}, nil
+	}
+	b, err := sourceAddr(to)
+	if err != nil {
+		return nil, err
+	}
+	if a.Is4() != b.Is4() || b.Less(a) {
+		return nil, errors.New("want a range FIRST-LAST of one family, FIRST not above LAST, e.g. 10.0.0.5-10.0.0.8")
+	}
+	var out []netip.Addr
+	for x := a; ; x = x.Next() {
+		out = append(out, x)
+		if x == b || len(out) > maxSources {
+			return out, nil
+		}
+	}
+}
+
+// sourceAddr reads one address a connection can be bound to.
+func sourceAddr(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
+	}
+	a = a.Unmap()
+	if a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("%s cannot be a source address (unspecified, multicast or zoned)", a)
+	}
+	return a, nil
+}
+
+// SourcePlan says which local addresses the connections are opened from: Sources in turn
+// (connection i from Sources[i%len]), or the kernel's choice when there are none.
+type SourcePlan struct {
+	Sources []netip.Addr
+	// PerSource is how many connections one source address can hold to the target: the
+	// ports of the local range.
+	PerSource int
+	Ports     PortRange
+	// Auto says apiperf chose the sources itself (a 127.x target, spread over 127.0.0.0/8).
+	Auto bool
+	// Note says what the plan cannot do, e.g. that ::1 is one address; "" when it fits.
+	Note string
+}
+
+// PlanSources plans the source addresses of conns connections to target: the given ones
+// (--source) when there are any; for an IPv4 loopback target that needs more connections
+// than one address holds, as many addresses of 127.0.0.0/8 as it takes (all of it is local
+// on Linux); else the kernel's choice. A plan that cannot hold conns says so in its Note;
+// sources of another family than the target's are an error.
+func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Addr) (SourcePlan, error) {
+	target = target.Unmap()
+	p := SourcePlan{PerSource: ports.Ports(), Ports: ports, Sources: given}
+	if p.PerSource < 1 {
+		return p, fmt.Errorf("the local port range %s has no port", ports)
+	}
+	need := (conns + p.PerSource - 1) / p.PerSource // source addresses conns take
+	switch {
+	case len(given) > 0:
+		for _, a := range given {
+			if a.Is4() != target.Is4() {
+				return p, fmt.Errorf("--source %s: the target %s is IPv%d; give IPv%d source addresses", a, target, family(target), family(target))
+			}
+		}
+		if len(given) < need {
+			p.Note = fmt.Sprintf("%d source addresses hold at most %d connections to %s (%d local ports each, ip_local_port_range %s), not %d: give %d addresses with --source",
+				len(given), len(given)*p.PerSource, target, p.PerSource, ports, conns, need)
+		}
+	case need <= 1:
+		// One address holds them: the kernel chooses, as it always did.
+	case target.Is4() && target.IsLoopback():
+		p.Auto = true
+		a := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		for range need {
+			p.Sources = append(p.Sources, a)
+			a = a.Next()
+		}
+	case target.IsLoopback():
+		p.Note = fmt.Sprintf("::1 is one address: it holds at most %d connections to one port (ip_local_port_range %s), not %d; target 127.0.0.1 to spread over 127.0.0.0/8, or widen the range",
+			p.PerSource, ports, conns)
+	default:
+		p.Note = fmt.Sprintf("one source address holds at most %d connections to %s (ip_local_port_range %s), not %d: give %d addresses of this machine with --source",
+			p.PerSource, target, ports, conns, need)
+	}
+	return p, nil
+}
+
+func family(a netip.Addr) int {
+	if a.Is4() {
+		return 4
+	}
+	return 6
+}
+
+// Source is the address connection i is opened from; invalid when the kernel chooses.
+func (p SourcePlan) Source(i int) netip.Addr {
+	if len(p.Sources) == 0 {
+		return netip.Addr{}
+	}
+	return p.Sources[i%len(p.Sources)]
+}
+
+// String describes the plan for the banner, e.g. "connections from 2 source addresses
+// 127.0.0.1-127.0.0.2 (chosen in 127.0.0.0/8; 1000 local ports each)"; "" when the kernel
+// chooses.
+func (p SourcePlan) String() string {
+	if len(p.Sources) == 0 {
+		return ""
+	}
+	how := "--source"
+	if p.Auto {
+		how = "chosen in 127.0.0.0/8"
+	}
+	if len(p.Sources) == 1 {
+		return fmt.Sprintf("connections from %s (%s; %d local ports)", p.Sources[0], how, p.PerSource)
+	}
+	return fmt.Sprintf("connections from %d source addresses %s (%s; %d local ports each)", len(p.Sources), spanOf(p.Sources), how, p.PerSource)
+}
+
+// spanOf names addresses briefly: "A-B" when they are consecutive, else "A, B, ...".
+func spanOf(as []netip.Addr) string {
+	consecutive := true
+	for i := 1; i < len(as); i++ {
+		consecutive = consecutive && as[i] == as[i-1].Next()
+	}
+	if consecutive {
+		return as[0].String() + "-" + as[len(as)-1].String()
+	}
+	if len(as) > 3 {
+		return fmt.Sprintf("%s, %s, ... %s", as[0], as[1], as[len(as)-1])
+	}
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CheckSources reports every given address that is not an address of this machine (one a
+// socket cannot be bound to), so a typo in --source fails before any traffic.
+func CheckSources(addrs []netip.Addr) error {
+	var errs []error
+	for _, a := range addrs {
+		l, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(a, 0)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--source %s: not an address of this machine (%s)", a, dialReason(err)))
+			continue
+		}
+		l.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// ResolveTarget returns the address the target's host names (its first, as a dial would
+// use it), for planning sources.
+func ResolveTarget(ctx context.Context, host string) (netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap(), nil
+	}
+	as, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("resolving %s: %w", host, err)
+	}
+	if len(as) == 0 {
+		return netip.Addr{}, fmt.Errorf("resolving %s: no address", host)
+	}
+	return as[0].Unmap(), nil
+}
