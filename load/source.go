@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // PortRange is the kernel's range of local ports for outgoing connections
@@ -270,4 +272,21 @@ func ResolveTarget(ctx context.Context, host string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("resolving %s: no address", host)
 	}
 	return as[0].Unmap(), nil
+}
+
+// SourcesFor plans the source addresses of a load: cfg's --source addresses, or the spread a
+// loopback target needs, for the most connections cfg may open (the open loop's pool limit).
+func SourcesFor(ctx context.Context, cfg Config, t scenario.Target) (SourcePlan, error) {
+	given, err := ParseSources(cfg.Sources)
+	if err != nil {
+		return SourcePlan{}, err
+	}
+	addr, err := ResolveTarget(ctx, t.Host)
+	if err != nil {
+		if len(given) > 0 {
+			return SourcePlan{}, err
+		}
+		return SourcePlan{PerSource: ReadPortRange().Ports()}, nil // the dial will say what is wrong
+	}
+	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given)
 }

@@ -89,6 +89,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	sc = src.scenario
 	tgt, _ := scenario.ParseTarget(sc.URL)
+	if err := planSources(ctx, e, cfg, tgt, *quiet); err != nil {
+		return err
+	}
 	if *name == "" {
 		*name = report.SafeName(tgt.Host + "-" + tgt.Port + "-capacity")
 	}
