@@ -423,6 +423,7 @@ func (e *engine) finish(names []string) *measure.Step {
 	if w := e.dial.tlsErr.warning(); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
+	e.reach.atEnd(e)
 	if w := e.reach.warning(); w != "" {
 		// "unable to connect to ADDR: connection refused" or "no TLS connection"
 		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")

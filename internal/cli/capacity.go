@@ -145,6 +145,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		if probeErr != nil {
 			return fmt.Errorf("capacity: %w", probeErr)
 		}
+		if c.GaveUp != "" {
+			return fmt.Errorf("capacity: gave up at %s", c.GaveUp) // exit 1, like run
+		}
 		return errors.New("capacity: no probe ran")
 	}
 	doc.Sweep = sweep.NewRecord(sweep.Plan{Rates: c.Rates()}, obj, sweep.Rules{})
