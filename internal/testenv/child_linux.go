@@ -1,0 +1,94 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// childEnv names the test a re-executed test binary runs as the child of ChildProcess.
+const childEnv = "APIPERF_TEST_CHILD"
+
+// Child says how ChildProcess runs a test: in a network namespace of its own (loopback up,
+// PortRange as its ip_local_port_range) and with an open-file limit.
+type Child struct {
+	NetNS     bool   // a new network namespace (needs root, as in CI)
+	PortRange string // e.g. "40000 40999"; "": the kernel's
+	Files     uint64 // RLIMIT_NOFILE, soft and hard; 0: inherited
+}
+
+// ChildProcess runs the calling top-level test again in a child process set up as c says,
+// so a namespace or a lowered limit never touches this process. In the child it sets c up
+// and returns true: the caller runs its body there. In the parent it waits (at most a
+// minute) for the child, fails t when the child failed, and returns false.
+func ChildProcess(t *testing.T, c Child) bool {
+	t.Helper()
+	if os.Getenv(childEnv) == t.Name() {
+		c.setUp(t)
+		return true
+	}
+	if c.NetNS && os.Geteuid() != 0 {
+		t.Skip("a network namespace of its own needs root (CI runs as root)")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+t.Name())
+	if c.NetNS {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	}
+	out, err := cmd.CombinedOutput()
+	t.Logf("child process:\n%s", out)
+	if err != nil {
+		t.Fatalf("child process %v: %v", cmd.Args, err)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("child process did not pass %s", t.Name())
+	}
+	return false
+}
+
+// setUp applies c in the child.
+func (c Child) setUp(t *testing.T) {
+	t.Helper()
+	if c.NetNS {
+		if err := loopbackUp(); err != nil {
+			t.Fatalf("bringing loopback up in the namespace: %v", err)
+		}
+	}
+	if c.PortRange != "" {
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_local_port_range", []byte(c.PortRange), 0o644); err != nil {
+			t.Fatalf("setting ip_local_port_range: %v", err)
+		}
+	}
+	if c.Files > 0 {
+		lim := syscall.Rlimit{Cur: c.Files, Max: c.Files}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatalf("setting RLIMIT_NOFILE to %d: %v", c.Files, err)
+		}
+	}
+}
+
+// loopbackUp sets the IFF_UP flag of lo, as `ip link set lo up` does.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}

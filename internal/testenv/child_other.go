@@ -1,0 +1,18 @@
+//go:build !linux
+
+package testenv
+
+import "testing"
+
+// Child says how ChildProcess runs a test (see the Linux version).
+type Child struct {
+	NetNS     bool
+	PortRange string
+	Files     uint64
+}
+
+// ChildProcess skips t: network namespaces and the re-executed child need Linux.
+func ChildProcess(t *testing.T, c Child) bool {
+	t.Skip("child processes in a namespace of their own need Linux")
+	return false
+}
