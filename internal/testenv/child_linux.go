@@ -16,11 +16,12 @@ import (
 const childEnv = "APIPERF_TEST_CHILD"
 
 // Child says how ChildProcess runs a test: in a network namespace of its own (loopback up,
-// PortRange as its ip_local_port_range) and with an open-file limit.
+// PortRange as its ip_local_port_range), with an open-file limit, with Env added.
 type Child struct {
 	NetNS     bool   // a new network namespace (needs root, as in CI)
 	PortRange string // e.g. "40000 40999"; "": the kernel's
 	Files     uint64 // RLIMIT_NOFILE, soft and hard; 0: inherited
+	Env       []string
 }
 
 // ChildProcess runs the calling top-level test again in a child process set up as c says,
@@ -39,7 +40,7 @@ func ChildProcess(t *testing.T, c Child) bool {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+t.Name())
+	cmd.Env = append(append(os.Environ(), c.Env...), childEnv+"="+t.Name())
 	if c.NetNS {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 	}

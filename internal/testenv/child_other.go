@@ -9,6 +9,7 @@ type Child struct {
 	NetNS     bool
 	PortRange string
 	Files     uint64
+	Env       []string
 }
 
 // ChildProcess skips t: network namespaces and the re-executed child need Linux.
