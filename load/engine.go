@@ -115,14 +115,18 @@ type engine struct {
 
 	stream     *measure.IntervalStream
 	onInterval func(*measure.Interval)
-	sealed     int64                 // intervals emitted so far
-	ivLag      atomic.Int64          // the largest send lag in the current interval
-	sched      *openSchedule         // open loop
-	pool       atomic.Int64          // open loop on event loops: connections in the pool
-	connIDs    atomic.Int64          // open loop on event loops: ids given to connections
-	reqMu      sync.Mutex            // serializes src.Requester for connections added while running
-	ringErr    atomic.Pointer[error] // why an event loop could not use io_uring (it ran on epoll)
-	ringForced bool                  // APIPERF_IO=uring: say so when it was refused
+	sealed     int64                                  // intervals emitted so far
+	ivLag      atomic.Int64                           // the largest send lag in the current interval
+	sched      *openSchedule                          // open loop
+	pool       atomic.Int64                           // open loop on event loops: connections in the pool
+	connIDs    atomic.Int64                           // open loop on event loops: ids given to connections
+	reqMu      sync.Mutex                             // serializes src.Requester for connections added while running
+	ringErr    atomic.Pointer[error]                  // why an event loop could not use io_uring (it ran on epoll)
+	sources    SourcePlan                             // the local addresses connections are opened from
+	srcNext    atomic.Uint64                          // connections given a source so far
+	limit      atomic.Pointer[measure.GeneratorLimit] // the first limit of the generator's machine met
+	gaveUp     atomic.Int64                           // connections given up at that limit
+	ringForced bool                                   // APIPERF_IO=uring: say so when it was refused
 }
 
 // ringRefused notes why an event loop could not use io_uring.
@@ -169,6 +173,12 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: runCtx,
 		timeout: cfg.Timeout.Duration(),
 	}
+	sources, err := SourcesFor(runCtx, cfg, target)
+	if err != nil {
+		return nil, err
+	}
+	e.sources = sources
+	e.dial.useSources(sources, e.nextSource)
 	e.slack = min(e.timeout/8, 100*time.Millisecond)
 	e.usage0 = readUsage()
 	e.from = cfg.Warmup.Duration()
@@ -409,6 +419,7 @@ func (e *engine) finish(names []string) *measure.Step {
 	s.Concurrency = e.cfg.Connections
 	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
 	s.Generator = generator(e.usage0, readUsage())
+	s.GeneratorLimit = e.generatorLimit()
 	if e.cfg.OpenLoop() {
 		s.Open = &measure.OpenLoop{
 			TargetRate:  e.cfg.Rate,

@@ -293,36 +293,47 @@ func (l *evloop) next(c *econn) {
 	l.send(c)
 }
 
+// connect opens c's socket from the run's next source address (bound before the connect)
+// and starts connecting it.
 func (l *evloop) connect(c *econn) {
 	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		l.connectFailed(c)
+		l.connectFailed(c, err)
 		return
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	c.fd = fd
 	c.start = l.e.now()
 	c.deadline = c.start + int64(l.e.timeout)
+	if err := bindSource(fd, l.e.nextSource()); err != nil {
+		l.connectFailed(c, err)
+		return
+	}
 	switch err := syscall.Connect(fd, l.sa); err {
 	case nil, syscall.EINPROGRESS:
 		c.state = cConnecting
 		if err := l.awaitConnect(c); err != nil {
-			l.connectFailed(c)
+			l.connectFailed(c, err)
 		}
 	default:
-		l.connectFailed(c)
+		l.connectFailed(c, err)
 	}
 }
 
-// connectFailed records a connect error for c's next request and tries again later.
-func (l *evloop) connectFailed(c *econn) {
+// connectFailed records a connect error for c's next request and tries again later; when
+// err is a limit of the generator's machine, c is given up and nothing is recorded.
+func (l *evloop) connectFailed(c *econn, err error) {
 	if l.o != nil {
-		l.openConnectFailed(c)
+		l.openConnectFailed(c, err)
 		return
 	}
 	l.closeFD(c)
 	if l.e.stop.Load() || l.e.cancel.Load() {
 		l.finish(c) // the run ended while connecting: not an attempt at the target
+		return
+	}
+	if l.e.limited(err) {
+		l.finish(c) // not an attempt at the target either
 		return
 	}
 	_, n, ep, _ := c.req.Request()
@@ -523,7 +534,7 @@ func (l *evloop) freed(c *econn, now bool) {
 // fail records c's outstanding requests as failed, drops the connection and tries again.
 func (l *evloop) fail(c *econn, class measure.Class) {
 	if c.state == cConnecting {
-		l.connectFailed(c)
+		l.connectFailed(c, nil)
 		return
 	}
 	now := l.e.now()
@@ -547,7 +558,7 @@ func (l *evloop) expire(now int64) {
 	for _, c := range l.conns {
 		switch {
 		case c.state == cConnecting && now > c.deadline:
-			l.connectFailed(c)
+			l.connectFailed(c, nil)
 		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
 			l.fail(c, measure.TimeoutError)
 		}

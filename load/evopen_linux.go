@@ -307,6 +307,10 @@ func (l *evloop) socket() (int, error) {
 	if l.o.stampable && !stampConn(fd) {
 		l.o.stampable = false
 	}
+	if err := bindSource(fd, l.e.nextSource()); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
 	if err := syscall.Connect(fd, l.sa); err != nil && err != syscall.EINPROGRESS {
 		syscall.Close(fd)
 		return -1, err
@@ -518,12 +522,24 @@ func (l *evloop) connected(c *econn) {
 }
 
 // openConnectFailed records a failed connect for the request waiting on it (a connection
-// opened for the backlog has none) and makes c free again, closed.
-func (l *evloop) openConnectFailed(c *econn) {
+// opened for the backlog has none) and makes c free again, closed. At a limit of the
+// generator's machine (err), c is given up, the pool grows no more and nothing is recorded.
+func (l *evloop) openConnectFailed(c *econn, err error) {
 	queued, o := c.queued, l.o
 	o.dialing--
 	l.closeFD(c)
 	c.state = cIdle
+	if l.e.limited(err) {
+		o.noGrow = true
+		if queued {
+			o.busy--
+		} else {
+			o.growing--
+		}
+		c.state = cDone
+		l.e.pool.Add(-1)
+		return
+	}
 	ended := l.e.stop.Load() || l.e.cancel.Load()
 	if !queued {
 		o.growing--

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"syscall"
 
 	"github.com/apiperf/apiperf/measure"
@@ -63,4 +64,41 @@ func fileLimit() (soft, hard uint64) {
 		return 0, 0
 	}
 	return lim.Cur, lim.Max
+}
+
+// limited notes err when it is a limit of the generator's machine (the first one met is
+// kept) and reports whether it is: the connection that met it is then given up, and nothing
+// is counted against the target.
+func (e *engine) limited(err error) bool {
+	g := limitOf(err, e.sources.Ports, len(e.sources.Sources))
+	if g == nil {
+		return false
+	}
+	e.gaveUp.Add(1)
+	e.limit.CompareAndSwap(nil, g)
+	return true
+}
+
+// nextSource is the address the next connection is opened from (invalid: the kernel's choice).
+func (e *engine) nextSource() netip.Addr {
+	if len(e.sources.Sources) == 0 {
+		return netip.Addr{}
+	}
+	return e.sources.Source(int(e.srcNext.Add(1) - 1))
+}
+
+// generatorLimit is the limit the step met with its counts, or nil: closed loop, the
+// connections still kept of those asked for; open loop, those opened of the pool's limit.
+func (e *engine) generatorLimit() *measure.GeneratorLimit {
+	p := e.limit.Load()
+	if p == nil {
+		return nil
+	}
+	g := *p
+	// Slots still dialing when the run ended were neither opened nor given up.
+	g.Wanted, g.Connections = e.cfg.Connections, min(e.cfg.Connections-int(e.gaveUp.Load()), int(e.conns.Load()))
+	if e.cfg.OpenLoop() {
+		g.Wanted, g.Connections = e.cfg.MaxConns(), int(e.conns.Load())
+	}
+	return &g
 }

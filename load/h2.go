@@ -267,7 +267,7 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		return p, true, nil
 	}
 	now := c.e.now()
-	if !c.w.sending() || (c.sched == nil && c.e.closed(now)) {
+	if !c.w.sending() || c.w.gaveUp || (c.sched == nil && c.e.closed(now)) {
 		c.gated = false
 		return h2pending{}, false, nil
 	}
@@ -325,6 +325,9 @@ func (c *h2conn) take() (h2pending, bool, error) {
 // open connects for request p; a failure is recorded as p's connect error.
 func (c *h2conn) open(p h2pending) bool {
 	if !c.w.connect(1, int(p.ep)) {
+		if c.w.gaveUp {
+			c.queue = nil // at a limit of the generator's machine: this connection ends
+		}
 		return false
 	}
 	if err := c.setup(); err != nil {

@@ -189,8 +189,8 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 			return
 		}
 		backlog := sched.watch.grow(int64(now), due-sched.next.Load(), sched.rt.Load())
-		if backlog <= 0 || starved {
-			continue
+		if backlog <= 0 || starved || e.limit.Load() != nil {
+			continue // no more connections past a limit of the generator's machine
 		}
 		e.mu.Lock()
 		room := e.cfg.MaxConns() - len(e.workers)
@@ -259,6 +259,9 @@ func (w *worker) openLoop(sched *openSchedule) {
 		raw, n, ep, head := w.req.Request()
 		start := w.e.now() // without keep-alive the connect is part of every request
 		if w.nc == nil && !w.connect(n, ep) {
+			if w.gaveUp {
+				return // at a limit of the generator's machine
+			}
 			continue
 		}
 		if !w.e.cfg.NoKeepAlive {

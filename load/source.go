@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/apiperf/apiperf/scenario"
 )
@@ -140,6 +141,7 @@ func sourceAddr(s string) (netip.Addr, error) {
 // (connection i from Sources[i%len]), or the kernel's choice when there are none.
 type SourcePlan struct {
 	Sources []netip.Addr
+	Target  netip.Addr // the target address planned for
 	// PerSource is how many connections one source address can hold to the target: the
 	// ports of the local range.
 	PerSource int
@@ -157,7 +159,7 @@ type SourcePlan struct {
 // sources of another family than the target's are an error.
 func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Addr) (SourcePlan, error) {
 	target = target.Unmap()
-	p := SourcePlan{PerSource: ports.Ports(), Ports: ports, Sources: given}
+	p := SourcePlan{PerSource: ports.Ports(), Ports: ports, Sources: given, Target: target}
 	if p.PerSource < 1 {
 		return p, fmt.Errorf("the local port range %s has no port", ports)
 	}
@@ -249,11 +251,13 @@ func CheckSources(addrs []netip.Addr) error {
 	var errs []error
 	for _, a := range addrs {
 		l, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(a, 0)))
-		if err != nil {
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
 			errs = append(errs, fmt.Errorf("--source %s: not an address of this machine (%s)", a, dialReason(err)))
 			continue
 		}
-		l.Close()
+		if err == nil { // else it is local, but no port was free to listen on
+			l.Close()
+		}
 	}
 	return errors.Join(errs...)
 }

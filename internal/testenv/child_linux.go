@@ -2,9 +2,12 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,4 +95,23 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// nextPort is the next port Listen tries: below any ephemeral range the tests set.
+var nextPort atomic.Int32
+
+// Listen listens on 127.0.0.1 at a port below 32768, outside the local port ranges tests
+// shrink, so a listener neither takes nor waits for a port the loads need (a port of the
+// range is taken by every connection's TIME_WAIT after a few loads).
+func Listen(t testing.TB) net.Listener {
+	t.Helper()
+	nextPort.CompareAndSwap(0, 20000)
+	for range 1000 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", nextPort.Add(1)))
+		if err == nil {
+			return l
+		}
+	}
+	t.Fatal("no free port from 20000 up")
+	return nil
 }

@@ -2,7 +2,10 @@
 
 package testenv
 
-import "testing"
+import (
+	"net"
+	"testing"
+)
 
 // Child says how ChildProcess runs a test (see the Linux version).
 type Child struct {
@@ -16,4 +19,13 @@ type Child struct {
 func ChildProcess(t *testing.T, c Child) bool {
 	t.Skip("child processes in a namespace of their own need Linux")
 	return false
+}
+
+// Listen listens on 127.0.0.1 at a free port.
+func Listen(t testing.TB) net.Listener {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
