@@ -155,7 +155,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		s.Open.Scheduled += l.o.scheduled
 		starved = starved || l.o.seen
 	}
-	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, e.pool.Load() >= int64(e.cfg.MaxConns())); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, e.pool.Load() >= int64(e.cfg.MaxConns()), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil

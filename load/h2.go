@@ -138,7 +138,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	}
 	if sched != nil {
 		s.Open.Scheduled = sched.scheduled.Load()
-		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(e.workers) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 			s.Warnings = append(s.Warnings, w)
 		}
 	}

@@ -154,7 +154,7 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 	e.supervise(&all, o)
 	s := e.finish(names)
 	s.Open.Scheduled = sched.scheduled.Load()
-	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(e.workers) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
@@ -204,9 +204,9 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 }
 
 // lateWarning says when requests left later than their schedule: the generator (its CPU,
-// or its connection limit), not only the target, limited the run. Corrected latencies
+// its connection limit, or its machine's), not only the target, limited the run. Corrected latencies
 // include the lag; uncorrected ones do not.
-func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string {
+func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull, limited bool) string {
 	if o.Scheduled == 0 || float64(o.LateSends) < 0.01*float64(o.Scheduled) {
 		return ""
 	}
@@ -217,6 +217,8 @@ func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string
 		why = "the generator was short of CPU (goroutines waited over 1ms to run), so it did not open more connections"
 	case starved:
 		why = "the generator was short of CPU (goroutines waited over 1ms to run)"
+	case manyBusy && limited:
+		why = "every connection was busy and apiperf's own machine could not open more (the generator limit below), not the target's doing"
 	case manyBusy && poolFull:
 		why = "every connection was busy and --max-connections was reached"
 	case manyBusy:
