@@ -152,38 +152,48 @@ type SourcePlan struct {
 	Note string
 }
 
-// PlanSources plans the source addresses of conns connections to target: the given ones
-// (--source) when there are any; for an IPv4 loopback target that needs more connections
-// than one address holds, as many addresses of 127.0.0.0/8 as it takes (all of it is local
-// on Linux); else the kernel's choice. A plan that cannot hold conns says so in its Note;
-// sources of another family than the target's are an error.
-func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Addr) (SourcePlan, error) {
+// maxAuto bounds the addresses of 127.0.0.0/8 a plan looks at.
+const maxAuto = 4096
+
+// PlanSources plans the source addresses of conns connections to target, given the local
+// port range and the ports already held toward the target per source address (used: open
+// connections and those in TIME_WAIT, such as the previous level's): the given ones
+// (--source) when there are any; for an IPv4 loopback target whose own address has too few
+// free ports, as many addresses of 127.0.0.0/8 as it takes (all of it is local on Linux),
+// each with room for its share; else the kernel's choice. A plan that cannot hold conns says
+// so in its Note; sources of another family than the target's are an error.
+func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Addr, used map[netip.Addr]int) (SourcePlan, error) {
 	target = target.Unmap()
 	p := SourcePlan{PerSource: ports.Ports(), Ports: ports, Sources: given, Target: target}
 	if p.PerSource < 1 {
 		return p, fmt.Errorf("the local port range %s has no port", ports)
 	}
-	need := (conns + p.PerSource - 1) / p.PerSource // source addresses conns take
+	free := func(a netip.Addr) int { return max(p.PerSource-used[a], 0) }
+	need := (conns + p.PerSource - 1) / p.PerSource // source addresses conns take at least
 	switch {
 	case len(given) > 0:
+		room := 0
 		for _, a := range given {
 			if a.Is4() != target.Is4() {
 				return p, fmt.Errorf("--source %s: the target %s is IPv%d; give IPv%d source addresses", a, target, family(target), family(target))
 			}
+			room += free(a)
 		}
-		if len(given) < need {
-			p.Note = fmt.Sprintf("%d source addresses hold at most %d connections to %s (%d local ports each, ip_local_port_range %s), not %d: give %d addresses with --source",
-				len(given), len(given)*p.PerSource, target, p.PerSource, ports, conns, need)
+		if room < conns {
+			p.Note = fmt.Sprintf("%d source addresses have room for %d connections to %s (%d local ports each, ip_local_port_range %s, %d held already), not %d: give about %d addresses with --source",
+				len(given), room, target, p.PerSource, ports, len(given)*p.PerSource-room, conns, max(need, len(given)+1))
 		}
-	case need <= 1:
-		// One address holds them: the kernel chooses, as it always did.
 	case target.Is4() && target.IsLoopback():
-		p.Auto = true
-		a := netip.AddrFrom4([4]byte{127, 0, 0, 1})
-		for range need {
-			p.Sources = append(p.Sources, a)
-			a = a.Next()
+		if free(target) >= conns {
+			break // the kernel's choice, the target's own address, holds them
 		}
+		p.Auto = true
+		p.Sources = spread(conns, free)
+		if p.Sources == nil {
+			p.Note = fmt.Sprintf("127.0.0.0/8 has no %d addresses with room for %d connections", maxAuto, conns)
+		}
+	case need <= 1 && p.PerSource-busiest(used) >= conns:
+		// One address, the kernel's choice, holds them.
 	case target.IsLoopback():
 		p.Note = fmt.Sprintf("::1 is one address: it holds at most %d connections to one port (ip_local_port_range %s), not %d; target 127.0.0.1 to spread over 127.0.0.0/8, or widen the range",
 			p.PerSource, ports, conns)
@@ -192,6 +202,34 @@ func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Ad
 			p.PerSource, target, ports, conns, need)
 	}
 	return p, nil
+}
+
+// busiest is the most ports any one source address holds toward the target.
+func busiest(used map[netip.Addr]int) int {
+	n := 0
+	for _, u := range used {
+		n = max(n, u)
+	}
+	return n
+}
+
+// spread picks the fewest addresses of 127.0.0.0/8, from 127.0.0.1 up, that hold conns
+// connections dealt in turn: each with free ports for its share; nil when none do.
+func spread(conns int, free func(netip.Addr) int) []netip.Addr {
+	for n := 1; n <= maxAuto; n++ {
+		share := (conns + n - 1) / n
+		var out []netip.Addr
+		a := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		for i := 0; i < maxAuto+n && len(out) < n; i, a = i+1, a.Next() {
+			if free(a) >= share {
+				out = append(out, a)
+			}
+		}
+		if len(out) == n {
+			return out
+		}
+	}
+	return nil
 }
 
 func family(a netip.Addr) int {
@@ -292,5 +330,62 @@ func SourcesFor(ctx context.Context, cfg Config, t scenario.Target) (SourcePlan,
 		}
 		return SourcePlan{PerSource: ReadPortRange().Ports()}, nil // the dial will say what is wrong
 	}
-	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given)
+	port, err := net.LookupPort("tcp", t.Port)
+	if err != nil {
+		return SourcePlan{}, err
+	}
+	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given, PortsInUse(netip.AddrPortFrom(addr, uint16(port))))
+}
+
+// PortsInUse counts the local ports held toward target per source address: its open
+// connections and those in TIME_WAIT (/proc/net/tcp and tcp6); nil where unknown.
+func PortsInUse(target netip.AddrPort) map[netip.Addr]int {
+	used := map[netip.Addr]int{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		countPorts(string(b), target, used)
+	}
+	return used
+}
+
+// countPorts adds to used, per local address, the sockets of a /proc/net/tcp table whose
+// remote end is target.
+func countPorts(table string, target netip.AddrPort, used map[netip.Addr]int) {
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasSuffix(f[0], ":") {
+			continue
+		}
+		remote, ok1 := procAddr(f[2])
+		local, ok2 := procAddr(f[1])
+		if ok1 && ok2 && remote == target {
+			used[local.Addr()]++
+		}
+	}
+}
+
+// procAddr reads an address of /proc/net/tcp: hex words in host byte order (little-endian
+// here), then the port, e.g. "0100007F:1F90" is 127.0.0.1:8080.
+func procAddr(s string) (netip.AddrPort, bool) {
+	hexAddr, hexPort, ok := strings.Cut(s, ":")
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if !ok || err != nil || (len(hexAddr) != 8 && len(hexAddr) != 32) {
+		return netip.AddrPort{}, false
+	}
+	b := make([]byte, len(hexAddr)/2)
+	for i := range b {
+		v, err := strconv.ParseUint(hexAddr[2*i:2*i+2], 16, 8)
+		if err != nil {
+			return netip.AddrPort{}, false
+		}
+		b[i] = byte(v)
+	}
+	for w := 0; w < len(b); w += 4 { // each 32-bit word is in host (little-endian) order
+		b[w], b[w+1], b[w+2], b[w+3] = b[w+3], b[w+2], b[w+1], b[w]
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return netip.AddrPortFrom(a.Unmap(), uint16(port)), true
 }

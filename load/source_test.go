@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -76,22 +77,29 @@ func TestPlanSources(t *testing.T) {
 		target  string
 		conns   int
 		given   []netip.Addr
-		sources string // the plan's addresses
+		used    map[netip.Addr]int // ports held toward the target per source
+		sources string             // the plan's addresses
 		auto    bool
 		note    string // a phrase of the plan's note; "" for none
 		err     string
 	}{
-		{"fits one address: the kernel chooses", "127.0.0.1", 1000, nil, "[]", false, "", ""},
-		{"loopback over the limit: spread over 127/8", "127.0.0.1", 1500, nil, "[127.0.0.1 127.0.0.2]", true, "", ""},
-		{"another 127.x target spreads too", "127.1.2.3", 2001, nil, "[127.0.0.1 127.0.0.2 127.0.0.3]", true, "", ""},
-		{"::1 is one address and says so", "::1", 1500, nil, "[]", false, "::1 is one address: it holds at most 1000 connections", ""},
-		{"a remote target over the limit needs --source", "10.1.1.1", 5000, nil, "[]", false, "give 5 addresses of this machine with --source", ""},
-		{"given sources are used as given", "10.1.1.1", 1500, []netip.Addr{ip("10.0.0.5"), ip("10.0.0.6")}, "[10.0.0.5 10.0.0.6]", false, "", ""},
-		{"too few given sources say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1")}, "[127.0.0.1]", false, "1 source addresses hold at most 1000 connections", ""},
-		{"a source of the other family is an error", "127.0.0.1", 10, []netip.Addr{ip("::1")}, "", false, "", "the target 127.0.0.1 is IPv4; give IPv4 source addresses"},
+		{"fits one address: the kernel chooses", "127.0.0.1", 1000, nil, nil, "[]", false, "", ""},
+		{"loopback over the limit: spread over 127/8", "127.0.0.1", 1500, nil, nil, "[127.0.0.1 127.0.0.2]", true, "", ""},
+		{"another 127.x target spreads too", "127.1.2.3", 2001, nil, nil, "[127.0.0.1 127.0.0.2 127.0.0.3]", true, "", ""},
+		// the previous level's 700 connections in TIME_WAIT leave 300 ports on the target's own address
+		{"ports held in TIME_WAIT are not free", "127.0.0.1", 1000, nil, map[netip.Addr]int{ip("127.0.0.1"): 700}, "[127.0.0.2]", true, "", ""},
+		{"a busy address is skipped, the others share", "127.0.0.1", 1500, nil, map[netip.Addr]int{ip("127.0.0.1"): 900}, "[127.0.0.2 127.0.0.3]", true, "", ""},
+		{"ports held on other addresses do not matter", "127.0.0.1", 900, nil, map[netip.Addr]int{ip("127.0.0.2"): 1000}, "[]", false, "", ""},
+		{"::1 is one address and says so", "::1", 1500, nil, nil, "[]", false, "::1 is one address: it holds at most 1000 connections", ""},
+		{"a remote target over the limit needs --source", "10.1.1.1", 5000, nil, nil, "[]", false, "give 5 addresses of this machine with --source", ""},
+		{"a remote target with ports held needs --source", "10.1.1.1", 800, nil, map[netip.Addr]int{ip("10.0.0.9"): 500}, "[]", false, "one source address holds at most 1000", ""},
+		{"given sources are used as given", "10.1.1.1", 1500, []netip.Addr{ip("10.0.0.5"), ip("10.0.0.6")}, nil, "[10.0.0.5 10.0.0.6]", false, "", ""},
+		{"too few given sources say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1")}, nil, "[127.0.0.1]", false, "1 source addresses have room for 1000 connections", ""},
+		{"given sources with ports held say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1"), ip("127.0.0.2")}, map[netip.Addr]int{ip("127.0.0.2"): 600}, "[127.0.0.1 127.0.0.2]", false, "room for 1400 connections", ""},
+		{"a source of the other family is an error", "127.0.0.1", 10, []netip.Addr{ip("::1")}, nil, "", false, "", "the target 127.0.0.1 is IPv4; give IPv4 source addresses"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PlanSources(ip(tc.target), tc.conns, small, tc.given)
+			p, err := PlanSources(ip(tc.target), tc.conns, small, tc.given, tc.used)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("PlanSources error %v; want %q", err, tc.err)
@@ -109,15 +117,48 @@ func TestPlanSources(t *testing.T) {
 			}
 		})
 	}
-	p, _ := PlanSources(ip("127.0.0.1"), 2500, small, nil)
+	p, _ := PlanSources(ip("127.0.0.1"), 2500, small, nil, nil)
 	if got := p.String(); got != "connections from 3 source addresses 127.0.0.1-127.0.0.3 (chosen in 127.0.0.0/8; 1000 local ports each)" {
 		t.Errorf("String() = %q", got)
 	}
 	if p.Source(0) != ip("127.0.0.1") || p.Source(4) != ip("127.0.0.2") || (SourcePlan{}).Source(3).IsValid() {
 		t.Errorf("Source: connections are not dealt over the sources in turn")
 	}
-	if _, err := PlanSources(ip("127.0.0.1"), 1, PortRange{}, nil); err == nil {
+	if _, err := PlanSources(ip("127.0.0.1"), 1, PortRange{}, nil, nil); err == nil {
 		t.Errorf("PlanSources with an empty port range: no error")
+	}
+}
+
+func TestCountPorts(t *testing.T) {
+	// Lines as /proc/net/tcp and tcp6 have them (little-endian words): a listener, two
+	// connections from 127.0.0.1 to 127.0.0.1:8080 (one in TIME_WAIT), one from 127.0.0.2,
+	// one to another port, and an IPv4-mapped one from a tcp6 socket.
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
+   1: 0100007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2 1
+   2: 0100007F:9C41 0100007F:1F90 06 00000000:00000000 03:00001770 00000000     0        0 0 3
+   3: 0200007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 4 1
+   4: 0100007F:9C42 0100007F:1F91 01 00000000:00000000 00:00000000 00000000     0        0 5 1
+   5: 0000000000000000FFFF00000200007F:9C43 0000000000000000FFFF00000100007F:1F90 01 00000000:00000000 00:00000000 00000000 0 0 6 1
+`
+	used := map[netip.Addr]int{}
+	countPorts(table, netip.MustParseAddrPort("127.0.0.1:8080"), used)
+	if got := fmt.Sprint(used); got != "map[127.0.0.1:2 127.0.0.2:2]" {
+		t.Errorf("countPorts = %s; want 127.0.0.1: 2, 127.0.0.2: 2", got)
+	}
+	// This machine's own table reads: a connection we open is counted.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n := PortsInUse(netip.MustParseAddrPort(l.Addr().String()))[netip.MustParseAddr("127.0.0.1")]; n != 1 {
+		t.Errorf("PortsInUse(%s) from 127.0.0.1 = %d; want 1", l.Addr(), n)
 	}
 }
 
