@@ -53,9 +53,9 @@ type Config struct {
 	HTTP2   bool `json:"http2,omitempty"`
 	Streams int  `json:"streams,omitempty"` // HTTP/2: concurrent streams per connection (0: 1)
 	// Sources are the local addresses connections are opened from, as --source gave them
-	// (addresses and ranges); none: the kernel chooses, or a 127.x target spreads over
+	// (addresses and ranges, comma separated); "": the kernel chooses, or a 127.x target spreads over
 	// 127.0.0.0/8 when one address cannot hold the connections (SourcesFor).
-	Sources []string `json:"sources,omitempty"`
+	Sources string `json:"sources,omitempty"`
 }
 
 // Validate reports every problem at once.

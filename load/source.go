@@ -65,28 +65,29 @@ func ReadPortRange() PortRange {
 // maxSources bounds --source: more addresses than a load can use is a typo.
 const maxSources = 4096
 
-// ParseSources reads --source values: addresses and ranges of addresses, comma separated,
-// e.g. "10.0.0.5-10.0.0.8,10.0.1.1". Every problem is reported at once.
-func ParseSources(specs []string) ([]netip.Addr, error) {
+// ParseSources reads --source: addresses and ranges of addresses, comma separated, e.g.
+// "10.0.0.5-10.0.0.8,10.0.1.1"; "" is none. Every problem is reported at once.
+func ParseSources(spec string) ([]netip.Addr, error) {
+	if spec == "" {
+		return nil, nil
+	}
 	var out []netip.Addr
 	var errs []error
 	seen := map[netip.Addr]bool{}
-	for _, spec := range specs {
-		for _, part := range strings.Split(spec, ",") {
-			part = strings.TrimSpace(part)
-			addrs, err := parseSourcePart(part)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--source %q: %w", part, err))
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		addrs, err := parseSourcePart(part)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--source %q: %w", part, err))
+			continue
+		}
+		for _, a := range addrs {
+			if seen[a] {
+				errs = append(errs, fmt.Errorf("--source %q: %s is given twice", part, a))
 				continue
 			}
-			for _, a := range addrs {
-				if seen[a] {
-					errs = append(errs, fmt.Errorf("--source %q: %s is given twice", part, a))
-					continue
-				}
-				seen[a] = true
-				out = append(out, a)
-			}
+			seen[a] = true
+			out = append(out, a)
 		}
 	}
 	if len(out) > maxSources {

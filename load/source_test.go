@@ -36,22 +36,23 @@ func TestParsePortRange(t *testing.T) {
 
 func TestParseSources(t *testing.T) {
 	for _, tc := range []struct {
-		in   []string
+		in   string
 		want string // the addresses, or the error's text
 	}{
-		{[]string{"10.0.0.5"}, "[10.0.0.5]"},                                     // one address
-		{[]string{"10.0.0.5-10.0.0.8"}, "[10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8]"}, // a range, both ends in
-		{[]string{"10.0.0.255-10.0.1.1"}, "[10.0.0.255 10.0.1.0 10.0.1.1]"},      // a range across an octet
-		{[]string{"127.0.0.1, 127.0.0.3", "::1"}, "[127.0.0.1 127.0.0.3 ::1]"},   // lists and repeats
-		{[]string{"fd00::1-fd00::3"}, "[fd00::1 fd00::2 fd00::3]"},               // IPv6 ranges
-		{[]string{"::ffff:10.0.0.1"}, "[10.0.0.1]"},                              // IPv4-mapped reads as IPv4
-		{[]string{"10.0.0.8-10.0.0.5"}, "FIRST not above LAST"},                  // reversed range
-		{[]string{"10.0.0.1-fd00::1"}, "of one family"},                          // mixed families
-		{[]string{"10.0.0.300"}, `"10.0.0.300" is not an IP address`},            // not an address
-		{[]string{"0.0.0.0"}, "cannot be a source address"},                      // unspecified
-		{[]string{"10.0.0.1,"}, "empty address"},                                 // trailing comma
-		{[]string{"10.0.0.1,10.0.0.1"}, "10.0.0.1 is given twice"},               // duplicate
-		{[]string{"10.0.0.0-10.0.255.255"}, "at most 4096"},                      // a typo'd range
+		{"10.0.0.5", "[10.0.0.5]"},                                     // one address
+		{"10.0.0.5-10.0.0.8", "[10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8]"}, // a range, both ends in
+		{"10.0.0.255-10.0.1.1", "[10.0.0.255 10.0.1.0 10.0.1.1]"},      // a range across an octet
+		{"127.0.0.1, 127.0.0.3,::1", "[127.0.0.1 127.0.0.3 ::1]"},      // a list of both families
+		{"", "[]"}, // none: the kernel chooses
+		{"fd00::1-fd00::3", "[fd00::1 fd00::2 fd00::3]"},    // IPv6 ranges
+		{"::ffff:10.0.0.1", "[10.0.0.1]"},                   // IPv4-mapped reads as IPv4
+		{"10.0.0.8-10.0.0.5", "FIRST not above LAST"},       // reversed range
+		{"10.0.0.1-fd00::1", "of one family"},               // mixed families
+		{"10.0.0.300", `"10.0.0.300" is not an IP address`}, // not an address
+		{"0.0.0.0", "cannot be a source address"},           // unspecified
+		{"10.0.0.1,", "empty address"},                      // trailing comma
+		{"10.0.0.1,10.0.0.1", "10.0.0.1 is given twice"},    // duplicate
+		{"10.0.0.0-10.0.255.255", "at most 4096"},           // a typo'd range
 	} {
 		got, err := ParseSources(tc.in)
 		s := fmt.Sprint(got)
@@ -63,7 +64,7 @@ func TestParseSources(t *testing.T) {
 		}
 	}
 	// Every problem at once.
-	_, err := ParseSources([]string{"x,10.0.0.2-10.0.0.1"})
+	_, err := ParseSources("x,10.0.0.2-10.0.0.1")
 	if err == nil || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), "10.0.0.2-10.0.0.1") {
 		t.Errorf("ParseSources(two bad) = %v; want both named", err)
 	}

@@ -117,9 +117,9 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
 		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2, NoKeepAlive: f.noKeep,
-		Sources: f.sources,
+		Sources: strings.Join(f.sources, ","),
 	}
-	if addrs, err := load.ParseSources(f.sources); err == nil {
+	if addrs, err := load.ParseSources(cfg.Sources); err == nil {
 		if err := load.CheckSources(addrs); err != nil {
 			errs = append(errs, err) // a typo'd address fails here; a malformed one in Validate
 		}
