@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -24,12 +29,28 @@ func TestSourceBadInput(t *testing.T) {
 	}
 }
 
-// A --source address of this machine is used, and said before the run.
+// A --source address of this machine is used, and said before the run: the target sees
+// the connections come from those addresses.
 func TestSourceBanner(t *testing.T) {
-	ok, _ := sourceServer(t)
-	code, _, stderr := runCLI(t, "run", "--no-history", "-n", "20", "-c2", "--source", "127.0.0.2-127.0.0.3", ok.URL+"/")
-	if code != ExitOK || !strings.Contains(stderr, "apiperf: connections from 2 source addresses 127.0.0.2-127.0.0.3 (--source;") {
-		t.Errorf("run --source 127.0.0.2-127.0.0.3 = exit %d, stderr %q; want 0 and the plan stated", code, stderr)
+	var mu sync.Mutex
+	from := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		mu.Lock()
+		from[host] = true
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	for _, io := range []string{"goroutines", "evloop"} {
+		t.Setenv("APIPERF_IO", io)
+		clear(from)
+		code, _, stderr := runCLI(t, "run", "--no-history", "-n", "20", "-c2", "--source", "127.0.0.2-127.0.0.3", srv.URL+"/")
+		mu.Lock()
+		got := fmt.Sprint(from)
+		mu.Unlock()
+		if code != ExitOK || !strings.Contains(stderr, "apiperf: connections from 2 source addresses 127.0.0.2-127.0.0.3 (--source;") || got != "map[127.0.0.2:true 127.0.0.3:true]" {
+			t.Errorf("APIPERF_IO=%s run --source 127.0.0.2-127.0.0.3 = exit %d, stderr %q, target saw %s; want 0, the plan stated, both addresses", io, code, stderr, got)
+		}
 	}
 }
 
