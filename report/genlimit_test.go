@@ -65,6 +65,12 @@ func TestGeneratorLimitedEverywhere(t *testing.T) {
 		}
 	}
 
+	// A plain run that hit the limit says so in its headline.
+	one := &result.Run{Kind: result.KindRun, Steps: []*measure.Step{r.Steps[2]}}
+	if h := strings.Join(Headline(one), "\n"); !strings.Contains(h, "Generator-limited: local ports exhausted (EADDRNOTAVAIL) at 1000 of 1500") {
+		t.Errorf("Headline of a limited run = %q; want the limit named", h)
+	}
+
 	b.Reset()
 	Text(&b, r, r.Steps[2], TextOptions{})
 	Text(&b, r, r.Steps[1], TextOptions{})

@@ -212,6 +212,9 @@ func Headline(r *result.Run) []string {
 	if len(rec.Levels) == 1 && r.Sweep == nil {
 		l := rec.Levels[0]
 		out = append(out, fmt.Sprintf("%.2f requests/sec at %s; p99 %s; success %s%%", l.QPS, l.Label, ms(l.Millis(l.P99)), pct(l.Success)))
+		if l.GeneratorLimited() {
+			out = append(out, "Generator-limited: "+l.GeneratorLimit.Detail())
+		}
 	} else if len(rec.Levels) > 0 {
 		out = append(out, rec.Headlines()...)
 	}
