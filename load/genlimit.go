@@ -1,9 +1,11 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/apiperf/apiperf/measure"
@@ -64,6 +66,26 @@ func fileLimit() (soft, hard uint64) {
 		return 0, 0
 	}
 	return lim.Cur, lim.Max
+}
+
+// genLimits is what the core knows of the generator's own machine: where its connections
+// come from (the source plan) and the first limit of the machine they met.
+type genLimits struct {
+	sources SourcePlan
+	srcNext atomic.Uint64                          // connections given a source so far
+	limit   atomic.Pointer[measure.GeneratorLimit] // the first limit met; nil: none
+	gaveUp  atomic.Int64                           // connections given up at a limit
+}
+
+// planSources plans where the run's connections come from and makes the dialer bind them.
+func (e *engine) planSources(ctx context.Context) error {
+	p, err := SourcesFor(ctx, e.cfg, e.target)
+	if err != nil {
+		return err
+	}
+	e.sources = p
+	e.dial.useSources(p, e.nextSource)
+	return nil
 }
 
 // limited notes err when it is a limit of the generator's machine (the first one met is
