@@ -16,18 +16,22 @@ import (
 // (EADDRNOTAVAIL on connect, EADDRINUSE on bind), no file descriptor for this process
 // (EMFILE) or the system (ENFILE), no socket buffer memory (ENOBUFS, ENOMEM). It returns the
 // limit, without its connection counts, or nil.
-func limitOf(err error, ports PortRange, sources int) *measure.GeneratorLimit {
+func limitOf(err error, p SourcePlan) *measure.GeneratorLimit {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return nil
 	}
 	switch errno {
 	case syscall.EADDRNOTAVAIL, syscall.EADDRINUSE:
+		ports := p.Ports
 		fix := fmt.Sprintf("open them from more source addresses with --source (a 127.x target spreads over 127.0.0.0/8 by itself), or widen net.ipv4.ip_local_port_range (now %s: %d ports per source address and target)",
 			ports, ports.Ports())
-		if sources > 1 {
+		if n := len(p.Sources); n > 1 {
 			fix = fmt.Sprintf("give more source addresses with --source (%d in use), or widen net.ipv4.ip_local_port_range (now %s: %d ports per source address and target)",
-				sources, ports, ports.Ports())
+				n, ports, ports.Ports())
+		}
+		if p.Held > 0 {
+			fix += fmt.Sprintf("; %d of those ports were still held toward the target when the step began (earlier connections, in TIME_WAIT for up to 60 s)", p.Held)
 		}
 		return &measure.GeneratorLimit{Errno: errnoName(errno), Resource: "local ports", Fix: fix}
 	case syscall.EMFILE:
@@ -92,7 +96,7 @@ func (e *engine) planSources(ctx context.Context) error {
 // kept) and reports whether it is: the connection that met it is then given up, and nothing
 // is counted against the target.
 func (e *engine) limited(err error) bool {
-	g := limitOf(err, e.sources.Ports, len(e.sources.Sources))
+	g := limitOf(err, e.sources)
 	if g == nil {
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"syscall"
@@ -33,7 +34,11 @@ func TestLimitOf(t *testing.T) {
 		{wrapped(syscall.ETIMEDOUT), 1, "", "", ""},    // the network's or the target's
 		{errors.New("TLS handshake: bad certificate"), 1, "", "", ""},
 	} {
-		g := limitOf(tc.err, ports, tc.sources)
+		plan := SourcePlan{Ports: ports}
+		for range tc.sources {
+			plan.Sources = append(plan.Sources, netip.MustParseAddr("127.0.0.1"))
+		}
+		g := limitOf(tc.err, plan)
 		if tc.errno == "" {
 			if g != nil {
 				t.Errorf("limitOf(%v) = %+v; want nil (not the generator's)", tc.err, g)
@@ -43,5 +48,13 @@ func TestLimitOf(t *testing.T) {
 		if g == nil || g.Errno != tc.errno || g.Resource != tc.resource || !strings.Contains(g.Fix, tc.fix) {
 			t.Errorf("limitOf(%v) = %+v; want %s, %s, a fix with %q", tc.err, g, tc.errno, tc.resource, tc.fix)
 		}
+	}
+}
+
+// The fix says when earlier connections still held ports toward the target.
+func TestLimitOfHeldPorts(t *testing.T) {
+	g := limitOf(syscall.EADDRNOTAVAIL, SourcePlan{Ports: PortRange{40000, 40999}, Held: 500})
+	if g == nil || !strings.Contains(g.Fix, "500 of those ports were still held toward the target when the step began") {
+		t.Errorf("limitOf with 500 ports held = %+v; want the fix to say so", g)
 	}
 }

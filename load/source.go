@@ -149,6 +149,10 @@ type SourcePlan struct {
 	Ports     PortRange
 	// Auto says apiperf chose the sources itself (a 127.x target, spread over 127.0.0.0/8).
 	Auto bool
+	// Held is how many ports the plan's sources (the kernel's choice: the target's own
+	// address if it is loopback, else the busiest) already held toward the target: open
+	// connections and TIME_WAIT.
+	Held int
 	// Note says what the plan cannot do, e.g. that ::1 is one address; "" when it fits.
 	Note string
 }
@@ -201,6 +205,16 @@ func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Ad
 	default:
 		p.Note = fmt.Sprintf("one source address holds at most %d connections to %s (ip_local_port_range %s), not %d: give %d addresses of this machine with --source",
 			p.PerSource, target, ports, conns, need)
+	}
+	p.Held = busiest(used)
+	if target.IsLoopback() {
+		p.Held = used[target] // the kernel's choice toward a loopback target is its own address
+	}
+	if len(p.Sources) > 0 {
+		p.Held = 0
+		for _, a := range p.Sources {
+			p.Held += used[a]
+		}
 	}
 	return p, nil
 }

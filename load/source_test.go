@@ -125,6 +125,16 @@ func TestPlanSources(t *testing.T) {
 	if p.Source(0) != ip("127.0.0.1") || p.Source(4) != ip("127.0.0.2") || (SourcePlan{}).Source(3).IsValid() {
 		t.Errorf("Source: connections are not dealt over the sources in turn")
 	}
+	held := map[netip.Addr]int{ip("127.0.0.1"): 300, ip("127.0.0.2"): 600, ip("127.0.0.9"): 50}
+	if p, _ := PlanSources(ip("127.0.0.1"), 500, small, []netip.Addr{ip("127.0.0.2")}, held); p.Held != 600 {
+		t.Errorf("Held = %d with --source 127.0.0.2; want its 600", p.Held)
+	}
+	if p, _ := PlanSources(ip("127.0.0.1"), 500, small, nil, held); len(p.Sources) != 0 || p.Held != 300 {
+		t.Errorf("Held = %d (sources %v) with the kernel's choice; want the target's own address's 300", p.Held, p.Sources)
+	}
+	if p, _ := PlanSources(ip("10.1.1.1"), 100, small, nil, held); p.Held != 600 {
+		t.Errorf("Held = %d toward a remote target; want the busiest address's 600", p.Held)
+	}
 	if _, err := PlanSources(ip("127.0.0.1"), 1, PortRange{}, nil, nil); err == nil {
 		t.Errorf("PlanSources with an empty port range: no error")
 	}

@@ -35,6 +35,9 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 			Status: measure.AddStatus(nil, p.Status)}
 		if g := p.GeneratorLimit; g != nil {
 			l.GeneratorLimit, l.GeneratorFix = g.Detail(), g.Fix
+			if !p.Open && g.Connections > 0 {
+				l.Load = float64(g.Connections) // what was in flight: the connections it could open
+			}
 		}
 		if !p.Open && r.Load.HTTP2 {
 			l.Load *= float64(r.Load.StreamsPerConn()) // in flight: every connection's streams
