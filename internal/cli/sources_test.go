@@ -43,7 +43,9 @@ func TestSourceBanner(t *testing.T) {
 	defer srv.Close()
 	for _, io := range []string{"goroutines", "evloop"} {
 		t.Setenv("APIPERF_IO", io)
+		mu.Lock()
 		clear(from)
+		mu.Unlock()
 		code, _, stderr := runCLI(t, "run", "--no-history", "-n", "20", "-c2", "--source", "127.0.0.2-127.0.0.3", srv.URL+"/")
 		mu.Lock()
 		got := fmt.Sprint(from)
