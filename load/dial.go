@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 
@@ -21,6 +22,10 @@ type dialer struct {
 	jobs   chan chan dialResult
 	wg     sync.WaitGroup
 	tlsErr tlsFailure // why handshakes failed (tlsfail.go)
+	// source gives the local address of each connection (nil: the kernel chooses); raddr
+	// is then the target's resolved address, of the sources' family.
+	source func() netip.Addr
+	raddr  string
 }
 
 type dialResult struct {
@@ -82,9 +87,29 @@ func newDialer(t scenario.Target, cfg Config) *dialer {
 	return d
 }
 
+// useSources makes the dialer open each connection from the address next gives, bound
+// before its connect with IP_BIND_ADDRESS_NO_PORT, when the plan has sources.
+func (d *dialer) useSources(p SourcePlan, next func() netip.Addr) {
+	if len(p.Sources) == 0 {
+		return
+	}
+	port, err := net.LookupPort("tcp", d.target.Port)
+	if err != nil {
+		return // the dial will say so
+	}
+	d.source, d.raddr = next, netip.AddrPortFrom(p.Target, uint16(port)).String()
+}
+
 // dial connects; for TLS it also completes the handshake.
 func (d *dialer) dial(ctx context.Context) (net.Conn, syscall.RawConn, error) {
-	nc, err := d.nd.DialContext(ctx, "tcp", d.target.Address)
+	nd, addr := &d.nd, d.target.Address
+	if d.source != nil {
+		bound := d.nd
+		bound.LocalAddr = &net.TCPAddr{IP: d.source().AsSlice()}
+		bound.Control = noPortControl
+		nd, addr = &bound, d.raddr
+	}
+	nc, err := nd.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, nil, err
 	}

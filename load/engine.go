@@ -97,8 +97,9 @@ type engine struct {
 	usage0    usage       // the generator's resource use when the run began
 	reach     *reachWatch // stops the run when the target cannot be reached
 	scriptStops
-	starved atomic.Bool // open loop: the generator is short of CPU now (the clock does not spin)
-	drv     driver      // the I/O strategy running the connections
+	genLimits             // where connections come from, and the generator's limit they met
+	starved   atomic.Bool // open loop: the generator is short of CPU now (the clock does not spin)
+	drv       driver      // the I/O strategy running the connections
 }
 
 // window is the measured window and what ends sending (honest windows, Ctrl-C).
@@ -157,6 +158,9 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	defer cancelRun()
 	defer bound(runCtx, cfg, src)()
 	e := newEngine(runCtx, cfg, src, target, o)
+	if err := e.planSources(runCtx); err != nil {
+		return nil, err
+	}
 	dialCtx, stopDial := context.WithCancel(runCtx)
 	defer stopDial()
 	e.stopDial = stopDial

@@ -165,12 +165,17 @@ type closedLoop struct{ l *evloop }
 // connected sends c's first request.
 func (k closedLoop) connected(c *econn) { k.l.send(c) }
 
-// connectFailed records a connect error for c's next request and tries again later.
-func (k closedLoop) connectFailed(c *econn) {
+// connectFailed records a connect error for c's next request and tries again later; when
+// err is a limit of the generator's machine, c is given up and nothing is recorded.
+func (k closedLoop) connectFailed(c *econn, err error) {
 	l := k.l
 	l.closeFD(c)
 	if l.e.stop.Load() || l.e.cancel.Load() {
 		l.finish(c) // the run ended while connecting: not an attempt at the target
+		return
+	}
+	if l.e.limited(err) {
+		l.finish(c) // not an attempt at the target either
 		return
 	}
 	_, n, ep, _ := c.req.Request()

@@ -46,7 +46,7 @@ type evloop struct {
 // an event loop: the loop's connection code calls it and never asks which kind runs.
 type evkind interface {
 	connected(c *econn)                 // c just connected
-	connectFailed(c *econn)             // c's connect failed or timed out
+	connectFailed(c *econn, err error)  // c's connect failed (err, nil when unknown) or timed out
 	freed(c *econn, now bool)           // c's requests are all answered or failed (now false: after a failure)
 	idle(c *econn) bool                 // c, with no request, got bytes or its end: true when handled
 	read(c *econn) (int, syscall.Errno) // reads what arrived for c into the loop's buffer
@@ -225,6 +225,10 @@ func (l *evloop) newSocket() (int, error) {
 		return -1, err
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	if err := bindSource(fd, l.e.nextSource()); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
 	return fd, nil
 }
 
@@ -244,7 +248,7 @@ func (l *evloop) next(c *econn) {
 func (l *evloop) connect(c *econn) {
 	fd, err := l.newSocket()
 	if err != nil {
-		l.kind.connectFailed(c)
+		l.kind.connectFailed(c, err)
 		return
 	}
 	c.fd = fd
@@ -254,10 +258,10 @@ func (l *evloop) connect(c *econn) {
 	case nil, syscall.EINPROGRESS:
 		c.state = cConnecting
 		if err := l.io.connecting(c); err != nil {
-			l.kind.connectFailed(c)
+			l.kind.connectFailed(c, err)
 		}
 	default:
-		l.kind.connectFailed(c)
+		l.kind.connectFailed(c, err)
 	}
 }
 
@@ -413,7 +417,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 // fail records c's outstanding requests as failed, drops the connection and tries again.
 func (l *evloop) fail(c *econn, class measure.Class) {
 	if c.state == cConnecting {
-		l.kind.connectFailed(c)
+		l.kind.connectFailed(c, nil)
 		return
 	}
 	now := l.e.now()
@@ -437,7 +441,7 @@ func (l *evloop) expire(now int64) {
 	for _, c := range l.conns {
 		switch {
 		case c.state == cConnecting && now > c.deadline:
-			l.kind.connectFailed(c)
+			l.kind.connectFailed(c, nil)
 		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
 			l.fail(c, measure.TimeoutError)
 		}

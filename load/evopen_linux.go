@@ -89,7 +89,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		s.Open.Scheduled += l.o.scheduled
 		starved = starved || l.o.seen
 	}
-	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, d.pool.size.Load() >= int64(e.cfg.MaxConns())); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, d.pool.size.Load() >= int64(e.cfg.MaxConns()), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
@@ -294,12 +294,24 @@ func (o *openLoop) connected(c *econn) {
 }
 
 // connectFailed records a failed connect for the request waiting on it (a connection
-// opened for the backlog has none) and makes c free again, closed.
-func (o *openLoop) connectFailed(c *econn) {
+// opened for the backlog has none) and makes c free again, closed. At a limit of the
+// generator's machine (err), c is given up, the pool grows no more and nothing is recorded.
+func (o *openLoop) connectFailed(c *econn, err error) {
 	l, queued := o.l, c.queued
 	o.dialing--
 	l.closeFD(c)
 	c.state = cIdle
+	if l.e.limited(err) {
+		o.noGrow = true
+		if queued {
+			o.busy--
+		} else {
+			o.growing--
+		}
+		c.state = cDone
+		o.shared.size.Add(-1)
+		return
+	}
 	ended := l.e.stop.Load() || l.e.cancel.Load()
 	if !queued {
 		o.growing--

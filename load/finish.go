@@ -19,6 +19,7 @@ func (e *engine) finish(names []string) *measure.Step {
 	s.Concurrency = e.cfg.Connections
 	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
 	s.Generator = generator(e.usage0, readUsage())
+	s.GeneratorLimit = e.generatorLimit()
 	if e.cfg.OpenLoop() {
 		s.Open = &measure.OpenLoop{
 			TargetRate:  e.cfg.Rate,
@@ -33,6 +34,7 @@ func (e *engine) finish(names []string) *measure.Step {
 	if w := e.dial.tlsErr.warning(); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
+	e.reach.atEnd(e)
 	if w := e.reach.warning(); w != "" {
 		// "unable to connect to ADDR: connection refused" or "no TLS connection"
 		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")

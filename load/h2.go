@@ -137,7 +137,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	}
 	if sched != nil {
 		s.Open.Scheduled = sched.scheduled.Load()
-		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(ws.all) >= e.cfg.MaxConns()); w != "" {
+		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(ws.all) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 			s.Warnings = append(s.Warnings, w)
 		}
 	}
@@ -278,7 +278,7 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		return p, true, nil
 	}
 	now := c.e.now()
-	if !c.w.sending() || (c.sched == nil && c.e.closed(now)) {
+	if !c.w.sending() || c.w.gaveUp || (c.sched == nil && c.e.closed(now)) {
 		c.gated = false
 		return h2pending{}, false, nil
 	}
@@ -336,6 +336,9 @@ func (c *h2conn) take() (h2pending, bool, error) {
 // open connects for request p; a failure is recorded as p's connect error.
 func (c *h2conn) open(p h2pending) bool {
 	if !c.w.connect(1, int(p.ep)) {
+		if c.w.gaveUp {
+			c.queue = nil // at a limit of the generator's machine: this connection ends
+		}
 		return false
 	}
 	if err := c.setup(); err != nil {

@@ -156,7 +156,7 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 	e.supervise(&all, o)
 	s := e.finish(names)
 	s.Open.Scheduled = sched.scheduled.Load()
-	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(ws.all) >= e.cfg.MaxConns()); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(ws.all) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
@@ -206,8 +206,8 @@ func (e *engine) growPool(ws *workerSet, sched *openSchedule, starve *starvation
 			return
 		}
 		backlog := sched.watch.grow(int64(now), due-sched.next.Load(), sched.rt.Load())
-		if backlog <= 0 || starved {
-			continue
+		if backlog <= 0 || starved || e.limit.Load() != nil {
+			continue // no more connections past a limit of the generator's machine
 		}
 		room := e.cfg.MaxConns() - ws.count()
 		for n := min(backlog, int64(room)); n > 0; n-- {
@@ -219,9 +219,9 @@ func (e *engine) growPool(ws *workerSet, sched *openSchedule, starve *starvation
 }
 
 // lateWarning says when requests left later than their schedule: the generator (its CPU,
-// or its connection limit), not only the target, limited the run. Corrected latencies
-// include the lag; uncorrected ones do not.
-func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string {
+// its connection limit, or its machine's), not only the target, limited the run.
+// Corrected latencies include the lag; uncorrected ones do not.
+func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull, limited bool) string {
 	if o.Scheduled == 0 || float64(o.LateSends) < 0.01*float64(o.Scheduled) {
 		return ""
 	}
@@ -232,6 +232,8 @@ func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string
 		why = "the generator was short of CPU (goroutines waited over 1ms to run), so it did not open more connections"
 	case starved:
 		why = "the generator was short of CPU (goroutines waited over 1ms to run)"
+	case manyBusy && limited:
+		why = "every connection was busy and apiperf's own machine could not open more (the generator limit below), not the target's doing"
 	case manyBusy && poolFull:
 		why = "every connection was busy and --max-connections was reached"
 	case manyBusy:
@@ -274,6 +276,9 @@ func (w *worker) openLoop(sched *openSchedule, clk *clock) {
 		raw, n, ep, head := w.req.Request()
 		start := w.e.now() // without keep-alive the connect is part of every request
 		if w.nc == nil && !w.connect(n, ep) {
+			if w.gaveUp {
+				return // at a limit of the generator's machine
+			}
 			continue
 		}
 		if !w.e.cfg.NoKeepAlive {

@@ -56,17 +56,19 @@ func TestLateWarning(t *testing.T) {
 		name                  string
 		late, busy, scheduled int64
 		starved, poolFull     bool
+		limited               bool
 		want                  string // a part of the warning; "" for none
 	}{
-		{"under 1% late: no warning", 9, 9, 1000, false, false, ""},
-		{"late with free connections: the generator woke late", 50, 0, 1000, false, false, "woke late"},
-		{"late for want of a connection", 50, 40, 1000, false, false, "every connection was busy for 40"},
-		{"busy and the pool at its limit", 50, 40, 1000, false, true, "--max-connections was reached"},
-		{"short of CPU, busy: the pool did not grow", 50, 40, 1000, true, false, "so it did not open more connections"},
-		{"short of CPU, connections free", 50, 0, 1000, true, false, "short of CPU (goroutines waited over 1ms to run); "},
+		{"under 1% late: no warning", 9, 9, 1000, false, false, false, ""},
+		{"late with free connections: the generator woke late", 50, 0, 1000, false, false, false, "woke late"},
+		{"late for want of a connection", 50, 40, 1000, false, false, false, "every connection was busy for 40"},
+		{"busy and the pool at its limit", 50, 40, 1000, false, true, false, "--max-connections was reached"},
+		{"short of CPU, busy: the pool did not grow", 50, 40, 1000, true, false, false, "so it did not open more connections"},
+		{"short of CPU, connections free", 50, 0, 1000, true, false, false, "short of CPU (goroutines waited over 1ms to run); "},
+		{"busy and the machine could open no more", 50, 40, 1000, false, false, true, "apiperf's own machine could not open more"},
 	}
 	for _, c := range cases {
-		got := lateWarning(&measure.OpenLoop{LateSends: c.late, Scheduled: c.scheduled}, c.busy, c.starved, c.poolFull)
+		got := lateWarning(&measure.OpenLoop{LateSends: c.late, Scheduled: c.scheduled}, c.busy, c.starved, c.poolFull, c.limited)
 		switch {
 		case c.want == "" && got != "":
 			t.Errorf("%s: lateWarning = %q, want none", c.name, got)

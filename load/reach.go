@@ -36,29 +36,44 @@ func (e *engine) watchReach(grace time.Duration) *reachWatch {
 		if e.conns.Load() > 0 || e.stop.Load() {
 			return
 		}
-		if e.dial.tlsErr.warning() != "" {
-			// Every handshake failed: the certificate will not change during the run.
-			why := "no TLS connection"
-			r.reason.Store(&why)
+		if r.check(ctx, e) {
 			e.stop.Store(true)
 			e.stopDial()
-			return
 		}
-		d := net.Dialer{Timeout: e.timeout}
-		c, err := d.DialContext(ctx, "tcp", e.target.Address)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if ctx.Err() != nil || e.conns.Load() > 0 {
-			return
-		}
-		why := UnreachablePrefix + e.target.Address + ": " + dialReason(err)
-		r.reason.Store(&why)
-		e.stop.Store(true)
-		e.stopDial()
 	})
 	return r
+}
+
+// check dials the target once and notes why it cannot be reached; true when it cannot.
+func (r *reachWatch) check(ctx context.Context, e *engine) bool {
+	if e.dial.tlsErr.warning() != "" {
+		// Every handshake failed: the certificate will not change during the run.
+		why := "no TLS connection"
+		r.reason.Store(&why)
+		return true
+	}
+	d := net.Dialer{Timeout: e.timeout}
+	c, err := d.DialContext(ctx, "tcp", e.target.Address)
+	if err == nil {
+		c.Close()
+		return false
+	}
+	if ctx.Err() != nil || e.conns.Load() > 0 {
+		return false
+	}
+	why := UnreachablePrefix + e.target.Address + ": " + dialReason(err)
+	r.reason.Store(&why)
+	return true
+}
+
+// atEnd checks, once the run is over, a target to which no connection was opened before
+// the watch could (a run shorter than the grace, such as a warmup), so it says why.
+func (r *reachWatch) atEnd(e *engine) {
+	r.stop()
+	if e.conns.Load() > 0 || r.reason.Load() != nil || e.cancel.Load() || e.ctx.Err() != nil {
+		return
+	}
+	r.check(e.ctx, e)
 }
 
 // stop ends the watch and waits for a check under way.

@@ -35,6 +35,7 @@ type worker struct {
 	watch    scenario.ResponseWatcher
 	delay    scenario.Delayer
 	budget   int64 // requests left; -1: until stopped
+	gaveUp   bool  // the connection could not be opened for a limit of the generator's machine
 
 	mu sync.Mutex // guards nc against interrupt
 	nc net.Conn
@@ -118,6 +119,12 @@ func (w *worker) connect(n, ep int) bool {
 		if w.e.cancel.Load() || w.e.stop.Load() {
 			// Cut short by the end of the run: not an attempt at the target.
 			w.budget = 0
+			return false
+		}
+		if w.e.limited(err) {
+			// A limit of apiperf's own machine: the connection is given up, and the failure
+			// is not an attempt at the target.
+			w.budget, w.gaveUp = 0, true
 			return false
 		}
 		now := w.e.now()

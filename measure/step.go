@@ -215,8 +215,11 @@ type Step struct {
 	TargetCPU Duration `json:"target_cpu,omitempty"`
 	// Interrupted says the step was cut short (Ctrl-C, SIGTERM): it covers less than was
 	// planned, so a sweep marks its level partial and never makes it the peak or the knee.
-	Interrupted bool     `json:"interrupted,omitempty"`
-	Warnings    []string `json:"warnings,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// GeneratorLimit is the limit of apiperf's own machine that kept the step from opening
+	// its connections (local ports, file descriptors); nil when none was hit.
+	GeneratorLimit *GeneratorLimit `json:"generator_limit,omitempty"`
+	Warnings       []string        `json:"warnings,omitempty"`
 }
 
 // EndpointStats is the share of a step that went to one endpoint of a scenario mix.
@@ -341,6 +344,7 @@ func (s *Step) Merge(o *Step) {
 		s.Open.MaxLag = max(s.Open.MaxLag, o.Open.MaxLag)
 	}
 	s.Generator = mergeGenerator(s.Generator, o.Generator)
+	s.GeneratorLimit = mergeLimit(s.GeneratorLimit, o.GeneratorLimit, s.Concurrency, o.Concurrency)
 	s.HTTP2 = s.HTTP2.Merge(o.HTTP2)
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Finish()

@@ -22,9 +22,14 @@ import (
 // apiperf's own success rate is in run.json and report.html.
 func WriteDat(w io.Writer, levels []sweep.Level) error {
 	for _, l := range levels {
+		// Comment lines, which the classic readers and ReadDat skip.
 		if l.Interrupted {
-			// A comment line, which the classic readers and ReadDat skip.
 			if _, err := fmt.Fprintf(w, "# %s interrupted: partial (measured less than planned)\n", sweep.FormatValue(l.Value)); err != nil {
+				return fmt.Errorf("writing .dat: %w", err)
+			}
+		}
+		if l.GeneratorLimited() {
+			if _, err := fmt.Fprintf(w, "# %s %s: apiperf's ceiling, not the target's\n", sweep.FormatValue(l.Value), l.GeneratorLimit.Brief()); err != nil {
 				return fmt.Errorf("writing .dat: %w", err)
 			}
 		}

@@ -12,16 +12,19 @@ import (
 
 // HistoryList writes recorded runs as a table, one row each with the level that stands for it
 // (its last level; a capacity search's answer) as every report of the run shows it (QPS, p99,
-// success).
+// success), and a note when that level was generator-limited.
 func HistoryList(w io.Writer, runs []store.Entry) {
 	fmt.Fprintf(w, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
 	for _, r := range runs {
-		level, qps, p99, ok := "-", "-", "-", "-"
+		level, qps, p99, ok, note := "-", "-", "-", "-", ""
 		if lv, has := r.Headline(); has {
 			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
 			qps, ok = fmt.Sprintf("%.2f", lv.QPS), FormatSuccess(lv.Success)+"%"
 			if lv.Responses > 0 {
 				p99 = FormatTimeUS(lv.Millis(lv.P99) * 1000)
+			}
+			if lv.GeneratorLimited() {
+				note = "  (" + lv.GeneratorLimit.Brief() + ")"
 			}
 		}
 		what := r.Method + " " + r.URL
@@ -30,7 +33,7 @@ func HistoryList(w io.Writer, runs []store.Entry) {
 		}
 		line := fmt.Sprintf("%-5d %-19s %-8s %-40s %-14s %12s %10s %9s  %s", r.ID, r.Start.Format(time.DateTime), r.Kind,
 			what, level, qps, p99, ok, formatLabels(r.Labels))
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		fmt.Fprintln(w, strings.TrimRight(line, " ")+note)
 	}
 }
 

@@ -27,6 +27,10 @@ func TestHistoryListGolden(t *testing.T) {
 		// An HTTP/2 run says so beside its URL.
 		{ID: 4, Kind: "run", Method: "GET", URL: "https://127.0.0.1:8443/api", Start: t0.Add(3 * time.Hour), HTTP2: true,
 			Levels: []sweep.Level{{Label: "c=4", Reps: 1, QPS: 20000, Responses: 60000, Success: 100, P99: measure.Duration(900 * time.Microsecond)}}},
+		// a last level that hit apiperf's own port limit says so
+		{ID: 5, Kind: "sweep", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0.Add(4 * time.Hour),
+			Levels: []sweep.Level{{Label: "c=1500", Reps: 1, QPS: 9800, Responses: 98000, Success: 100, P99: measure.Duration(6 * time.Millisecond),
+				GeneratorLimit: &measure.GeneratorLimit{Errno: "EADDRNOTAVAIL", Resource: "local ports", Connections: 1000, Wanted: 1500}}}},
 	}
 	var b bytes.Buffer
 	HistoryList(&b, runs)

@@ -155,11 +155,19 @@ func htmlLevelOf(l sweep.Level, notes string) htmlLevel {
 	}
 }
 
-// levelNotes marks level i of rec as the peak, the knee or the limit: "peak; knee".
+// levelNotes marks level i of rec: partial, generator-limited or -bound, the peak, the knee
+// or the limit, e.g. "peak; knee". Every rendering of the levels shows the same notes.
 func levelNotes(rec *sweep.Record, i int) string {
 	var notes []string
-	if rec.Levels[i].Interrupted {
+	l := rec.Levels[i]
+	if l.Interrupted {
 		notes = append(notes, "interrupted (partial)")
+	}
+	if l.GeneratorLimited() {
+		notes = append(notes, l.GeneratorLimit.Brief())
+	}
+	if l.GeneratorBound {
+		notes = append(notes, "generator-bound (apiperf short of CPU)")
 	}
 	if i == rec.Peak {
 		notes = append(notes, "peak")
@@ -206,6 +214,9 @@ func Headline(r *result.Run) []string {
 	if len(rec.Levels) == 1 && r.Sweep == nil {
 		l := rec.Levels[0]
 		out = append(out, fmt.Sprintf("%.2f requests/sec at %s; p99 %s; success %s%%", l.QPS, l.Label, ms(l.Millis(l.P99)), pct(l.Success)))
+		if l.GeneratorLimited() {
+			out = append(out, "Generator-limited: "+l.GeneratorLimit.Detail())
+		}
 	} else if len(rec.Levels) > 0 {
 		out = append(out, rec.Headlines()...)
 	}

@@ -48,17 +48,8 @@ func SweepTable(w io.Writer, doc *result.Run) {
 		if cls := p.Errors.String(); cls != "" {
 			notes = append(notes, cls)
 		}
-		if p.Interrupted {
-			notes = append(notes, "interrupted (partial)")
-		}
-		if i == sw.Peak {
-			notes = append(notes, "peak")
-		}
-		if i == sw.Knee {
-			notes = append(notes, "knee")
-		}
-		if i == sw.Limit && sw.Limit != sw.Knee {
-			notes = append(notes, "largest meeting the objective")
+		if n := levelNotes(sw, i); n != "" {
+			notes = append(notes, n)
 		}
 		if len(notes) > 0 {
 			fmt.Fprintf(w, "  %s", strings.Join(notes, "; "))

@@ -141,6 +141,14 @@ func extras(w io.Writer, s *measure.Step) {
 				FormatDuration(l.Percentile(50)), FormatDuration(l.Percentile(99)), FormatDuration(l.Max()))
 		}
 	}
+	if s.GeneratorLimit != nil {
+		fmt.Fprintf(w, "  Generator-limited: %s\n", s.GeneratorLimit.Detail())
+	}
+	if s.Generator.Bound() {
+		g := s.Generator
+		fmt.Fprintf(w, "  Generator-bound: apiperf used %.2f of its %g cores and waited %.2f s per second for a CPU: the numbers may understate the target\n",
+			g.CPUCores(), g.Cores, g.RunWaitCores())
+	}
 	for _, ws := range s.Warnings {
 		fmt.Fprintf(w, "  Warning: %s\n", ws)
 	}

@@ -33,6 +33,12 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		l := verdict.Level{Label: p.Label, Load: p.Value, Open: p.Open, QPS: p.QPS,
 			Mean: p.Mean.Duration(), P99: p.P99.Duration(), Attempts: p.Attempts, Errors: p.Errors,
 			Status: measure.AddStatus(nil, p.Status)}
+		if g := p.GeneratorLimit; g != nil {
+			l.GeneratorLimit, l.GeneratorFix = g.Detail(), g.Fix
+			if !p.Open && g.Connections > 0 {
+				l.Load = float64(g.Connections) // what was in flight: the connections it could open
+			}
+		}
 		if !p.Open && r.Load.HTTP2 {
 			l.Load *= float64(r.Load.StreamsPerConn()) // in flight: every connection's streams
 		}

@@ -22,13 +22,18 @@ type Analysis struct {
 func Analyze(levels []Level, o Objective) Analysis {
 	a := Analysis{Peak: -1, Knee: -1, Limit: -1}
 	for i, l := range levels {
-		if l.QPS > 0 && !l.Interrupted && (a.Peak < 0 || l.QPS > levels[a.Peak].QPS) {
+		if l.QPS > 0 && !l.Interrupted && !l.GeneratorLimited() && (a.Peak < 0 || l.QPS > levels[a.Peak].QPS) {
 			a.Peak = i
 		}
 	}
 	for i, l := range levels {
 		if l.Interrupted {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("%s was interrupted: its numbers are partial and it is neither the peak nor the knee", l.Label))
+			continue
+		}
+		if l.GeneratorLimited() {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s is generator-limited (%s): its numbers are apiperf's ceiling, not the target's; it is neither the peak nor the knee",
+				l.Label, l.GeneratorLimit.Brief()))
 			continue
 		}
 		if l.QPS > 0 && o.Met(l) {

@@ -52,7 +52,17 @@ type Level struct {
 	// Interrupted says a repetition of the level was cut short (Ctrl-C): its numbers cover
 	// less than was planned, so it is never the peak, the knee or the limit.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// GeneratorLimit is the limit of apiperf's own machine (local ports, file descriptors)
+	// that kept a repetition from opening its connections: the numbers are the generator's
+	// ceiling, so the level is never the peak, the knee, the limit or a target failure.
+	GeneratorLimit *measure.GeneratorLimit `json:"generator_limit,omitempty"`
+	// GeneratorBound says apiperf's own threads were short of CPU in a repetition
+	// (measure.Generator.Bound): the numbers may understate the target.
+	GeneratorBound bool `json:"generator_bound,omitempty"`
 }
+
+// GeneratorLimited reports whether the level hit a limit of apiperf's own machine.
+func (l Level) GeneratorLimited() bool { return l.GeneratorLimit != nil }
 
 // Label names a level: "c=200" for a concurrency, "rate=1000/s" for a rate. ParseLabel reads it.
 func Label(open bool, level float64) string {
@@ -161,6 +171,11 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 		l.Errors.Add(s.Errors)
 		l.Status = measure.AddStatus(l.Status, s.Status)
 		l.Interrupted = l.Interrupted || s.Interrupted
+		if l.GeneratorLimit == nil && s.GeneratorLimit != nil {
+			g := *s.GeneratorLimit
+			l.GeneratorLimit = &g
+		}
+		l.GeneratorBound = l.GeneratorBound || s.Generator.Bound()
 		if s.Open != nil {
 			l.Scheduled += s.Open.Scheduled
 		}

@@ -22,6 +22,9 @@ const (
 	VerdictMet         = "met"         // the probe met the objective and kept up with its rate
 	VerdictFailed      = "failed"      // it missed the objective or fell behind its rate
 	VerdictInterrupted = "interrupted" // ctx ended during it: neither pass nor fail
+	// VerdictGeneratorLimited: apiperf's own machine could not open the connections the rate
+	// needed (local ports, file descriptors): neither pass nor fail of the target.
+	VerdictGeneratorLimited = "generator-limited"
 )
 
 // Capacity is the record of `apiperf capacity`: every probe in the order it ran and the
@@ -37,6 +40,9 @@ type Capacity struct {
 	Limit float64 `json:"limit,omitempty"`
 	// Interrupted says the search was stopped before it knew its answer.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// GaveUp says why the search stopped by itself before it knew its answer: the target
+	// could not be reached, or a probe hit a limit of apiperf's own machine; "" otherwise.
+	GaveUp string `json:"gave_up,omitempty"`
 }
 
 // Probe is one measured rate and the verdict on it: VerdictMet, VerdictFailed or
@@ -122,14 +128,18 @@ func (r CapacityRunner) Run(ctx context.Context) (*Capacity, []*measure.Step, er
 		if err != nil {
 			return c, steps, err
 		}
-		if !stop && !met {
+		if stop == "" && !met {
 			met, stop, err = r.probe(ctx, c, &steps, rate, true)
 			if err != nil {
 				return c, steps, err
 			}
 		}
-		if stop {
+		if stop == VerdictInterrupted {
 			c.Interrupted = true
+			break
+		}
+		if stop != "" {
+			c.GaveUp = stop
 			break
 		}
 		decided = append(decided, Decision{Rate: rate, Met: met})
@@ -142,8 +152,10 @@ func (r CapacityRunner) Run(ctx context.Context) (*Capacity, []*measure.Step, er
 	return c, steps, nil
 }
 
-// probe runs one probe at rate and records it; stop says ctx ended during it.
-func (r CapacityRunner) probe(ctx context.Context, c *Capacity, steps *[]*measure.Step, rate float64, confirm bool) (met, stop bool, err error) {
+// probe runs one probe at rate and records it. stop is VerdictInterrupted when ctx ended
+// during it, or why the search cannot go on: the target cannot be reached (seen already in
+// the warmup, so a dead port ends the search within a second), or the generator's own limit.
+func (r CapacityRunner) probe(ctx context.Context, c *Capacity, steps *[]*measure.Step, rate float64, confirm bool) (met bool, stop string, err error) {
 	cfg := r.Base
 	cfg.Rate = rate
 	label := Label(true, rate)
@@ -155,16 +167,20 @@ func (r CapacityRunner) probe(ctx context.Context, c *Capacity, steps *[]*measur
 		w := info
 		w.Warmup = true
 		w.Config.Duration, w.Config.Requests = measure.Duration(r.Warmup), 0
-		if _, err := runStep(ctx, r.Step, r.Hook, w); err != nil {
-			return false, false, fmt.Errorf("warming up %s: %w", label, err)
+		ws, err := runStep(ctx, r.Step, r.Hook, w)
+		if err != nil {
+			return false, "", fmt.Errorf("warming up %s: %w", label, err)
 		}
 		if ctx.Err() != nil {
-			return false, true, nil
+			return false, VerdictInterrupted, nil
+		}
+		if why := unreachable(ws); why != "" {
+			return false, fmt.Sprintf("warming up %s: %s", label, why), nil
 		}
 	}
 	s, err := runStep(ctx, r.Step, r.Hook, info)
 	if err != nil {
-		return false, false, fmt.Errorf("%s: %w", label, err)
+		return false, "", fmt.Errorf("%s: %w", label, err)
 	}
 	*steps = append(*steps, s)
 	l := Reduce(label, rate, true, []*measure.Step{s}, []int{0})
@@ -172,6 +188,13 @@ func (r CapacityRunner) probe(ctx context.Context, c *Capacity, steps *[]*measur
 	switch ok, why := Judge(l, rate, r.Objective); {
 	case ctx.Err() != nil:
 		p.Verdict, p.Reason = VerdictInterrupted, "interrupted during the probe: neither pass nor fail"
+		stop = VerdictInterrupted
+	case l.GeneratorLimited():
+		p.Verdict, p.Reason = VerdictGeneratorLimited, l.GeneratorLimit.String()
+		stop = fmt.Sprintf("%s: %s", label, p.Reason)
+	case unreachable(s) != "":
+		p.Verdict, p.Reason = VerdictFailed, unreachable(s)
+		stop = fmt.Sprintf("%s: %s", label, p.Reason)
 	case ok:
 		p.Verdict, p.Reason = VerdictMet, why
 		if confirm {
@@ -186,10 +209,24 @@ func (r CapacityRunner) probe(ctx context.Context, c *Capacity, steps *[]*measur
 	c.Probes = append(c.Probes, p)
 	if r.Save != nil {
 		if err := r.Save(*steps, c); err != nil {
-			return false, false, err
+			return false, "", err
 		}
 	}
-	return p.Met(), p.Verdict == VerdictInterrupted, nil
+	return p.Met(), stop, nil
+}
+
+// unreachable is why the engine stopped a step because the target could not be reached
+// (nothing listens, every TLS handshake failed), "" when it did not.
+func unreachable(s *measure.Step) string {
+	if s == nil {
+		return ""
+	}
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, load.UnreachablePrefix) || strings.HasPrefix(w, load.TLSPrefix) {
+			return w
+		}
+	}
+	return ""
 }
 
 // FormatProbeRate prints a probed rate with at most four significant digits: 93.8, 25600.
@@ -213,6 +250,8 @@ func (c *Capacity) Headline() string {
 	obj := c.Objective.String()
 	var b strings.Builder
 	switch {
+	case c.Answer == 0 && c.GaveUp != "":
+		return "capacity: unknown: gave up at " + c.GaveUp
 	case len(c.Probes) == 0:
 		return "capacity: no probe ran"
 	case c.Answer == 0 && c.Interrupted:
@@ -220,7 +259,7 @@ func (c *Capacity) Headline() string {
 	case c.Answer == 0:
 		fmt.Fprintf(&b, "capacity: no probed rate met %s (lowest tried: %s req/s: %s)", obj, FormatProbeRate(c.lowest().Rate), c.lowest().Reason)
 		return b.String()
-	case c.Limit == 0 && c.Interrupted:
+	case c.Limit == 0 && (c.Interrupted || c.GaveUp != ""):
 		fmt.Fprintf(&b, "capacity: at least %s req/s meets %s", FormatProbeRate(c.Answer), obj)
 	case c.Limit == 0:
 		fmt.Fprintf(&b, "capacity: at least %s req/s meets %s (no probe failed twice; raise --max-rate or --max-probes)", FormatProbeRate(c.Answer), obj)
@@ -232,6 +271,9 @@ func (c *Capacity) Headline() string {
 	}
 	if c.Interrupted {
 		b.WriteString("; interrupted: the search did not finish")
+	}
+	if c.GaveUp != "" {
+		b.WriteString("; gave up at " + c.GaveUp)
 	}
 	return b.String()
 }

@@ -109,6 +109,9 @@ func (r Runner) Run(ctx context.Context, rec *Record) ([]*measure.Step, error) {
 				break
 			}
 		}
+		if rec.Stop == nil && i < plan.Len()-1 {
+			rec.Stop = GeneratorLimitStop(rec.Levels, label)
+		}
 		if rec.Stop != nil || i == plan.Len()-1 {
 			break // after the last level nothing is left to spare: the rules stop only before a level
 		}
@@ -126,7 +129,8 @@ func (r Runner) step(ctx context.Context, info StepInfo) (*measure.Step, error) 
 }
 
 // runStep runs one step of a runner: the hook around it, the label, the repetition, and a
-// warning when ctx ended before the step's planned duration. A warmup returns no step.
+// warning when ctx ended before the step's planned duration. A warmup's step is returned
+// unlabelled: it is not measured, only read for whether the target could be reached.
 func runStep(ctx context.Context, step StepFunc, hook Hook, info StepInfo) (*measure.Step, error) {
 	var done func(*measure.Step)
 	if hook != nil {
@@ -140,7 +144,10 @@ func runStep(ctx context.Context, step StepFunc, hook Hook, info StepInfo) (*mea
 		if done != nil {
 			done(nil)
 		}
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return s, nil // a warmup's step says only whether the target could be reached
 	}
 	s.Label, s.Rep = info.Label, info.Rep
 	if ctx.Err() != nil {

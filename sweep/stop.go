@@ -11,6 +11,9 @@ const (
 	RuleDecline     = "decline"     // levels in a row had a QPS below the best so far
 	RuleFileLimit   = "file-limit"  // the next level needs more connections than can be opened
 	RuleInterrupted = "interrupted" // the user stopped the sweep (Ctrl-C)
+	// RuleGeneratorLimit: a level hit a limit of apiperf's own machine (local ports, file
+	// descriptors); larger levels would measure the generator, not the target. Always on.
+	RuleGeneratorLimit = "generator-limit"
 )
 
 // Rules say when a sweep stops before its last level, so a machine is not hammered for
@@ -121,6 +124,18 @@ func Interrupted(points []Level, current string) *Stop {
 		s.After = points[len(points)-1].Label
 	}
 	return s
+}
+
+// GeneratorLimitStop is the stop after level label (one of points) when it hit a limit of
+// apiperf's own machine; nil when it did not.
+func GeneratorLimitStop(points []Level, label string) *Stop {
+	for _, l := range points {
+		if l.Label == label && l.GeneratorLimited() {
+			return &Stop{Rule: RuleGeneratorLimit, After: l.Label,
+				Reason: fmt.Sprintf("%s hit the generator's own limit, so larger levels would measure apiperf's machine: %s", l.Label, l.GeneratorLimit)}
+		}
+	}
+	return nil
 }
 
 // levelCount is "1 level" or "n levels".

@@ -39,6 +39,9 @@ type Level struct {
 	LateSends int64          `json:"late_sends,omitempty"` // open loop: sent more than 1 ms after due
 	Scheduled int64          `json:"scheduled,omitempty"`  // open loop: requests due in the window
 	MaxLag    time.Duration  `json:"max_lag_ns,omitempty"` // open loop: worst send delay
+	// GeneratorLimit is the limit of apiperf's machine the level hit ("": none), GeneratorFix its fix.
+	GeneratorLimit string `json:"generator_limit,omitempty"`
+	GeneratorFix   string `json:"generator_fix,omitempty"`
 
 	// Generator is apiperf's own process during the level; nil when not measured.
 	Generator *Usage `json:"generator,omitempty"`

@@ -114,9 +114,10 @@ func (v *Verdict) Headline() string {
 // Judge applies every rule to in and returns the verdict.
 func Judge(in Input) Verdict {
 	v := Verdict{Little: little(in)}
+	lim, in := genLimitClaim(in), targetLevels(in)
 	sat := saturation(in)
 	gen := generatorClaim(in, sat, &v)
-	for _, c := range []*Claim{gen, cpuClaim(in, sat, &v), waitingClaim(in, sat, gen != nil, &v), growthClaim(in, &v), errorsClaim(in)} {
+	for _, c := range []*Claim{lim, gen, cpuClaim(in, sat, &v), waitingClaim(in, sat, gen != nil, &v), growthClaim(in, &v), errorsClaim(in)} {
 		if c != nil {
 			v.Claims = append(v.Claims, *c)
 		}

@@ -90,6 +90,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	sc = src.scenario
 	tgt, _ := scenario.ParseTarget(sc.URL)
+	if err := planSources(ctx, e, cfg, tgt, *quiet); err != nil {
+		return err
+	}
 	if *name == "" {
 		*name = report.SafeName(tgt.Host + "-" + tgt.Port + "-capacity")
 	}
@@ -144,6 +147,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if len(doc.Steps) == 0 {
 		if probeErr != nil {
 			return fmt.Errorf("capacity: %w", probeErr)
+		}
+		if c.GaveUp != "" {
+			return fmt.Errorf("capacity: gave up at %s", c.GaveUp) // exit 1, like run
 		}
 		return errors.New("capacity: no probe ran")
 	}

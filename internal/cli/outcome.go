@@ -11,13 +11,22 @@ import (
 // exitCodes is what --help says about exit codes (README says the same).
 const exitCodes = `
 Exit codes: 0 the load ran and some request succeeded; 1 no request succeeded (the target
-cannot be reached: apiperf stops after 1s without a connection), the run was interrupted,
-or a gate/objective failed; 2 bad input (nothing was sent).
+cannot be reached: apiperf stops after 1s without a connection), apiperf's own machine could
+not open the connections asked for (local ports, open files), the run was interrupted, or a
+gate/objective failed; 2 bad input (nothing was sent).
 `
 
-// checkOutcome fails a measured run in which no request succeeded (exit 1), saying why on
-// stderr: the target could not be reached, or how the attempts failed.
+// checkOutcome fails a measured run in which no request succeeded, or a step hit a limit of
+// apiperf's own machine so the load asked for was not reached (exit 1), saying why on
+// stderr in one line: the limit and its fix, the target could not be reached, or how the
+// attempts failed.
 func checkOutcome(e *env, steps []*measure.Step) error {
+	for _, s := range steps {
+		if s != nil && s.GeneratorLimit != nil {
+			fmt.Fprintf(e.stderr, "apiperf: %s: %s\n", s.Label, s.GeneratorLimit)
+			return errFailed
+		}
+	}
 	var ok, attempts int64
 	var errs measure.Errors
 	reason := ""

@@ -46,6 +46,7 @@ type loadFlags struct {
 	http2   bool
 	streams int
 	noKeep  bool
+	sources []string
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -72,6 +73,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by TLS ALPN for https://, h2c with prior knowledge for http://")
 	f.streams = load.DefaultStreams
 	fs.VarP(intCount{&f.streams}, "streams", "", "HTTP/2: concurrent streams per connection (closed loop: -c x --streams in flight)")
+	fs.StringArrayVar(&f.sources, "source", nil, "open connections from these local addresses, in turn: ADDR[,ADDR...], ranges allowed (10.0.0.5-10.0.0.8); a 127.x target spreads over 127.0.0.0/8 by itself")
 }
 
 // loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
@@ -116,6 +118,12 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
 		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2, NoKeepAlive: f.noKeep,
+		Sources: strings.Join(f.sources, ","),
+	}
+	if addrs, err := load.ParseSources(cfg.Sources); err == nil {
+		if err := load.CheckSources(addrs); err != nil {
+			errs = append(errs, err) // a typo'd address fails here; a malformed one in Validate
+		}
 	}
 	if f.http2 || fs.Changed("streams") {
 		cfg.Streams = f.streams
@@ -233,6 +241,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	sc = src.scenario // with the script or mix, as saved in run.json
 	target, _ := scenario.ParseTarget(sc.URL)
+	if err := planSources(ctx, e, cfg, target, *quiet); err != nil {
+		return err
+	}
 
 	doc := newRun(result.KindRun, sc, cfg, args)
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {

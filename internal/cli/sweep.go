@@ -267,6 +267,9 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	if err != nil {
 		return nil, "", asUsage(err)
 	}
+	if err := planSources(ctx, e, plan.Config(cfg, plan.Len()-1), tgt, wf.quiet); err != nil {
+		return nil, "", err
+	}
 	if name == "" {
 		name = report.SafeName(tgt.Host + "-" + tgt.Port)
 	}
@@ -349,7 +352,9 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 // "plain net/http: ").
 func stopped(e *env, doc *result.Run, what string) {
 	if st := doc.Sweep.Stop; st != nil {
-		fmt.Fprintf(e.stderr, "apiperf: %s%s\n", what, st)
+		if st.Rule != sweep.RuleGeneratorLimit { // checkOutcome says that one, once
+			fmt.Fprintf(e.stderr, "apiperf: %s%s\n", what, st)
+		}
 		doc.Warnings = append(doc.Warnings, "the sweep "+st.String())
 	}
 }

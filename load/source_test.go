@@ -1,0 +1,185 @@
+package load
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestParsePortRange(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		want  PortRange
+		ports int
+		err   bool
+	}{
+		{"32768\t60999\n", PortRange{32768, 60999}, 28232, false}, // Linux's default, as the file has it
+		{"40000 40999", PortRange{40000, 40999}, 1000, false},     // the issue's namespace
+		{"5000 5000", PortRange{5000, 5000}, 1, false},            // one port
+		{"60999 32768", PortRange{}, 0, true},                     // reversed
+		{"0 100", PortRange{}, 0, true},                           // port 0 is not a port
+		{"1 65536", PortRange{}, 0, true},                         // beyond 16 bits
+		{"32768", PortRange{}, 0, true},                           // one number
+		{"a b", PortRange{}, 0, true},                             // not numbers
+	} {
+		got, err := ParsePortRange(tc.in)
+		if (err != nil) != tc.err || got != tc.want || got.Ports() != tc.ports {
+			t.Errorf("ParsePortRange(%q) = %v (%d ports), %v; want %v (%d ports), error %v", tc.in, got, got.Ports(), err, tc.want, tc.ports, tc.err)
+		}
+	}
+	if p := ReadPortRange(); p.Ports() < 1 {
+		t.Errorf("ReadPortRange() = %v; want a range with ports", p)
+	}
+}
+
+func TestParseSources(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // the addresses, or the error's text
+	}{
+		{"10.0.0.5", "[10.0.0.5]"},                                     // one address
+		{"10.0.0.5-10.0.0.8", "[10.0.0.5 10.0.0.6 10.0.0.7 10.0.0.8]"}, // a range, both ends in
+		{"10.0.0.255-10.0.1.1", "[10.0.0.255 10.0.1.0 10.0.1.1]"},      // a range across an octet
+		{"127.0.0.1, 127.0.0.3,::1", "[127.0.0.1 127.0.0.3 ::1]"},      // a list of both families
+		{"", "[]"}, // none: the kernel chooses
+		{"fd00::1-fd00::3", "[fd00::1 fd00::2 fd00::3]"},    // IPv6 ranges
+		{"::ffff:10.0.0.1", "[10.0.0.1]"},                   // IPv4-mapped reads as IPv4
+		{"10.0.0.8-10.0.0.5", "FIRST not above LAST"},       // reversed range
+		{"10.0.0.1-fd00::1", "of one family"},               // mixed families
+		{"10.0.0.300", `"10.0.0.300" is not an IP address`}, // not an address
+		{"0.0.0.0", "cannot be a source address"},           // unspecified
+		{"10.0.0.1,", "empty address"},                      // trailing comma
+		{"10.0.0.1,10.0.0.1", "10.0.0.1 is given twice"},    // duplicate
+		{"10.0.0.0-10.0.255.255", "at most 4096"},           // a typo'd range
+	} {
+		got, err := ParseSources(tc.in)
+		s := fmt.Sprint(got)
+		if err != nil {
+			s = err.Error()
+		}
+		if !strings.Contains(s, tc.want) {
+			t.Errorf("ParseSources(%q) = %s; want %s", tc.in, s, tc.want)
+		}
+	}
+	// Every problem at once.
+	_, err := ParseSources("x,10.0.0.2-10.0.0.1")
+	if err == nil || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), "10.0.0.2-10.0.0.1") {
+		t.Errorf("ParseSources(two bad) = %v; want both named", err)
+	}
+}
+
+func TestPlanSources(t *testing.T) {
+	ip := netip.MustParseAddr
+	small := PortRange{40000, 40999} // 1000 ports
+	for _, tc := range []struct {
+		name    string
+		target  string
+		conns   int
+		given   []netip.Addr
+		used    map[netip.Addr]int // ports held toward the target per source
+		sources string             // the plan's addresses
+		auto    bool
+		note    string // a phrase of the plan's note; "" for none
+		err     string
+	}{
+		{"fits one address: the kernel chooses", "127.0.0.1", 1000, nil, nil, "[]", false, "", ""},
+		{"loopback over the limit: spread over 127/8", "127.0.0.1", 1500, nil, nil, "[127.0.0.1 127.0.0.2]", true, "", ""},
+		{"another 127.x target spreads too", "127.1.2.3", 2001, nil, nil, "[127.0.0.1 127.0.0.2 127.0.0.3]", true, "", ""},
+		// the previous level's 700 connections in TIME_WAIT leave 300 ports on the target's own address
+		{"ports held in TIME_WAIT are not free", "127.0.0.1", 1000, nil, map[netip.Addr]int{ip("127.0.0.1"): 700}, "[127.0.0.2]", true, "", ""},
+		{"a busy address is skipped, the others share", "127.0.0.1", 1500, nil, map[netip.Addr]int{ip("127.0.0.1"): 900}, "[127.0.0.2 127.0.0.3]", true, "", ""},
+		{"ports held on other addresses do not matter", "127.0.0.1", 900, nil, map[netip.Addr]int{ip("127.0.0.2"): 1000}, "[]", false, "", ""},
+		{"::1 is one address and says so", "::1", 1500, nil, nil, "[]", false, "::1 is one address: it holds at most 1000 connections", ""},
+		{"a remote target over the limit needs --source", "10.1.1.1", 5000, nil, nil, "[]", false, "give 5 addresses of this machine with --source", ""},
+		{"a remote target with ports held needs --source", "10.1.1.1", 800, nil, map[netip.Addr]int{ip("10.0.0.9"): 500}, "[]", false, "one source address holds at most 1000", ""},
+		{"given sources are used as given", "10.1.1.1", 1500, []netip.Addr{ip("10.0.0.5"), ip("10.0.0.6")}, nil, "[10.0.0.5 10.0.0.6]", false, "", ""},
+		{"too few given sources say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1")}, nil, "[127.0.0.1]", false, "1 source addresses have room for 1000 connections", ""},
+		{"given sources with ports held say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1"), ip("127.0.0.2")}, map[netip.Addr]int{ip("127.0.0.2"): 600}, "[127.0.0.1 127.0.0.2]", false, "room for 1400 connections", ""},
+		{"a source of the other family is an error", "127.0.0.1", 10, []netip.Addr{ip("::1")}, nil, "", false, "", "the target 127.0.0.1 is IPv4; give IPv4 source addresses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PlanSources(ip(tc.target), tc.conns, small, tc.given, tc.used)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("PlanSources error %v; want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(p.Sources); got != tc.sources || p.Auto != tc.auto || p.PerSource != 1000 {
+				t.Errorf("plan %s auto %v per source %d; want %s auto %v per source 1000", got, p.Auto, p.PerSource, tc.sources, tc.auto)
+			}
+			if (tc.note == "") != (p.Note == "") || !strings.Contains(p.Note, tc.note) {
+				t.Errorf("note %q; want %q", p.Note, tc.note)
+			}
+		})
+	}
+	p, _ := PlanSources(ip("127.0.0.1"), 2500, small, nil, nil)
+	if got := p.String(); got != "connections from 3 source addresses 127.0.0.1-127.0.0.3 (chosen in 127.0.0.0/8; 1000 local ports each)" {
+		t.Errorf("String() = %q", got)
+	}
+	if p.Source(0) != ip("127.0.0.1") || p.Source(4) != ip("127.0.0.2") || (SourcePlan{}).Source(3).IsValid() {
+		t.Errorf("Source: connections are not dealt over the sources in turn")
+	}
+	held := map[netip.Addr]int{ip("127.0.0.1"): 300, ip("127.0.0.2"): 600, ip("127.0.0.9"): 50}
+	if p, _ := PlanSources(ip("127.0.0.1"), 500, small, []netip.Addr{ip("127.0.0.2")}, held); p.Held != 600 {
+		t.Errorf("Held = %d with --source 127.0.0.2; want its 600", p.Held)
+	}
+	if p, _ := PlanSources(ip("127.0.0.1"), 500, small, nil, held); len(p.Sources) != 0 || p.Held != 300 {
+		t.Errorf("Held = %d (sources %v) with the kernel's choice; want the target's own address's 300", p.Held, p.Sources)
+	}
+	if p, _ := PlanSources(ip("10.1.1.1"), 100, small, nil, held); p.Held != 600 {
+		t.Errorf("Held = %d toward a remote target; want the busiest address's 600", p.Held)
+	}
+	if _, err := PlanSources(ip("127.0.0.1"), 1, PortRange{}, nil, nil); err == nil {
+		t.Errorf("PlanSources with an empty port range: no error")
+	}
+}
+
+func TestCountPorts(t *testing.T) {
+	// Lines as /proc/net/tcp and tcp6 have them (little-endian words): a listener, two
+	// connections from 127.0.0.1 to 127.0.0.1:8080 (one in TIME_WAIT), one from 127.0.0.2,
+	// one to another port, and an IPv4-mapped one from a tcp6 socket.
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
+   1: 0100007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2 1
+   2: 0100007F:9C41 0100007F:1F90 06 00000000:00000000 03:00001770 00000000     0        0 0 3
+   3: 0200007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 4 1
+   4: 0100007F:9C42 0100007F:1F91 01 00000000:00000000 00:00000000 00000000     0        0 5 1
+   5: 0000000000000000FFFF00000200007F:9C43 0000000000000000FFFF00000100007F:1F90 01 00000000:00000000 00:00000000 00000000 0 0 6 1
+`
+	used := map[netip.Addr]int{}
+	countPorts(table, netip.MustParseAddrPort("127.0.0.1:8080"), used)
+	if got := fmt.Sprint(used); got != "map[127.0.0.1:2 127.0.0.2:2]" {
+		t.Errorf("countPorts = %s; want 127.0.0.1: 2, 127.0.0.2: 2", got)
+	}
+	// This machine's own table reads: a connection we open is counted.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n := PortsInUse(netip.MustParseAddrPort(l.Addr().String()))[netip.MustParseAddr("127.0.0.1")]; n != 1 {
+		t.Errorf("PortsInUse(%s) from 127.0.0.1 = %d; want 1", l.Addr(), n)
+	}
+}
+
+func TestCheckSources(t *testing.T) {
+	if err := CheckSources([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.9")}); err != nil {
+		t.Errorf("CheckSources(127.0.0.1, 127.0.0.9) = %v; want nil (127.0.0.0/8 is local)", err)
+	}
+	// 192.0.2.0/24 is TEST-NET-1: never an address of this machine.
+	err := CheckSources([]netip.Addr{netip.MustParseAddr("192.0.2.7")})
+	if err == nil || !strings.Contains(err.Error(), "--source 192.0.2.7: not an address of this machine") {
+		t.Errorf("CheckSources(192.0.2.7) = %v; want it named not local", err)
+	}
+}
