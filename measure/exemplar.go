@@ -1,0 +1,298 @@
+package measure
+
+import (
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// DefaultSlowest is how many of a step's slowest requests are kept.
+const DefaultSlowest = 10
+
+// Bands are the latency percentiles a step keeps one exemplar request around.
+var Bands = [...]float64{50, 90, 99, 99.9}
+
+// TraceID is a W3C trace id (16 bytes); all zeros means the request carried none.
+type TraceID [16]byte
+
+// IsZero reports whether t is no trace id.
+func (t TraceID) IsZero() bool { return t == TraceID{} }
+
+// String is the id as 32 lower-case hex digits, "" for none.
+func (t TraceID) String() string {
+	if t.IsZero() {
+		return ""
+	}
+	return hex.EncodeToString(t[:])
+}
+
+// ParseTraceID reads 32 hex digits; "" is the zero id.
+func ParseTraceID(s string) (TraceID, error) {
+	var t TraceID
+	if s == "" {
+		return t, nil
+	}
+	if len(s) != 32 {
+		return t, fmt.Errorf("trace id %q: want 32 hex digits", s)
+	}
+	if _, err := hex.Decode(t[:], []byte(s)); err != nil {
+		return t, fmt.Errorf("trace id %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// MarshalText writes the id as hex.
+func (t TraceID) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads the id from hex.
+func (t *TraceID) UnmarshalText(b []byte) error {
+	v, err := ParseTraceID(string(b))
+	*t = v
+	return err
+}
+
+// Exemplar is one request kept whole: its latency (open loop: corrected and uncorrected),
+// status, when it started in the measured window, its connection, endpoint and trace id.
+type Exemplar struct {
+	Latency     Duration `json:"latency"`
+	Uncorrected Duration `json:"uncorrected,omitempty"`
+	// Start is when the request was sent (open loop: due) since the window's start.
+	Start    Duration `json:"start"`
+	Status   int      `json:"status"`
+	Conn     int      `json:"conn"`
+	Endpoint string   `json:"endpoint,omitempty"`
+	Trace    TraceID  `json:"trace_id,omitzero"`
+}
+
+// key orders exemplars of equal latency and picks a band's candidate: a hash of what a
+// request keeps that no merge changes (not its start, which moves with the window).
+func (e *Exemplar) key() uint64 {
+	h := uint64(e.Latency)*0x9e3779b97f4a7c15 ^ uint64(e.Uncorrected) ^ uint64(e.Conn)<<32 ^ uint64(e.Status)<<20
+	for i := 0; i < 16; i += 8 {
+		h ^= uint64(e.Trace[i]) | uint64(e.Trace[i+1])<<8 | uint64(e.Trace[i+2])<<16 | uint64(e.Trace[i+3])<<24 |
+			uint64(e.Trace[i+4])<<32 | uint64(e.Trace[i+5])<<40 | uint64(e.Trace[i+6])<<48 | uint64(e.Trace[i+7])<<56
+		h = mix64(h)
+	}
+	return mix64(h)
+}
+
+// mix64 is splitmix64's finalizer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// slower is the total order of the slowest list: by latency, ties broken by key.
+func slower(a, b *Exemplar) bool {
+	if a.Latency != b.Latency {
+		return a.Latency > b.Latency
+	}
+	return a.key() > b.key()
+}
+
+// Band is the exemplar request kept around one latency percentile.
+type Band struct {
+	Percentile float64  `json:"percentile"`
+	Exemplar   Exemplar `json:"exemplar"`
+}
+
+// Exemplars is what a step keeps of single requests: its N slowest responses, slowest first,
+// and one response per latency band. Pool holds one candidate per latency bucket (a quarter
+// octave), so that merging steps (threads, workers, hosts) picks the same bands as recording
+// every response in one place would.
+type Exemplars struct {
+	Keep    int        `json:"keep"` // N
+	Slowest []Exemplar `json:"slowest"`
+	Bands   []Band     `json:"bands,omitempty"`
+	Pool    []Exemplar `json:"pool,omitempty"`
+}
+
+// bucket is the quarter-octave latency bucket of d (in microseconds, as the histograms).
+func bucket(d Duration) int {
+	us := uint64(max(int64(d)/int64(time.Microsecond), 1))
+	e := bits.Len64(us) - 1
+	if e < 2 {
+		return int(us)
+	}
+	return e*4 + int(us>>(e-2)&3)
+}
+
+const poolBuckets = 64 * 4
+
+// Merge adds o's exemplars to x (either may be nil); shift moves o's start offsets onto x's
+// window (o's window start minus x's).
+func (x *Exemplars) Merge(o *Exemplars, shift time.Duration) *Exemplars {
+	if o == nil {
+		return x
+	}
+	if x == nil {
+		x = &Exemplars{Keep: o.Keep}
+	}
+	x.Keep = max(x.Keep, o.Keep)
+	for _, e := range o.Slowest {
+		e.Start += Duration(shift)
+		x.Slowest = append(x.Slowest, e)
+	}
+	for _, e := range o.Pool {
+		e.Start += Duration(shift)
+		x.Pool = append(x.Pool, e)
+	}
+	x.normalize()
+	return x
+}
+
+// normalize sorts the slowest list (slowest first) and keeps its first Keep, and keeps one
+// candidate per latency bucket in the pool, the one of least key, sorted by latency.
+func (x *Exemplars) normalize() {
+	slices.SortFunc(x.Slowest, func(a, b Exemplar) int {
+		if slower(&a, &b) {
+			return -1
+		}
+		if slower(&b, &a) {
+			return 1
+		}
+		return 0
+	})
+	x.Slowest = x.Slowest[:min(len(x.Slowest), x.Keep)]
+	slices.SortFunc(x.Pool, func(a, b Exemplar) int {
+		if c := cmp.Compare(bucket(a.Latency), bucket(b.Latency)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key(), b.key())
+	})
+	x.Pool = slices.CompactFunc(x.Pool, func(a, b Exemplar) bool { return bucket(a.Latency) == bucket(b.Latency) })
+}
+
+// pick sets the bands from the pool: for each percentile of latency, the candidate of the
+// nearest non-empty bucket to that percentile's value.
+func (x *Exemplars) pick(latency *Histogram) {
+	x.Bands = x.Bands[:0]
+	if latency == nil || latency.Count() == 0 || len(x.Pool) == 0 {
+		return
+	}
+	for _, p := range Bands {
+		want := bucket(Duration(latency.Percentile(p)))
+		best := -1
+		for i := range x.Pool {
+			d := bucket(x.Pool[i].Latency) - want
+			if best < 0 || abs(d) < abs(bucket(x.Pool[best].Latency)-want) {
+				best = i
+			}
+		}
+		x.Bands = append(x.Bands, Band{Percentile: p, Exemplar: x.Pool[best]})
+	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// keptRequest is an exemplar as a recorder holds it: fixed size, the endpoint an index.
+type keptRequest struct {
+	latency, uncorrected, start int64
+	key                         uint64
+	trace                       TraceID
+	conn                        int32
+	status                      int16
+	endpoint                    uint8
+	used                        bool
+}
+
+// keeper holds one recorder's slowest responses (a min-heap of fixed size, compared against
+// its minimum) and one candidate per latency bucket: constant cost per response.
+type keeper struct {
+	heap []keptRequest
+	pool [poolBuckets]keptRequest
+}
+
+func newKeeper(n int) *keeper {
+	if n <= 0 {
+		n = DefaultSlowest
+	}
+	return &keeper{heap: make([]keptRequest, 0, n)}
+}
+
+// add offers a response (from is the window's start).
+func (k *keeper) add(s *Sample, from int64) {
+	r := keptRequest{latency: s.Latency, uncorrected: s.Uncorrected, start: s.Done - s.Latency - from,
+		trace: s.Trace, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
+	e := r.exemplar(nil)
+	r.key = e.key()
+	if b := &k.pool[bucket(Duration(r.latency))]; !b.used || r.key < b.key {
+		*b = r
+	}
+	h := k.heap
+	if len(h) < cap(h) {
+		h = append(h, r)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !h[p].less(&h[i]) {
+				h[p], h[i] = h[i], h[p]
+				i = p
+				continue
+			}
+			break
+		}
+		k.heap = h
+		return
+	}
+	if !h[0].less(&r) {
+		return
+	}
+	h[0] = r
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l].less(&h[m]) {
+			m = l
+		}
+		if l+1 < len(h) && h[l+1].less(&h[m]) {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// less orders the min-heap: r is faster than o (the same order as slower, reversed).
+func (r *keptRequest) less(o *keptRequest) bool {
+	if r.latency != o.latency {
+		return r.latency < o.latency
+	}
+	return r.key < o.key
+}
+
+func (r *keptRequest) exemplar(names []string) Exemplar {
+	e := Exemplar{Latency: Duration(r.latency), Uncorrected: Duration(r.uncorrected), Start: Duration(r.start),
+		Status: int(r.status), Conn: int(r.conn), Trace: r.trace}
+	if int(r.endpoint) < len(names) {
+		e.Endpoint = names[r.endpoint]
+	}
+	return e
+}
+
+// exemplars returns what k kept (names label the endpoints).
+func (k *keeper) exemplars(names []string) *Exemplars {
+	x := &Exemplars{Keep: cap(k.heap)}
+	for i := range k.heap {
+		x.Slowest = append(x.Slowest, k.heap[i].exemplar(names))
+	}
+	for i := range k.pool {
+		if k.pool[i].used {
+			x.Pool = append(x.Pool, k.pool[i].exemplar(names))
+		}
+	}
+	x.normalize()
+	return x
+}
