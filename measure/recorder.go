@@ -9,9 +9,9 @@ import (
 // Sample is one request attempt as the engine saw it. Times are nanoseconds since the
 // step's start on the monotonic clock.
 type Sample struct {
-	Done        int64 // when the attempt ended
-	Latency     int64 // corrected latency: from send (open loop: from the due time) to the last byte
-	Uncorrected int64 // open loop only: from the actual send
+	Done        int64   // when the attempt ended
+	Latency     int64   // corrected latency: from send (open loop: from the due time) to the last byte
+	Uncorrected int64   // open loop only: from the actual send
 	Trace       TraceID // the request's W3C trace id (--traceparent); zero: none
 	Bytes       int32   // bytes read
 	Conn        int32   // the connection it went on (engine numbering)
