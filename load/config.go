@@ -30,6 +30,7 @@ const (
 	DefaultMaxConnections = 10000
 	DefaultStreams        = 1
 	maxStreams            = 1 << 16 // HTTP/2 concurrent streams per connection
+	maxSlowest            = 10000   // slowest responses kept per step
 )
 
 // Config is how hard and how long to load. It is saved in every run.json.
@@ -52,6 +53,11 @@ type Config struct {
 	// HTTP2 speaks HTTP/2: h2 negotiated by ALPN for https, h2c with prior knowledge for http.
 	HTTP2   bool `json:"http2,omitempty"`
 	Streams int  `json:"streams,omitempty"` // HTTP/2: concurrent streams per connection (0: 1)
+	// Traceparent sends a W3C traceparent header with new random ids on every request (a
+	// request that carries its own keeps it), so the slowest requests can be found in traces.
+	Traceparent bool `json:"traceparent,omitempty"`
+	// Slowest is how many of each step's slowest responses are kept (0: measure.DefaultSlowest).
+	Slowest int `json:"slowest,omitempty"`
 }
 
 // Validate reports every problem at once.
@@ -95,6 +101,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP2 && c.NoKeepAlive {
 		errs = append(errs, errors.New("--no-keepalive is for HTTP/1.1; HTTP/2 keeps its connections (drop --http2 or --no-keepalive)"))
+	}
+	if c.Slowest < 0 || c.Slowest > maxSlowest {
+		errs = append(errs, fmt.Errorf("slowest must be 1 to %d, got %d", maxSlowest, c.Slowest))
 	}
 	if c.Streams > maxStreams {
 		errs = append(errs, fmt.Errorf("streams must be at most %d, got %d", maxStreams, c.Streams))

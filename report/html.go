@@ -50,6 +50,8 @@ func extraSections(r *result.Run) []Section {
 	out = append(out, timelineSections(r)...) // report/timeline.go
 	out = append(out, processSections(r)...)  // report/process.go
 	out = append(out, endpointSections(r)...)
+	out = append(out, exemplarSections(r)...) // report/exemplars_html.go
+	out = append(out, timingSections(r)...)
 	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
 }
 

@@ -45,6 +45,9 @@ type loadFlags struct {
 	http2   bool
 	streams int
 	noKeep  bool
+	// traceparent and slowest: trace context on every request, slowest responses kept.
+	traceparent bool
+	slowest     int
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -71,6 +74,9 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by TLS ALPN for https://, h2c with prior knowledge for http://")
 	f.streams = load.DefaultStreams
 	fs.VarP(intCount{&f.streams}, "streams", "", "HTTP/2: concurrent streams per connection (closed loop: -c x --streams in flight)")
+	fs.BoolVar(&f.traceparent, "traceparent", false, "send a W3C traceparent header with new random ids on every request (a script's own wins), so the slowest requests can be looked up in your traces")
+	f.slowest = measure.DefaultSlowest
+	fs.VarP(intCount{&f.slowest}, "slowest", "", "keep this many of each step's slowest requests (run.json, report.html, text with --latency)")
 }
 
 // loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
@@ -115,6 +121,13 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
 		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2, NoKeepAlive: f.noKeep,
+		Traceparent: f.traceparent,
+	}
+	if fs.Changed("slowest") {
+		cfg.Slowest = f.slowest
+		if f.slowest < 1 {
+			errs = append(errs, fmt.Errorf("--slowest must be at least 1, got %d", f.slowest))
+		}
 	}
 	if f.http2 || fs.Changed("streams") {
 		cfg.Streams = f.streams
