@@ -46,6 +46,8 @@ type Level struct {
 	Target *Usage `json:"target,omitempty"`
 	// Profile is what the target's profiles showed at this level; nil when none was captured.
 	Profile *Profile `json:"profile,omitempty"`
+	// ServerTiming is what the responses' Server-Timing said (repetitions merged); nil: none.
+	ServerTiming *measure.ServerTiming `json:"server_timing,omitempty"`
 }
 
 // Usage is a process's resource use over a level. A zero field is unknown.
