@@ -147,6 +147,14 @@ func (x *Exemplars) Merge(o *Exemplars, shift time.Duration) *Exemplars {
 	return x
 }
 
+// Clone returns an independent copy (nil for nil).
+func (x *Exemplars) Clone() *Exemplars {
+	if x == nil {
+		return nil
+	}
+	return &Exemplars{Keep: x.Keep, Slowest: slices.Clone(x.Slowest), Bands: slices.Clone(x.Bands), Pool: slices.Clone(x.Pool)}
+}
+
 // normalize sorts the slowest list (slowest first) and keeps its first Keep, and keeps one
 // candidate per latency bucket in the pool, the one of least key, sorted by latency.
 func (x *Exemplars) normalize() {

@@ -188,6 +188,14 @@ func (st *ServerTiming) Merge(o *ServerTiming) *ServerTiming {
 	return st
 }
 
+// Clone returns an independent copy (nil for nil).
+func (st *ServerTiming) Clone() *ServerTiming {
+	if st == nil {
+		return nil
+	}
+	return (*ServerTiming)(nil).Merge(st)
+}
+
 // Largest is the metric with the largest value at percentile p, nil when there is none.
 func (st *ServerTiming) Largest(p float64) *MetricTiming {
 	if st == nil {
