@@ -229,15 +229,13 @@ func newKeeper(n int) *keeper {
 	return &keeper{heap: make([]keptRequest, 0, n)}
 }
 
-// add offers a response (from is the window's start).
-func (k *keeper) add(s *Sample, from int64) {
+// add offers a response (from is the window's start) and returns it as kept.
+func (k *keeper) add(s *Sample, from int64) keptRequest {
 	r := keptRequest{latency: s.Latency, uncorrected: s.Uncorrected, start: s.Done - s.Latency - from,
 		trace: s.Trace, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
 	e := r.exemplar(nil)
 	r.key = e.key()
-	if b := &k.pool[bucket(Duration(r.latency))]; !b.used || r.key < b.key {
-		*b = r
-	}
+	offer(&k.pool, &r)
 	h := k.heap
 	if len(h) < cap(h) {
 		h = append(h, r)
@@ -251,10 +249,10 @@ func (k *keeper) add(s *Sample, from int64) {
 			break
 		}
 		k.heap = h
-		return
+		return r
 	}
 	if !h[0].less(&r) {
-		return
+		return r
 	}
 	h[0] = r
 	for i := 0; ; {
@@ -266,10 +264,17 @@ func (k *keeper) add(s *Sample, from int64) {
 			m = l + 1
 		}
 		if m == i {
-			return
+			return r
 		}
 		h[i], h[m] = h[m], h[i]
 		i = m
+	}
+}
+
+// offer keeps r in pool if it is the first of its bucket or has a smaller key.
+func offer(pool *[poolBuckets]keptRequest, r *keptRequest) {
+	if b := &pool[bucket(Duration(r.latency))]; !b.used || r.key < b.key {
+		*b = *r
 	}
 }
 

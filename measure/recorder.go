@@ -155,7 +155,10 @@ func (r *Recorder) add(s *Sample) {
 		r.latency.Record(lat)
 		iv.latency.Record(lat)
 		r.all.Record(lat)
-		r.keep.add(s, r.from)
+		kept := r.keep.add(s, r.from)
+		if !kept.trace.IsZero() {
+			iv.offer(&kept)
+		}
 		if s.Timing.Metric[0] != 0 || s.Timing.Malformed != 0 || s.Timing.Dropped != 0 {
 			r.addTimings(s)
 		}
