@@ -165,6 +165,9 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	defer bound(runCtx, cfg, src)()
+	if cfg.Traceparent {
+		src = scenario.Traced(src)
+	}
 	e := &engine{
 		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: runCtx,
 		timeout: cfg.Timeout.Duration(),
@@ -180,6 +183,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	for i := 0; i < cfg.Threads; i++ {
 		r := measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names))
 		r.Window(e.from, e.to)
+		r.KeepSlowest(cfg.Slowest)
 		e.recs = append(e.recs, r)
 	}
 	e.stream, e.onInterval = measure.NewIntervalStream(e.recs, o.every), o.intervals

@@ -73,6 +73,7 @@ type econn struct {
 	gen      uint32 // bumped when fd closes (io_uring: completions for the old socket are ignored)
 	sending  bool   // io_uring: a send is in flight
 	sent     []byte // io_uring: what it sends (kept alive until it completes)
+	x        explainer
 }
 
 const (
@@ -97,7 +98,8 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 	}
 	for i, r := range reqs {
 		l := loops[i%len(loops)]
-		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i]}
+		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i], x: newExplainer(i, r)}
+		c.p.metric = l.samples.rec.Metric
 		l.conns = append(l.conns, c)
 		if c.budget != 0 {
 			l.active++
@@ -484,8 +486,10 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return true
 	}
 	now := l.doneAt(c)
-	l.record(c, measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
-		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
+	s := measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
+		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)}
+	c.x.explain(&s, c.got, &c.p.timing)
+	l.record(c, s)
 	c.got++
 	if c.p.close || c.p.untilEOF {
 		l.closeFD(c)

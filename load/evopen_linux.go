@@ -126,7 +126,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		}
 	}
 	for i, r := range reqs {
-		loops[i%len(loops)].addConn(r)
+		loops[i%len(loops)].addConn(r, i)
 	}
 	e.pool.Store(int64(len(reqs)))
 	e.connIDs.Store(int64(len(reqs)))
@@ -218,8 +218,9 @@ func (o *openLoop) dueBy(t int64) int64 {
 }
 
 // addConn adds a connection, not yet open, to the loop's pool.
-func (l *evloop) addConn(r scenario.Requester) *econn {
-	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1}
+func (l *evloop) addConn(r scenario.Requester, num int) *econn {
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r)}
+	c.p.metric = l.samples.rec.Metric
 	l.conns = append(l.conns, c)
 	l.setQuantum()
 	return c
@@ -565,14 +566,15 @@ func (l *evloop) grow(now int64) {
 	}
 	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && l.e.claimConn(); n-- {
 		l.e.reqMu.Lock()
-		r, err := l.e.src.Requester(o.thread, int(l.e.connIDs.Add(1)-1))
+		num := int(l.e.connIDs.Add(1) - 1)
+		r, err := l.e.src.Requester(o.thread, num)
 		l.e.reqMu.Unlock()
 		if err != nil {
 			l.e.pool.Add(-1)
 			o.noGrow = true
 			return
 		}
-		c := l.addConn(r)
+		c := l.addConn(r, num)
 		o.growing++
 		l.dial(c)
 	}

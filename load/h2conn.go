@@ -47,6 +47,8 @@ type h2stream struct {
 	req        h2req  // kept for a retry on a new connection
 	capHeader  []byte // response header text and body, when the requester watches responses
 	capBody    []byte
+	tp         h2trace         // the request's trace context (--traceparent), kept for a retry
+	timing     measure.Timings // the response's Server-Timing
 }
 
 // h2pending is a request waiting for its turn on a connection: a retry, the rest of a
@@ -56,6 +58,7 @@ type h2pending struct {
 	ep    uint8
 	due   int64 // open loop: when it was due (latency is measured from it); closed loop: -1
 	retry bool
+	tp    h2trace
 }
 
 // h2conn runs one HTTP/2 connection slot on one goroutine: it writes requests into free
@@ -87,13 +90,14 @@ type h2conn struct {
 	limit   int // streams allowed now: min(--streams, the server's MAX_CONCURRENT_STREAMS)
 	goaway  bool
 	lastID  uint32
-	sendWin int64 // connection-level send window
-	initWin int64 // the server's initial stream window
-	maxOut  int   // largest frame the server accepts
-	unacked int64 // received DATA bytes not yet given back to the connection window
-	rdl     int64 // current read deadline (offset from e.base); 0: none set
-	wdl     int64 // current write deadline
-	inRead  bool  // a read is blocked in the framer (wake-ups may run)
+	sendWin int64  // connection-level send window
+	initWin int64  // the server's initial stream window
+	maxOut  int    // largest frame the server accepts
+	unacked int64  // received DATA bytes not yet given back to the connection window
+	rdl     int64  // current read deadline (offset from e.base); 0: none set
+	wdl     int64  // current write deadline
+	inRead  bool   // a read is blocked in the framer (wake-ups may run)
+	tpBlock []byte // a header block with a traceparent field added (--traceparent)
 }
 
 func newH2Conn(e *engine, w *worker, sched *openSchedule) *h2conn {
@@ -311,6 +315,7 @@ func (c *h2conn) record(s *h2stream, class measure.Class, now int64) {
 	if class == measure.Response {
 		smp.Bytes = int32(min(s.bytes, 1<<31-1))
 		smp.Status = int16(s.status)
+		smp.Conn, smp.Trace, smp.Timing = c.w.x.conn, s.tp.id, s.timing
 	}
 	c.w.samples.add(smp)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/apiperf/apiperf/measure"
-	"github.com/apiperf/apiperf/servertiming"
 )
 
 // errProtocol marks bytes that are not a valid HTTP/1.x response.
@@ -84,21 +83,8 @@ func (p *parser) reset(head bool) {
 
 // serverTiming records the metrics of one Server-Timing header value.
 func (p *parser) serverTiming(v []byte) {
-	if p.metric == nil {
-		return
-	}
-	for {
-		m, rest, ok, err := servertiming.Next(v)
-		if !ok {
-			return
-		}
-		v = rest
-		switch {
-		case err != nil:
-			p.timing.Bad()
-		case m.HasDur:
-			p.timing.Add(p.metric(m.Name), m.Dur)
-		}
+	if p.metric != nil {
+		readServerTiming(&p.timing, p.metric, v)
 	}
 }
 

@@ -49,6 +49,7 @@ type worker struct {
 	capture  []byte // the whole response, when the requester watches responses
 	tlsBuf   []byte
 	samples  sampleBatch
+	x        explainer
 }
 
 func newWorker(e *engine, id int, req scenario.Requester) *worker {
@@ -57,6 +58,7 @@ func newWorker(e *engine, id int, req scenario.Requester) *worker {
 	w.watch, _ = req.(scenario.ResponseWatcher)
 	w.delay, _ = req.(scenario.Delayer)
 	w.readFn = w.readRaw
+	w.x, w.p.metric = newExplainer(id, req), e.recs[w.th].Metric
 	return w
 }
 
@@ -161,6 +163,7 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 		if w.e.cfg.OpenLoop() {
 			s.Uncorrected = end - start
 		}
+		w.x.explain(&s, k, &w.p.timing)
 		if w.watch != nil && !w.watched() {
 			return
 		}

@@ -13,10 +13,10 @@ import (
 
 // The /demo/timing endpoint (demo mode) explains its own time: every response sends
 // Server-Timing "db;dur=TimingDB, app;dur=TimingApp"; every TimingSlowEvery-th request (the
-// 1st, the 101st, ...) is made slow instead: it waits TimingSlow and says
-// "db;dur=<TimingSlow>;desc=\"slow query\"". It remembers the trace ids of the requests it
-// made slow (GET /demo/timing/slow), so a test can check that a load generator's slowest
-// requests are exactly those.
+// 1st, the 101st, ...; ?every=N) is made slow instead: it waits TimingSlow (?slow=1s) and
+// says so in db ("db;dur=60;desc=\"slow query\""). It remembers the trace ids of the
+// requests it made slow (GET /demo/timing/slow), so a test can check that a load generator's
+// slowest requests are exactly those.
 const (
 	TimingDB        = 2 * time.Millisecond
 	TimingApp       = 500 * time.Microsecond
@@ -32,10 +32,7 @@ type timingDemo struct {
 	slow []string // trace ids of the requests made slow ("" when a request had none)
 }
 
-var (
-	timingFast = []string{"db;dur=" + ms(TimingDB) + ", app;dur=" + ms(TimingApp)}
-	timingSlow = []string{`db;dur=` + ms(TimingSlow) + `;desc="slow query"`, "app;dur=" + ms(TimingApp)}
-)
+var timingFast = []string{"db;dur=" + ms(TimingDB) + ", app;dur=" + ms(TimingApp)}
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
@@ -43,7 +40,17 @@ func ms(d time.Duration) string {
 
 func (d *timingDemo) handler(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	if (d.n.Add(1)-1)%TimingSlowEvery != 0 {
+	every, slow := int64(TimingSlowEvery), TimingSlow
+	if r.URL.RawQuery != "" {
+		q := r.URL.Query()
+		if n, err := strconv.ParseInt(q.Get("every"), 10, 64); err == nil && n > 0 {
+			every = n
+		}
+		if v, err := time.ParseDuration(q.Get("slow")); err == nil && v > 0 && v <= time.Minute {
+			slow = v
+		}
+	}
+	if (d.n.Add(1)-1)%every != 0 {
 		h["Server-Timing"] = timingFast
 		w.Write([]byte("ok\n"))
 		return
@@ -58,11 +65,12 @@ func (d *timingDemo) handler(w http.ResponseWriter, r *http.Request) {
 	}
 	d.mu.Unlock()
 	select {
-	case <-time.After(TimingSlow):
+	case <-time.After(slow):
 	case <-r.Context().Done():
 		return
 	}
-	h["Server-Timing"] = timingSlow // two header lines: the metrics of both count
+	// Two header lines: the metrics of both count.
+	h["Server-Timing"] = []string{`db;dur=` + ms(slow) + `;desc="slow query"`, "app;dur=" + ms(TimingApp)}
 	w.Write([]byte("slow\n"))
 }
 

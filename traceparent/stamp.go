@@ -37,6 +37,15 @@ func (s *Stamper) Stamp(raw []byte, n int) []byte {
 	return s.buf
 }
 
+// Value is the traceparent value Stamp wrote into request k of the last batch; nil when it
+// wrote none (the request carried its own, or could not be framed).
+func (s *Stamper) Value(k int) []byte {
+	if k >= len(s.slots) || k >= len(s.traces) || s.slots[k] < 0 {
+		return nil
+	}
+	return s.buf[s.slots[k] : s.slots[k]+valueLen]
+}
+
 // Trace is the trace id of request k of the last batch stamped (a request's own when it
 // carried one); zero when there was none.
 func (s *Stamper) Trace(k int) TraceID {
