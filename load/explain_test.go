@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"io"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -132,4 +133,51 @@ func TestTraceparentOffSendsNone(t *testing.T) {
 		t.Errorf("slowest = %+v, want a slow request without trace id", e)
 	}
 	checkTiming(t, s, 2)
+}
+
+// timedResponse is nginxResponse with two Server-Timing headers.
+var timedResponse = []byte("HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nServer-Timing: db;dur=2.5, cache;desc=hit\r\n" +
+	"Server-Timing: app;dur=0.4\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}")
+
+// TestTraceparentAllocs: with --traceparent and Server-Timing in every response, the event
+// loops (closed and open loop) and the goroutine workers still allocate nothing per request:
+// 10x the requests cost about the same allocations.
+func TestTraceparentAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	addr, _ := cannedServer(t, timedResponse)
+	url := "http://" + addr + "/healthz"
+	for _, p := range []struct {
+		name string
+		mode ioMode
+		cfg  Config
+	}{
+		{"evloop/closed", ioEvloop, Config{Connections: 20}},
+		{"uring/closed", ioUring, Config{Connections: 20}},
+		{"goroutines/closed", ioGoroutines, Config{Connections: 20}},
+		{"evloop/open", ioEvloop, Config{Rate: 20000, Connections: 20, MaxConnections: 20}},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			allocs := func(n int64) uint64 {
+				cfg := p.cfg
+				cfg.Requests, cfg.Threads, cfg.Traceparent = n, 1, true
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				s := run(t, p.mode, context.Background(), url, cfg)
+				runtime.ReadMemStats(&m1)
+				if s.Requests != n || s.ServerTiming.Metric("db") == nil || s.Exemplars.Slowest[0].Trace.IsZero() {
+					t.Fatalf("-n %d: %d requests (errors %+v), Server-Timing %+v", n, s.Requests, s.Errors, s.ServerTiming)
+				}
+				return m1.Mallocs - m0.Mallocs
+			}
+			allocs(200) // warm up
+			small, large := allocs(300), allocs(3000)
+			perReq := (float64(large) - float64(small)) / 2700
+			t.Logf("allocations: %d for 300 requests, %d for 3000: %.4f per request", small, large, perReq)
+			if perReq > 0.05 {
+				t.Errorf("%.3f allocations per request (%d for 300, %d for 3000), want none in steady state", perReq, small, large)
+			}
+		})
+	}
 }
