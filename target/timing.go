@@ -11,8 +11,8 @@ import (
 	"github.com/apiperf/apiperf/traceparent"
 )
 
-// The /demo/timing endpoint (demo mode) explains its own time: every response sends
-// Server-Timing "db;dur=TimingDB, app;dur=TimingApp"; every TimingSlowEvery-th request (the
+// The /demo/timing endpoint (demo mode) explains its own time: every request waits
+// TimingDB + TimingApp and says so in Server-Timing ("db;dur=2, app;dur=0.5"); every TimingSlowEvery-th request (the
 // 1st, the 101st, ...; ?every=N) is made slow instead: it waits TimingSlow (?slow=1s) and
 // says so in db ("db;dur=60;desc=\"slow query\""). It remembers the trace ids of the
 // requests it made slow (GET /demo/timing/slow), so a test can check that a load generator's
@@ -51,8 +51,10 @@ func (d *timingDemo) handler(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if (d.n.Add(1)-1)%every != 0 {
-		h["Server-Timing"] = timingFast
-		w.Write([]byte("ok\n"))
+		if wait(r, TimingDB+TimingApp) {
+			h["Server-Timing"] = timingFast
+			w.Write([]byte("ok\n"))
+		}
 		return
 	}
 	id := ""
@@ -64,14 +66,24 @@ func (d *timingDemo) handler(w http.ResponseWriter, r *http.Request) {
 		d.slow = append(d.slow, id)
 	}
 	d.mu.Unlock()
-	select {
-	case <-time.After(slow):
-	case <-r.Context().Done():
+	if !wait(r, slow+TimingApp) {
 		return
 	}
 	// Two header lines: the metrics of both count.
 	h["Server-Timing"] = []string{`db;dur=` + ms(slow) + `;desc="slow query"`, "app;dur=" + ms(TimingApp)}
 	w.Write([]byte("slow\n"))
+}
+
+// wait sleeps d, or until the request is cancelled (false).
+func wait(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // slowTraces lists the trace ids of the requests made slow so far, in order.
