@@ -65,6 +65,24 @@ type Exemplar struct {
 	Conn     int      `json:"conn"`
 	Endpoint string   `json:"endpoint,omitempty"`
 	Trace    TraceID  `json:"trace_id,omitzero"`
+	// Timing is the response's own Server-Timing, by metric name.
+	Timing []MetricDur `json:"server_timing,omitempty"`
+}
+
+// MetricDur is one Server-Timing metric of one response.
+type MetricDur struct {
+	Name string   `json:"name"`
+	Dur  Duration `json:"dur"`
+}
+
+// Largest is the response's Server-Timing metric of the longest dur; ok false when it had none.
+func (e *Exemplar) Largest() (m MetricDur, ok bool) {
+	for _, t := range e.Timing {
+		if !ok || t.Dur > m.Dur {
+			m, ok = t, true
+		}
+	}
+	return m, ok
 }
 
 // key orders exemplars of equal latency and picks a band's candidate: a hash of what a
@@ -209,6 +227,7 @@ type keptRequest struct {
 	latency, uncorrected, start int64
 	key                         uint64
 	trace                       TraceID
+	timing                      Timings
 	conn                        int32
 	status                      int16
 	endpoint                    uint8
@@ -229,11 +248,15 @@ func newKeeper(n int) *keeper {
 	return &keeper{heap: make([]keptRequest, 0, n)}
 }
 
-// add offers a response (from is the window's start) and returns it as kept.
-func (k *keeper) add(s *Sample, from int64) keptRequest {
-	r := keptRequest{latency: s.Latency, uncorrected: s.Uncorrected, start: s.Done - s.Latency - from,
-		trace: s.Trace, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
-	e := r.exemplar(nil)
+// add offers a response (from is the window's start; open keeps its uncorrected latency)
+// and returns it as kept.
+func (k *keeper) add(s *Sample, from int64, open bool) keptRequest {
+	r := keptRequest{latency: s.Latency, start: s.Done - s.Latency - from,
+		trace: s.Trace, timing: s.Timing, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
+	if open {
+		r.uncorrected = s.Uncorrected
+	}
+	e := r.exemplar(nil, nil)
 	r.key = e.key()
 	offer(&k.pool, &r)
 	h := k.heap
@@ -286,24 +309,31 @@ func (r *keptRequest) less(o *keptRequest) bool {
 	return r.key < o.key
 }
 
-func (r *keptRequest) exemplar(names []string) Exemplar {
+// exemplar exports r; names label the endpoints, metrics the Server-Timing metrics (nil:
+// the exemplar leaves them out).
+func (r *keptRequest) exemplar(names, metrics []string) Exemplar {
 	e := Exemplar{Latency: Duration(r.latency), Uncorrected: Duration(r.uncorrected), Start: Duration(r.start),
 		Status: int(r.status), Conn: int(r.conn), Trace: r.trace}
 	if int(r.endpoint) < len(names) {
 		e.Endpoint = names[r.endpoint]
 	}
+	for i, m := range r.timing.Metric {
+		if m != 0 && int(m) <= len(metrics) {
+			e.Timing = append(e.Timing, MetricDur{Name: metrics[m-1], Dur: Duration(time.Duration(r.timing.Dur[i]) * time.Microsecond)})
+		}
+	}
 	return e
 }
 
-// exemplars returns what k kept (names label the endpoints).
-func (k *keeper) exemplars(names []string) *Exemplars {
+// exemplars returns what k kept (names label the endpoints, metrics the Server-Timing metrics).
+func (k *keeper) exemplars(names, metrics []string) *Exemplars {
 	x := &Exemplars{Keep: cap(k.heap)}
 	for i := range k.heap {
-		x.Slowest = append(x.Slowest, k.heap[i].exemplar(names))
+		x.Slowest = append(x.Slowest, k.heap[i].exemplar(names, metrics))
 	}
 	for i := range k.pool {
 		if k.pool[i].used {
-			x.Pool = append(x.Pool, k.pool[i].exemplar(names))
+			x.Pool = append(x.Pool, k.pool[i].exemplar(names, metrics))
 		}
 	}
 	x.normalize()

@@ -267,7 +267,7 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 			if ri.traced != nil {
 				for i := range ri.traced {
 					if ri.traced[i].used {
-						iv.Exemplars = append(iv.Exemplars, ri.traced[i].exemplar(nil))
+						iv.Exemplars = append(iv.Exemplars, ri.traced[i].exemplar(nil, nil))
 					}
 				}
 			}

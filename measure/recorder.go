@@ -155,7 +155,7 @@ func (r *Recorder) add(s *Sample) {
 		r.latency.Record(lat)
 		iv.latency.Record(lat)
 		r.all.Record(lat)
-		kept := r.keep.add(s, r.from)
+		kept := r.keep.add(s, r.from, r.open)
 		if !kept.trace.IsZero() {
 			iv.offer(&kept)
 		}
@@ -280,7 +280,11 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 	}
 	for _, r := range recs {
 		r.mu.Lock()
-		s.Exemplars = s.Exemplars.Merge(r.keep.exemplars(names), 0)
+		var metrics []string
+		if p := r.metrics.names.Load(); p != nil {
+			metrics = *p
+		}
+		s.Exemplars = s.Exemplars.Merge(r.keep.exemplars(names, metrics), 0)
 		r.mu.Unlock()
 	}
 	s.ServerTiming = serverTiming(recs)

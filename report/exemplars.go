@@ -70,5 +70,17 @@ func exemplarText(e measure.Exemplar, open bool) string {
 	if !e.Trace.IsZero() {
 		fmt.Fprintf(&b, "  trace %s", e.Trace)
 	}
+	if len(e.Timing) > 0 {
+		fmt.Fprintf(&b, "  (%s)", timingText(e.Timing))
+	}
 	return b.String()
+}
+
+// timingText is a response's Server-Timing: "db 60.03ms, app 500.00us".
+func timingText(ts []measure.MetricDur) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.Name + " " + FormatDuration(t.Dur.Duration())
+	}
+	return strings.Join(parts, ", ")
 }

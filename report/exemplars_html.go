@@ -15,13 +15,13 @@ import (
 
 // exemplarRow is one kept request, formatted for the HTML report.
 type exemplarRow struct {
-	Band, Latency, Uncorrected, Start, Endpoint, Trace string
-	Status, Conn                                       int
+	Band, Latency, Uncorrected, Start, Endpoint, Trace, Timing string
+	Status, Conn                                               int
 }
 
 func exemplarRowOf(band string, e measure.Exemplar) exemplarRow {
 	r := exemplarRow{Band: band, Latency: FormatDuration(e.Latency.Duration()), Start: FormatDuration(e.Start.Duration()),
-		Endpoint: e.Endpoint, Trace: e.Trace.String(), Status: e.Status, Conn: e.Conn}
+		Endpoint: e.Endpoint, Trace: e.Trace.String(), Timing: timingText(e.Timing), Status: e.Status, Conn: e.Conn}
 	if e.Uncorrected > 0 {
 		r.Uncorrected = FormatDuration(e.Uncorrected.Duration())
 	}
@@ -37,8 +37,8 @@ type timingRow struct {
 }
 
 var exemplarsTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("exemplars").Parse(`<table class="exemplars"><thead><tr><th></th><th>latency</th>{{if .Open}}<th>uncorrected</th>{{end}}<th>status</th><th>started at</th><th>connection</th>{{if .Mix}}<th>endpoint</th>{{end}}<th>trace id</th></tr></thead><tbody>
-{{range .Rows}}<tr><td>{{.Band}}</td><td>{{.Latency}}</td>{{if $.Open}}<td>{{.Uncorrected}}</td>{{end}}<td>{{.Status}}</td><td>{{.Start}}</td><td>{{.Conn}}</td>{{if $.Mix}}<td>{{.Endpoint}}</td>{{end}}<td><code>{{.Trace}}</code></td></tr>
+	return template.Must(template.New("exemplars").Parse(`<table class="exemplars"><thead><tr><th></th><th>latency</th>{{if .Open}}<th>uncorrected</th>{{end}}<th>status</th><th>started at</th><th>connection</th>{{if .Mix}}<th>endpoint</th>{{end}}<th>trace id</th>{{if .Timed}}<th>its Server-Timing</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><td>{{.Band}}</td><td>{{.Latency}}</td>{{if $.Open}}<td>{{.Uncorrected}}</td>{{end}}<td>{{.Status}}</td><td>{{.Start}}</td><td>{{.Conn}}</td>{{if $.Mix}}<td>{{.Endpoint}}</td>{{end}}<td><code>{{.Trace}}</code></td>{{if $.Timed}}<td>{{.Timing}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 <p class="note">The {{.N}} slowest of {{.Responses}} responses, slowest first, then one request around each latency percentile. "Started at" is from the start of the measured window{{if .Open}}, when the request was due; latency is corrected, uncorrected is from the actual send{{end}}.{{if not .Traced}} Run with --traceparent to send each request's trace id to the target and list it here.{{end}}</p>
 {{with .Chart}}<figure class="chart" id="chart-{{.ID}}"><img alt="{{.Title}}" src="{{.Src}}" width="{{.Width}}" height="{{.Height}}"><figcaption>{{.Title}}</figcaption></figure>
@@ -75,15 +75,16 @@ func exemplarSections(r *result.Run) []Section {
 			continue
 		}
 		d := struct {
-			Rows              []exemplarRow
-			Open, Mix, Traced bool
-			N                 int
-			Responses         int64
-			Chart             *htmlChart
+			Rows                     []exemplarRow
+			Open, Mix, Traced, Timed bool
+			N                        int
+			Responses                int64
+			Chart                    *htmlChart
 		}{Open: s.Open != nil, Mix: len(s.Endpoints) > 0, N: len(x.Slowest), Responses: s.Requests}
 		for k, e := range x.Slowest {
 			d.Rows = append(d.Rows, exemplarRowOf(fmt.Sprintf("slowest %d", k+1), e))
 			d.Traced = d.Traced || !e.Trace.IsZero()
+			d.Timed = d.Timed || len(e.Timing) > 0
 		}
 		for _, b := range x.Bands {
 			d.Rows = append(d.Rows, exemplarRowOf(BandName(b.Percentile), b.Exemplar))

@@ -74,7 +74,7 @@ func TestExemplarsHTMLGolden(t *testing.T) {
 		body.WriteString("<h2>" + s.Title + "</h2>\n" + string(s.Body) + "\n")
 	}
 	golden.Check(t, "exemplars_section.html", []byte(body.String()))
-	for _, want := range []string{"<td>slowest 1</td><td>62.90ms</td>", "<code>ab0b0000000000000000000000000054</code>", "<td>p99.9</td>",
+	for _, want := range []string{"<td>slowest 1</td><td>62.90ms</td>", "<td>db 58.00ms, app 500.00us</td>", "<code>ab0b0000000000000000000000000054</code>", "<td>p99.9</td>",
 		"<td>db</td><td>2.00ms</td><td>2.00ms</td><td>2.00ms</td><td>58.02ms</td>", "6 malformed metrics were skipped", `id="chart-slowest_0"`, `id="chart-server_timing_0"`} {
 		if !strings.Contains(body.String(), want) {
 			t.Errorf("HTML sections lack %q", want)

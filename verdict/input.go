@@ -48,6 +48,8 @@ type Level struct {
 	Profile *Profile `json:"profile,omitempty"`
 	// ServerTiming is what the responses' Server-Timing said (repetitions merged); nil: none.
 	ServerTiming *measure.ServerTiming `json:"server_timing,omitempty"`
+	// Exemplars are the requests kept at the level (its first run that kept any); nil: none.
+	Exemplars *measure.Exemplars `json:"exemplars,omitempty"`
 }
 
 // Usage is a process's resource use over a level. A zero field is unknown.
