@@ -85,13 +85,17 @@ func (e *Exemplar) Largest() (m MetricDur, ok bool) {
 	return m, ok
 }
 
-// key orders exemplars of equal latency and picks a band's candidate: a hash of what a
-// request keeps that no merge changes (not its start, which moves with the window).
+// key orders exemplars of equal latency: a hash of what a request keeps that no merge
+// changes (not its start, which moves with the window).
 func (e *Exemplar) key() uint64 {
-	h := uint64(e.Latency)*0x9e3779b97f4a7c15 ^ uint64(e.Uncorrected) ^ uint64(e.Conn)<<32 ^ uint64(e.Status)<<20
+	return requestKey(int64(e.Latency), int64(e.Uncorrected), int64(e.Conn), int64(e.Status), &e.Trace)
+}
+
+func requestKey(latency, uncorrected, conn, status int64, t *TraceID) uint64 {
+	h := uint64(latency)*0x9e3779b97f4a7c15 ^ uint64(uncorrected) ^ uint64(conn)<<32 ^ uint64(status)<<20
 	for i := 0; i < 16; i += 8 {
-		h ^= uint64(e.Trace[i]) | uint64(e.Trace[i+1])<<8 | uint64(e.Trace[i+2])<<16 | uint64(e.Trace[i+3])<<24 |
-			uint64(e.Trace[i+4])<<32 | uint64(e.Trace[i+5])<<40 | uint64(e.Trace[i+6])<<48 | uint64(e.Trace[i+7])<<56
+		h ^= uint64(t[i]) | uint64(t[i+1])<<8 | uint64(t[i+2])<<16 | uint64(t[i+3])<<24 |
+			uint64(t[i+4])<<32 | uint64(t[i+5])<<40 | uint64(t[i+6])<<48 | uint64(t[i+7])<<56
 		h = mix64(h)
 	}
 	return mix64(h)
@@ -122,8 +126,8 @@ type Band struct {
 
 // Exemplars is what a step keeps of single requests: its N slowest responses, slowest first,
 // and one response per latency band. Pool holds one candidate per latency bucket (a quarter
-// octave), so that merging steps (threads, workers, hosts) picks the same bands as recording
-// every response in one place would.
+// octave: the slowest response in it), so that merging steps (threads, workers, hosts) picks
+// the same bands as recording every response in one place would.
 type Exemplars struct {
 	Keep    int        `json:"keep"` // N
 	Slowest []Exemplar `json:"slowest"`
@@ -174,7 +178,7 @@ func (x *Exemplars) Clone() *Exemplars {
 }
 
 // normalize sorts the slowest list (slowest first) and keeps its first Keep, and keeps one
-// candidate per latency bucket in the pool, the one of least key, sorted by latency.
+// candidate per latency bucket in the pool, the slowest (ties: the larger key), by bucket.
 func (x *Exemplars) normalize() {
 	slices.SortFunc(x.Slowest, func(a, b Exemplar) int {
 		if slower(&a, &b) {
@@ -190,7 +194,13 @@ func (x *Exemplars) normalize() {
 		if c := cmp.Compare(bucket(a.Latency), bucket(b.Latency)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.key(), b.key())
+		if slower(&a, &b) {
+			return -1
+		}
+		if slower(&b, &a) {
+			return 1
+		}
+		return 0
 	})
 	x.Pool = slices.CompactFunc(x.Pool, func(a, b Exemplar) bool { return bucket(a.Latency) == bucket(b.Latency) })
 }
@@ -248,34 +258,40 @@ func newKeeper(n int) *keeper {
 	return &keeper{heap: make([]keptRequest, 0, n)}
 }
 
-// add offers a response (from is the window's start; open keeps its uncorrected latency)
-// and returns it as kept.
-func (k *keeper) add(s *Sample, from int64, open bool) keptRequest {
-	r := keptRequest{latency: s.Latency, start: s.Done - s.Latency - from,
-		trace: s.Trace, timing: s.Timing, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
-	if open {
-		r.uncorrected = s.Uncorrected
-	}
-	e := r.exemplar(nil, nil)
-	r.key = e.key()
-	offer(&k.pool, &r)
+// add offers a response (from is the window's start; open keeps its uncorrected latency).
+// Most responses cost a bucket index and two comparisons of latency: a request is built
+// (and its key hashed) only when it may be kept.
+func (k *keeper) add(s *Sample, from int64, open bool) {
+	lat := s.Latency
+	b := &k.pool[bucket(Duration(lat))]
 	h := k.heap
+	toPool := !b.used || lat >= b.latency
+	toHeap := len(h) < cap(h) || lat >= h[0].latency
+	if !toPool && !toHeap {
+		return
+	}
+	r := keep(s, from, open)
+	if toPool && (!b.used || b.less(&r)) {
+		*b = r
+	}
+	if !toHeap {
+		return
+	}
 	if len(h) < cap(h) {
 		h = append(h, r)
 		for i := len(h) - 1; i > 0; {
 			p := (i - 1) / 2
-			if !h[p].less(&h[i]) {
-				h[p], h[i] = h[i], h[p]
-				i = p
-				continue
+			if !h[i].less(&h[p]) {
+				break
 			}
-			break
+			h[p], h[i] = h[i], h[p]
+			i = p
 		}
 		k.heap = h
-		return r
+		return
 	}
 	if !h[0].less(&r) {
-		return r
+		return
 	}
 	h[0] = r
 	for i := 0; ; {
@@ -287,17 +303,32 @@ func (k *keeper) add(s *Sample, from int64, open bool) keptRequest {
 			m = l + 1
 		}
 		if m == i {
-			return r
+			return
 		}
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
 }
 
-// offer keeps r in pool if it is the first of its bucket or has a smaller key.
-func offer(pool *[poolBuckets]keptRequest, r *keptRequest) {
-	if b := &pool[bucket(Duration(r.latency))]; !b.used || r.key < b.key {
-		*b = *r
+// keep makes the kept form of response s.
+func keep(s *Sample, from int64, open bool) keptRequest {
+	r := keptRequest{latency: s.Latency, start: s.Done - s.Latency - from,
+		trace: s.Trace, timing: s.Timing, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
+	if open {
+		r.uncorrected = s.Uncorrected
+	}
+	r.key = requestKey(r.latency, r.uncorrected, int64(r.conn), int64(r.status), &r.trace)
+	return r
+}
+
+// offer keeps response s in pool when it is the slowest of its bucket so far.
+func offer(pool *[poolBuckets]keptRequest, s *Sample, from int64, open bool) {
+	b := &pool[bucket(Duration(s.Latency))]
+	if b.used && s.Latency < b.latency {
+		return
+	}
+	if r := keep(s, from, open); !b.used || b.less(&r) {
+		*b = r
 	}
 }
 

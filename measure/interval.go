@@ -69,11 +69,11 @@ type recInterval struct {
 }
 
 // offer keeps a traced response as the interval's exemplar of its latency bucket.
-func (iv *recInterval) offer(r *keptRequest) {
+func (iv *recInterval) offer(s *Sample, from int64, open bool) {
 	if iv.traced == nil {
 		iv.traced = new([poolBuckets]keptRequest)
 	}
-	offer(iv.traced, r)
+	offer(iv.traced, s, from, open)
 }
 
 func (r *Recorder) newInterval(index int64) *recInterval {

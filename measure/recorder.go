@@ -155,9 +155,9 @@ func (r *Recorder) add(s *Sample) {
 		r.latency.Record(lat)
 		iv.latency.Record(lat)
 		r.all.Record(lat)
-		kept := r.keep.add(s, r.from, r.open)
-		if !kept.trace.IsZero() {
-			iv.offer(&kept)
+		r.keep.add(s, r.from, r.open)
+		if !s.Trace.IsZero() {
+			iv.offer(s, r.from, r.open)
 		}
 		if s.Timing.Metric[0] != 0 || s.Timing.Malformed != 0 || s.Timing.Dropped != 0 {
 			r.addTimings(s)

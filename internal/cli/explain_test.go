@@ -15,9 +15,9 @@ import (
 	"github.com/apiperf/apiperf/target"
 )
 
-// slowURL is the demo's /demo/timing with every 50th request it gets made slow for a second
+// slowQuery is the demo's /demo/timing with every 50th request it gets made slow for 2 s
 // (far above this shared machine's stalls) and Server-Timing on every response.
-const slowQuery = "/demo/timing?every=50&slow=1s"
+const slowQuery = "/demo/timing?every=50&slow=2s"
 
 func demoTarget(t *testing.T) *target.Server {
 	t.Helper()
@@ -60,7 +60,7 @@ func sorted(s []string) []string {
 func TestTraceparentRunCLI(t *testing.T) {
 	srv := demoTarget(t)
 	out := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := runCLI(t, "run", "--traceparent", "--slowest", "3", "--latency", "-t1", "-c3", "-n", "150", "-T5s",
+	code, stdout, stderr := runCLI(t, "run", "--traceparent", "--slowest", "3", "--latency", "-t1", "-c3", "-n", "150", "-T10s",
 		"--no-history", "-o", out, srv.URL()+slowQuery)
 	if code != ExitOK {
 		t.Fatalf("run exited %d\n%s\n%s", code, stdout, stderr)
@@ -94,7 +94,7 @@ func TestTraceparentScriptWinsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "run.json")
-	code, stdout, stderr := runCLI(t, "run", "--traceparent", "-t1", "-c2", "-n", "60", "-T5s", "--no-history", "-o", out, "-s", script, srv.URL()+slowQuery)
+	code, stdout, stderr := runCLI(t, "run", "--traceparent", "-t1", "-c2", "-n", "60", "-T10s", "--no-history", "-o", out, "-s", script, srv.URL()+slowQuery)
 	if code != ExitOK {
 		t.Fatalf("run exited %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -114,7 +114,7 @@ func TestTraceparentMergeAndScaleOutCLI(t *testing.T) {
 	var runs []string
 	for _, name := range []string{"a", "b"} {
 		out := filepath.Join(dir, name+".json")
-		code, stdout, stderr := runCLI(t, "run", "--traceparent", "-t1", "-c2", "-n", "100", "-T5s", "--no-history", "-o", out, srv.URL()+slowQuery)
+		code, stdout, stderr := runCLI(t, "run", "--traceparent", "-t1", "-c2", "-n", "100", "-T10s", "--no-history", "-o", out, srv.URL()+slowQuery)
 		if code != ExitOK {
 			t.Fatalf("run %s exited %d\n%s\n%s", name, code, stdout, stderr)
 		}
@@ -147,7 +147,7 @@ func TestTraceparentMergeAndScaleOutCLI(t *testing.T) {
 	out := filepath.Join(dir, "scaled.json")
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"run", "--workers", "2", "--join-addr", addr, "--join-timeout", "20s", "--traceparent",
-		"-n", "200", "-c", "4", "-T5s", "--no-history", "-o", out, scaled.URL() + slowQuery}, &stdout, &stderr)
+		"-n", "200", "-c", "4", "-T10s", "--no-history", "-o", out, scaled.URL() + slowQuery}, &stdout, &stderr)
 	wg.Wait()
 	if code != ExitOK {
 		t.Fatalf("run --workers 2 exited %d\n%s\n%s", code, stdout.String(), stderr.String())
