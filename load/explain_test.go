@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"io"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -165,25 +164,13 @@ func TestTraceparentAllocs(t *testing.T) {
 		{"evloop/open", ioEvloop, Config{Rate: 20000, Connections: 20, MaxConnections: 20}},
 	} {
 		t.Run(p.name, func(t *testing.T) {
-			allocs := func(n int64) uint64 {
-				cfg := p.cfg
-				cfg.Requests, cfg.Threads, cfg.Traceparent = n, 1, true
-				var m0, m1 runtime.MemStats
-				runtime.ReadMemStats(&m0)
-				s := run(t, p.mode, context.Background(), url, cfg)
-				runtime.ReadMemStats(&m1)
-				if s.Requests != n || s.ServerTiming.Metric("db") == nil || s.Exemplars.Slowest[0].Trace.IsZero() {
-					t.Fatalf("-n %d: %d requests (errors %+v), Server-Timing %+v", n, s.Requests, s.Errors, s.ServerTiming)
+			cfg := p.cfg
+			cfg.Threads, cfg.Traceparent = 1, true
+			checkNoAllocs(t, p.mode, url, cfg, func(s *measure.Step) {
+				if s.ServerTiming.Metric("db") == nil || s.Exemplars.Slowest[0].Trace.IsZero() {
+					t.Fatalf("Server-Timing %+v, slowest %+v: want db and trace ids", s.ServerTiming, s.Exemplars.Slowest[0])
 				}
-				return m1.Mallocs - m0.Mallocs
-			}
-			allocs(200) // warm up
-			small, large := allocs(300), allocs(3000)
-			perReq := (float64(large) - float64(small)) / 2700
-			t.Logf("allocations: %d for 300 requests, %d for 3000: %.4f per request", small, large, perReq)
-			if perReq > 0.05 {
-				t.Errorf("%.3f allocations per request (%d for 300, %d for 3000), want none in steady state", perReq, small, large)
-			}
+			})
 		})
 	}
 }

@@ -54,6 +54,25 @@ var timingTmpl = sync.OnceValue(func() *template.Template {
 {{end}}`))
 })
 
+// section renders data with t as a section of the report (an error shows in its place).
+func section(title string, t *template.Template, data any) Section {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		b.Reset()
+		b.WriteString(template.HTMLEscapeString(err.Error()))
+	}
+	return Section{Title: title, Body: template.HTML(b.String())}
+}
+
+// chartOf embeds c, nil when it cannot be drawn.
+func chartOf(id, title string, c chart.Chart) *htmlChart {
+	hc, err := embedChart(id, title, c)
+	if err != nil {
+		return nil
+	}
+	return &hc
+}
+
 // stepTitle names a per-step section: "Slowest requests at c=50 (run 2)".
 func stepTitle(what string, r *result.Run, s *measure.Step) string {
 	if len(r.Steps) > 1 {
@@ -90,16 +109,9 @@ func exemplarSections(r *result.Run) []Section {
 			d.Rows = append(d.Rows, exemplarRowOf(BandName(b.Percentile), b.Exemplar))
 		}
 		if c, ok := slowestChart(s); ok {
-			if hc, err := embedChart(fmt.Sprintf("slowest_%d", i), "Latency per second, the slowest requests marked", c); err == nil {
-				d.Chart = &hc
-			}
+			d.Chart = chartOf(fmt.Sprintf("slowest_%d", i), "Latency per second, the slowest requests marked", c)
 		}
-		var b bytes.Buffer
-		if err := exemplarsTmpl().Execute(&b, d); err != nil {
-			b.Reset()
-			b.WriteString(template.HTMLEscapeString(err.Error()))
-		}
-		out = append(out, Section{Title: stepTitle("Slowest requests", r, s), Body: template.HTML(b.String())})
+		out = append(out, section(stepTitle("Slowest requests", r, s), exemplarsTmpl(), d))
 	}
 	return out
 }
@@ -173,16 +185,9 @@ func timingSections(r *result.Run) []Section {
 			add("not in Server-Timing", st.Unaccounted, st.Responses, true)
 		}
 		if c.Validate() == nil {
-			if hc, err := embedChart(fmt.Sprintf("server_timing_%d", i), "Client latency, each Server-Timing metric and what is left, by percentile", c); err == nil {
-				d.Chart = &hc
-			}
+			d.Chart = chartOf(fmt.Sprintf("server_timing_%d", i), "Client latency, each Server-Timing metric and what is left, by percentile", c)
 		}
-		var b bytes.Buffer
-		if err := timingTmpl().Execute(&b, d); err != nil {
-			b.Reset()
-			b.WriteString(template.HTMLEscapeString(err.Error()))
-		}
-		out = append(out, Section{Title: stepTitle("Server-Timing", r, s), Body: template.HTML(b.String())})
+		out = append(out, section(stepTitle("Server-Timing", r, s), timingTmpl(), d))
 	}
 	return out
 }

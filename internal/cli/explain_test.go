@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apiperf/apiperf/result"
@@ -136,14 +135,7 @@ func TestTraceparentMergeAndScaleOutCLI(t *testing.T) {
 	scaled := demoTarget(t)
 	t.Setenv(tokenEnv, "cli-test-token-0123456789")
 	addr := freeAddr(t)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			Run(context.Background(), []string{"worker", "--join", addr}, io.Discard, io.Discard)
-		}()
-	}
+	wg := joinWorkers(addr, 2)
 	out := filepath.Join(dir, "scaled.json")
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"run", "--workers", "2", "--join-addr", addr, "--join-timeout", "20s", "--traceparent",
