@@ -2,15 +2,21 @@
 // requests on a fixed schedule (open loop), times every attempt, classifies failures, and
 // records per engine thread into measure.Recorders merged at the end.
 //
-// Over plain TCP on Linux, each engine thread runs one event loop for its connections
-// (evloop_linux.go), as wrk does: the closed loop, and the open loop with the schedule's sends
-// driven by the loop's own timer (evopen_linux.go). A loop does its I/O on an io_uring where
-// the kernel allows it (evring_linux.go), else on epoll. TLS, --no-keepalive and scripts that
-// watch responses or delay requests run a goroutine per connection on Go's netpoller
-// (worker.go, open.go). All share the response parser, the recorders and the classification
-// of failures, and the tests run on every path.
-// HTTP/2 (h2.go, h2conn.go, h2frame.go, h2req.go) runs a goroutine per connection with many
-// streams, on golang.org/x/net/http2's framer and hpack, into the same recorders.
+// One core serves every way of doing the I/O: engine.go sets a run up (validation, recorders,
+// the window) and chooses its driver; supervise.go ends it, interval.go streams it, finish.go
+// sums it up. Each I/O strategy is one driver that owns its state: the closed loop on a
+// goroutine per connection (workers.go, worker.go) and the open loop on them (open.go), for
+// TLS, --no-keepalive and scripts that watch responses or delay requests; over plain TCP on
+// Linux, one event loop per engine thread as wrk does (evloop_linux.go), closed
+// (evclosed_linux.go) or open (evopen_linux.go, its parts in evsched, evpool, evwake,
+// evstamp); HTTP/2 (h2.go, h2conn.go, h2frame.go, h2req.go) on golang.org/x/net/http2's
+// framer and hpack. The event loops do their I/O through a poller, epoll (evepoll_linux.go)
+// or io_uring (evring_linux.go), and never ask which one runs. All share the response parser,
+// the recorders and the classification of failures, and the tests run on every path.
+//
+// A new I/O path goes in a file of its own as a driver (the interface in engine.go) that Run
+// chooses; a new event-loop backend goes in a file of its own as a poller (the interface in
+// evloop_linux.go) that the loop takes as its io, where startRing takes the io_uring.
 package load
 
 import (

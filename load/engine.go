@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,69 +78,61 @@ func withIO(m ioMode) Option { return func(o *options) { o.io = m } }
 // WithExpected sets the statuses that count as success (default 2xx and 3xx).
 func WithExpected(s measure.StatusSet) Option { return func(o *options) { o.expected = s } }
 
-// engine is the state shared by the workers of one run. Workers read it; only atomics change.
+// engine is a run's core, shared by the workers of one run: what it loads, its window, its
+// recorders, and the driver (one per I/O strategy) that runs its connections. Workers read
+// it; only atomics change.
 type engine struct {
-	cfg      Config
-	target   scenario.Target
-	src      scenario.Source
-	dial     *dialer
-	base     time.Time // the step's start; sample times are offsets from it
-	timeout  time.Duration
-	slack    time.Duration // how late a timeout may be noticed (deadlines are refreshed lazily)
+	cfg       Config
+	target    scenario.Target
+	src       scenario.Source
+	dial      *dialer
+	ctx       context.Context
+	base      time.Time // the step's start; sample times are offsets from it
+	timeout   time.Duration
+	slack     time.Duration // how late a timeout may be noticed (deadlines are refreshed lazily)
+	window                  // the measured window and what ends sending
+	recs      []*measure.Recorder
+	intervals             // the live stream of intervals
+	tally                 // counts the recorders do not keep
+	usage0    usage       // the generator's resource use when the run began
+	reach     *reachWatch // stops the run when the target cannot be reached
+	scriptStops
+	starved atomic.Bool // open loop: the generator is short of CPU now (the clock does not spin)
+	drv     driver      // the I/O strategy running the connections
+}
+
+// window is the measured window and what ends sending (honest windows, Ctrl-C).
+type window struct {
 	from, to time.Duration // the measured window (offsets from base); to 0: until the last request
 	stop     atomic.Bool   // no new requests
 	cancel   atomic.Bool   // abandon what is in flight (Ctrl-C)
 	stopDial func()        // cancel dials still pending when sending stops
-	ctx      context.Context
-	mu       sync.Mutex // guards workers' connections for interruption
-	workers  []*worker
-	loops    []*evloop // closed loop on event loops (instead of workers)
-	recs     []*measure.Recorder
-	lateSend atomic.Int64
-	maxLag   atomic.Int64
-	conns    atomic.Int64 // connections opened
-	connTime atomic.Int64 // their total dial time, ns
-	usage0   usage        // the generator's resource use when the run began
-	reach    *reachWatch  // stops the run when the target cannot be reached
-
-	// The measured window and what ends sending (honest windows, per-thread script stops).
-	cut atomic.Int64 // when sending stopped (the window's end or an interruption); 0: not yet
-	// threadStop[t]: a script stopped engine thread t (wrk.thread:stop()); its connections end.
-	threadStop []atomic.Bool
-	stopped    atomic.Int32 // threads stopped by a script
-	clock      *clock       // open loop: wakes workers when their requests are due
-	lateBusy   atomic.Int64 // open loop: late sends that waited for a free connection
-	starved    atomic.Bool  // open loop: the generator is short of CPU now (the clock does not spin)
-
-	stream     *measure.IntervalStream
-	onInterval func(*measure.Interval)
-	sealed     int64                 // intervals emitted so far
-	ivLag      atomic.Int64          // the largest send lag in the current interval
-	sched      *openSchedule         // open loop
-	pool       atomic.Int64          // open loop on event loops: connections in the pool
-	connIDs    atomic.Int64          // open loop on event loops: ids given to connections
-	reqMu      sync.Mutex            // serializes src.Requester for connections added while running
-	ringErr    atomic.Pointer[error] // why an event loop could not use io_uring (it ran on epoll)
-	ringForced bool                  // APIPERF_IO=uring: say so when it was refused
+	cut      atomic.Int64  // when sending stopped (the window's end or an interruption); 0: not yet
 }
 
-// ringRefused notes why an event loop could not use io_uring.
-func (e *engine) ringRefused(err error) { e.ringErr.CompareAndSwap(nil, &err) }
+// tally is what the run counts besides its recorders: connections and late sends.
+type tally struct {
+	conns    atomic.Int64 // connections opened
+	connTime atomic.Int64 // their total dial time, ns
+	lateSend atomic.Int64
+	maxLag   atomic.Int64
+	lateBusy atomic.Int64 // open loop: late sends that waited for a free connection
+}
 
-// chooseRing sets the event loops to do their I/O on io_uring, by default and with
-// APIPERF_IO=uring, unless tooBig says this run does not fit a ring (the loops then run on
-// epoll, and APIPERF_IO=uring says why). A loop whose kernel refuses the ring stays on epoll
-// too (startRing).
-func (e *engine) chooseRing(o options, loops []*evloop, tooBig error) {
-	e.ringForced = o.io == ioUring
-	on := o.io == ioUring || o.io == ioAuto
-	if on && tooBig != nil {
-		e.ringRefused(tooBig)
-		on = false
-	}
-	for _, l := range loops {
-		l.useRing = on
-	}
+// scriptStops are the engine threads a script stopped (wrk.thread:stop()).
+type scriptStops struct {
+	threadStop []atomic.Bool // threadStop[t]: a script stopped engine thread t; its connections end
+	stopped    atomic.Int32  // threads stopped by a script
+}
+
+// driver is one I/O strategy's runtime (goroutine workers closed or open, event loops closed
+// or open, HTTP/2): it owns its connections and their state, and tells the core what only it
+// knows. A new I/O path is one more driver, in its own file, chosen in Run.
+type driver interface {
+	interrupt()                  // make every blocked read or write return now (Ctrl-C)
+	lastDone() int64             // when the latest attempt ended
+	gauges(iv *measure.Interval) // the connections now, and in an open loop the requests in flight
+	warning() string             // a caveat of the I/O path itself ("" none)
 }
 
 // Run loads the target with requests from src as cfg says and returns what it measured. It
@@ -168,8 +159,44 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	if cfg.Traceparent {
 		src = scenario.Traced(src)
 	}
+	e := newEngine(runCtx, cfg, src, target, o)
+	dialCtx, stopDial := context.WithCancel(runCtx)
+	defer stopDial()
+	e.stopDial = stopDial
+	e.reach = e.watchReach(DefaultConnectGrace)
+	defer e.reach.stop()
+	names := src.Endpoints()
+	if cfg.HTTP2 {
+		e.dial.start(dialCtx, cfg.Connections)
+		defer e.dial.stop()
+		return e.runH2(o, names)
+	}
+	reqs := make([]scenario.Requester, cfg.Connections)
+	for i := range reqs {
+		req, err := src.Requester(i%cfg.Threads, i)
+		if err != nil {
+			return nil, fmt.Errorf("connection %d: %w", i, err)
+		}
+		reqs[i] = req
+	}
+	switch fits := e.evloopFits(o, reqs); {
+	case cfg.OpenLoop() && fits:
+		return e.runOpenEvloop(o, names, reqs)
+	case fits:
+		return e.runEvloop(o, names, reqs)
+	}
+	e.dial.start(dialCtx, cfg.Connections)
+	defer e.dial.stop()
+	if cfg.OpenLoop() {
+		return e.runOpen(o, names, reqs)
+	}
+	return e.runClosed(o, names, reqs)
+}
+
+// newEngine sets up a run's core: its window and one recorder per engine thread.
+func newEngine(ctx context.Context, cfg Config, src scenario.Source, target scenario.Target, o options) *engine {
 	e := &engine{
-		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: runCtx,
+		cfg: cfg, target: target, src: src, dial: newDialer(target, cfg), ctx: ctx,
 		timeout: cfg.Timeout.Duration(),
 	}
 	e.slack = min(e.timeout/8, 100*time.Millisecond)
@@ -190,86 +217,26 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	if o.intervals == nil {
 		e.stream.ReuseIntervals() // emit only fills in gauges: nothing keeps an interval
 	}
-	dialCtx, stopDial := context.WithCancel(runCtx)
-	defer stopDial()
-	e.stopDial = stopDial
-	e.reach = e.watchReach(DefaultConnectGrace)
-	defer e.reach.stop()
-	if cfg.HTTP2 {
-		e.dial.start(dialCtx, cfg.Connections)
-		defer e.dial.stop()
-		return e.runH2(o, names)
-	}
-	n := cfg.Connections
-	reqs := make([]scenario.Requester, n)
-	for i := range reqs {
-		req, err := src.Requester(i%cfg.Threads, i)
-		if err != nil {
-			return nil, fmt.Errorf("connection %d: %w", i, err)
-		}
-		reqs[i] = req
-	}
-	if cfg.OpenLoop() {
-		if e.evloopFits(o, reqs) {
-			return e.runOpenEvloop(o, names, reqs)
-		}
-		e.dial.start(dialCtx, cfg.Connections)
-		defer e.dial.stop()
-		return e.runOpen(o, names, reqs)
-	}
+	return e
+}
+
+// budgets shares -n exactly over n connections: N/C each and the remainder to the first N%C
+// (-1 each: until stopped).
+func (e *engine) budgets(n int) []int64 {
 	budgets := make([]int64, n)
-	for i := range reqs {
+	for i := range budgets {
 		budgets[i] = -1
-		if cfg.Requests > 0 {
-			// An exact share: N/C each and the remainder to the first N%C connections.
-			budgets[i] = cfg.Requests / int64(n)
-			if int64(i) < cfg.Requests%int64(n) {
+		if e.cfg.Requests > 0 {
+			budgets[i] = e.cfg.Requests / int64(n)
+			if int64(i) < e.cfg.Requests%int64(n) {
 				budgets[i]++
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	if e.evloopFits(o, reqs) {
-		loops, err := e.newEvloops(reqs, budgets)
-		if err != nil {
-			return nil, err
-		}
-		e.loops = loops
-		e.chooseRing(o, loops, nil)
-		e.base = time.Now()
-		for _, l := range loops {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				l.run()
-			}()
-		}
-		e.supervise(&wg, o)
-		return e.finish(names), nil
-	}
-	e.dial.start(dialCtx, cfg.Connections)
-	defer e.dial.stop()
-	for i, req := range reqs {
-		w := newWorker(e, i, req)
-		w.budget = budgets[i]
-		e.workers = append(e.workers, w)
-	}
-	e.base = time.Now()
-	for _, w := range e.workers {
-		if w.budget == 0 {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.closedLoop()
-		}()
-	}
-	e.supervise(&wg, o)
-	return e.finish(names), nil
+	return budgets
 }
 
-// evloopFits says whether the closed loop can run on event loops: plain TCP on Linux, and
+// evloopFits says whether the run can go on event loops: plain TCP on Linux, and
 // no requester that watches responses or delays requests (those run on goroutine workers).
 func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
 	if !evloopSupported || o.io == ioGoroutines || e.target.Scheme != "http" || e.cfg.NoKeepAlive {
@@ -284,161 +251,6 @@ func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
 		}
 	}
 	return true
-}
-
-// supervise stops the run at its deadline or on cancellation, reports progress, and waits
-// for the workers; it returns when the last worker ended. Workers that all ended because a
-// script stopped their threads leave the run going until its duration is over, as in wrk.
-func (e *engine) supervise(wg *sync.WaitGroup, o options) {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	var deadline <-chan time.Time
-	if e.to > 0 {
-		t := time.NewTimer(time.Until(e.base.Add(e.to)))
-		defer t.Stop()
-		deadline = t.C
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	sealer := time.NewTimer(e.nextSeal())
-	defer sealer.Stop()
-	ctxDone := e.ctx.Done()
-	idle := false // every worker ended, waiting out the duration
-	for {
-		select {
-		case <-sealer.C:
-			now := time.Since(e.base)
-			e.seal(now)
-			sealer.Reset(e.nextSeal() - now)
-		case <-done:
-			if deadline == nil || e.stopped.Load() == 0 || e.stop.Load() {
-				return
-			}
-			idle, done = true, nil
-		case <-deadline:
-			e.cut.CompareAndSwap(0, int64(e.to))
-			e.stop.Store(true)
-			e.stopDial() // a connection not open by now would only send after the window
-			deadline = nil
-			if idle {
-				return
-			}
-		case <-ctxDone:
-			now := time.Since(e.base)
-			if e.cut.CompareAndSwap(0, int64(max(now, e.from))) {
-				for _, r := range e.recs {
-					r.Window(e.from, max(now, e.from))
-				}
-			}
-			e.stop.Store(true)
-			e.cancel.Store(true)
-			e.interruptAll()
-			ctxDone = nil
-			if idle {
-				return
-			}
-		case <-tick.C:
-			if o.progress != nil {
-				p := Progress{Elapsed: time.Since(e.base)}
-				for _, r := range e.recs {
-					req, errs := r.Progress()
-					p.Requests += req
-					p.Errors += errs
-				}
-				o.progress(p)
-			}
-		}
-	}
-}
-
-// interruptAll makes every blocked read or write return now.
-func (e *engine) interruptAll() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, w := range e.workers {
-		w.interrupt()
-	}
-	for _, l := range e.loops {
-		l.interrupt()
-	}
-}
-
-func (e *engine) addWorker(w *worker) {
-	e.mu.Lock()
-	e.workers = append(e.workers, w)
-	e.mu.Unlock()
-	if e.cancel.Load() {
-		w.interrupt()
-	}
-}
-
-// closed reports whether the measured window is over at now: a closed loop sends nothing
-// after it, even before the supervisor has noticed the deadline.
-func (e *engine) closed(now int64) bool { return e.to > 0 && now >= int64(e.to) }
-
-// halted reports whether the run stopped for another reason than the end of its window
-// (an interruption, or a script's error).
-func (e *engine) halted() bool {
-	return e.cancel.Load() || (e.stop.Load() && (e.to == 0 || e.cut.Load() != int64(e.to)))
-}
-
-// stopThread ends engine thread t's connections (a script's wrk.thread:stop()).
-func (e *engine) stopThread(t int) {
-	if !e.threadStop[t].Swap(true) {
-		e.stopped.Add(1)
-	}
-}
-
-// finish combines what was recorded. The window ends when sending stopped (the duration, or
-// an interruption); when every request was done before that, with the last attempt.
-func (e *engine) finish(names []string) *measure.Step {
-	var last int64
-	e.mu.Lock()
-	for _, w := range e.workers {
-		last = max(last, w.samples.lastDone)
-	}
-	for _, l := range e.loops {
-		last = max(last, l.samples.lastDone)
-	}
-	e.mu.Unlock()
-	end := time.Duration(e.cut.Load())
-	if end == 0 {
-		end = time.Duration(last)
-	}
-	e.stream.Close(e.emit)
-	s := e.stream.Step(e.base.Add(e.from), max(end-e.from, 0), names)
-	s.Concurrency = e.cfg.Connections
-	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
-	s.Generator = generator(e.usage0, readUsage())
-	if e.cfg.OpenLoop() {
-		s.Open = &measure.OpenLoop{
-			TargetRate:  e.cfg.Rate,
-			LateSends:   e.lateSend.Load(),
-			MaxLag:      measure.Duration(e.maxLag.Load()),
-			Connections: int(e.conns.Load()),
-		}
-	}
-	if p := e.ringErr.Load(); p != nil && e.ringForced {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s=uring: %v; the event loops ran on epoll", IOEnv, *p))
-	}
-	if w := e.dial.tlsErr.warning(); w != "" {
-		s.Warnings = append(s.Warnings, w)
-	}
-	if w := e.reach.warning(); w != "" {
-		// "unable to connect to ADDR: connection refused" or "no TLS connection"
-		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")
-	}
-	if e.cancel.Load() {
-		s.Interrupted = true
-		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
-	}
-	if n := e.stopped.Load(); n > 0 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the script stopped %d of %d threads (wrk.thread:stop()); they sent nothing more", n, e.cfg.Threads))
-	}
-	return s
 }
 
 // now is the time since the step started (monotonic).

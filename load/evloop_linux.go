@@ -6,11 +6,8 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -18,35 +15,57 @@ import (
 
 const evloopSupported = true
 
-// An evloop runs the closed-loop connections of one engine thread on its own epoll set, as
-// wrk does: no goroutine and no read buffer per connection, a read only when epoll says a
-// response has arrived, and the next request written as soon as a response is complete.
-// Connections are edge-triggered (connEvents): epoll reports a socket when something
-// arrives, not again on every wait while it stays ready, so each event is read until the
-// socket is drained (see read). The loop waits on its epoll descriptor through
-// Go's netpoller, so it never blocks an OS thread. A closed loop does its I/O on an io_uring
-// instead where the kernel allows it (evring_linux.go). It serves plain TCP without scripts
-// that watch responses or delay requests; everything else runs on the goroutine workers.
+// An evloop runs the connections of one engine thread, as wrk does: no goroutine and no read
+// buffer per connection, a read only when the backend says a response has arrived, and the
+// next request written as soon as it may be: at once in a closed loop (closedLoop,
+// evclosed_linux.go), when it is due in an open loop (openLoop, evopen_linux.go). Its I/O
+// goes through a poller: epoll (evepoll_linux.go), whose connections are edge-triggered, so
+// each event is read until the socket is drained (see read), or an io_uring where the kernel
+// allows it (evring_linux.go). It serves plain TCP without scripts that watch responses or
+// delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
-	epfd     int
-	file     *os.File        // epfd, so the loop can wait in Go's netpoller
-	rc       syscall.RawConn // of file
+	ep       *epoller // the loop's epoll set (the backend, unless io uses a ring)
+	io       poller   // the backend in use: ep, or an io_uring (startRing)
 	conns    []*econn
 	active   int // connections not finished
 	retry    []*econn
 	samples  sampleBatch
 	buf      []byte // one read buffer for all the loop's connections
-	events   []syscall.EpollEvent
-	ready    int // events filled by the last wait
-	waitFn   func(fd uintptr) bool
 	sa       syscall.Sockaddr
 	family   int
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
-	o        *openLoop // open loop: the loop's share of the schedule (nil: closed loop)
-	useRing  bool      // do the I/O on an io_uring when the kernel allows it (chooseRing)
-	ring     *ringIO   // the io_uring in use (nil: epoll)
+	kind     evkind      // closed or open loop
+	o        *openLoop   // open loop: the loop's share of the schedule (nil: closed loop)
+	useRing  bool        // do the I/O on an io_uring when the kernel allows it (ringChoice)
+	ring     *ringChoice // where a refused io_uring is noted
+}
+
+// evkind is what differs between the closed loop (closedLoop) and the open loop (openLoop) on
+// an event loop: the loop's connection code calls it and never asks which kind runs.
+type evkind interface {
+	connected(c *econn)                 // c just connected
+	connectFailed(c *econn)             // c's connect failed or timed out
+	freed(c *econn, now bool)           // c's requests are all answered or failed (now false: after a failure)
+	idle(c *econn) bool                 // c, with no request, got bytes or its end: true when handled
+	read(c *econn) (int, syscall.Errno) // reads what arrived for c into the loop's buffer
+	took(d int64)                       // an exchange held its connection d ns
+	broken()                            // the backend failed: nothing more is sent
+	close()
+}
+
+// poller is an event loop's I/O backend, as wrk's ae_epoll.c is for ae.c: the loop's code
+// calls it and never asks which backend runs. epoll is evepoll_linux.go, io_uring
+// evring_linux.go; a new backend is one more file implementing these.
+type poller interface {
+	connecting(c *econn) error // watch c's socket until its connect completes
+	connected(c *econn) error  // watch c's newly connected socket for responses
+	write(c *econn) bool       // send c.pending; false: it waits (for room, a send in flight) or failed
+	written(c *econn)          // c's request is all sent: it now waits for its response
+	closing(c *econn)          // c's socket is about to be closed
+	turn(block bool)           // closed loop: one wait (block false: none) and what it brought
+	pace(now, want int64)      // open loop: wait for an event or until want, and handle what came
 }
 
 // econn is one connection of an evloop.
@@ -57,6 +76,18 @@ type econn struct {
 	req      scenario.Requester
 	budget   int64 // requests left; -1: until stopped
 	p        parser
+	pending  []byte    // the part of the request the socket did not take yet
+	out      bool      // EPOLLOUT is asked for (a write is waiting for room)
+	carry    []byte    // bytes read past the end of a response (pipelining)
+	gen      uint32    // bumped when fd closes (io_uring: completions for the old socket are ignored)
+	x        explainer // what its response samples carry besides timing
+	ebatch             // the requests sent together and their responses
+	openConn           // open loop
+	ringConn           // io_uring
+}
+
+// ebatch is the batch of requests in flight on an econn (more than one when pipelined).
+type ebatch struct {
 	head     bool
 	n, got   int // requests in the batch sent, responses read
 	ep       int
@@ -64,16 +95,19 @@ type econn struct {
 	due      int64 // when it was due (open loop; closed loop: start)
 	deadline int64
 	rbytes   int64
-	pending  []byte // the part of the request the socket did not take yet
-	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
-	carry    []byte // bytes read past the end of a response (pipelining)
-	queued   bool   // open loop: a request waits for the connect to finish
-	at       int64  // open loop: when the bytes read last arrived, by their kernel timestamp (0: unknown)
-	waited   bool   // open loop: that request waited for a free connection
-	gen      uint32 // bumped when fd closes (io_uring: completions for the old socket are ignored)
-	sending  bool   // io_uring: a send is in flight
-	sent     []byte // io_uring: what it sends (kept alive until it completes)
-	x        explainer
+}
+
+// openConn is what an open loop keeps of an econn.
+type openConn struct {
+	queued bool  // a request waits for the connect to finish
+	at     int64 // when the bytes read last arrived, by their kernel timestamp (0: unknown)
+	waited bool  // that request waited for a free connection
+}
+
+// ringConn is what the io_uring backend keeps of an econn.
+type ringConn struct {
+	sending bool   // a send is in flight
+	sent    []byte // what it sends (kept alive until it completes)
 }
 
 const (
@@ -90,26 +124,6 @@ const evloopBatch = 64
 // evloopReadBuf is the size of an evloop's read buffer.
 const evloopReadBuf = 64 << 10
 
-// newEvloops makes one loop per engine thread and deals the connections out to them.
-func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
-	loops, err := e.makeEvloops()
-	if err != nil {
-		return nil, err
-	}
-	for i, r := range reqs {
-		l := loops[i%len(loops)]
-		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i], x: newExplainer(i, r)}
-		c.p.metric = l.samples.rec.Metric
-		l.conns = append(l.conns, c)
-		if c.budget != 0 {
-			l.active++
-		} else {
-			c.state = cDone
-		}
-	}
-	return loops, nil
-}
-
 // makeEvloops makes one loop, without connections, per engine thread.
 func (e *engine) makeEvloops() ([]*evloop, error) {
 	sa, family, err := sockaddr(e.ctx, e.target)
@@ -118,28 +132,17 @@ func (e *engine) makeEvloops() ([]*evloop, error) {
 	}
 	loops := make([]*evloop, len(e.recs))
 	for t := range loops {
-		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-		if err != nil {
-			closeLoops(loops[:t])
-			return nil, os.NewSyscallError("epoll_create1", err)
-		}
-		if err := syscall.SetNonblock(epfd, true); err != nil {
-			syscall.Close(epfd)
-			closeLoops(loops[:t])
-			return nil, os.NewSyscallError("fcntl", err)
-		}
 		l := &evloop{
-			e: e, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), samples: newSampleBatch(e.recs[t], evloopBatch),
-			buf: make([]byte, evloopReadBuf), events: make([]syscall.EpollEvent, 256), sa: copySockaddr(sa), family: family,
+			e: e, samples: newSampleBatch(e.recs[t], evloopBatch),
+			buf: make([]byte, evloopReadBuf), sa: copySockaddr(sa), family: family,
 			scan: int64(min(e.slack, 10*time.Millisecond)),
 		}
 		l.scan = max(l.scan, int64(time.Millisecond))
-		if l.rc, err = l.file.SyscallConn(); err != nil {
-			l.file.Close()
+		if l.ep, err = newEpoller(l); err != nil {
 			closeLoops(loops[:t])
 			return nil, err
 		}
-		l.waitFn = l.poll
+		l.io = l.ep
 		loops[t] = l
 	}
 	return loops, nil
@@ -147,7 +150,7 @@ func (e *engine) makeEvloops() ([]*evloop, error) {
 
 func closeLoops(loops []*evloop) {
 	for _, l := range loops {
-		l.file.Close()
+		l.ep.close()
 	}
 }
 
@@ -189,70 +192,7 @@ func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, er
 	return sa, syscall.AF_INET6, nil
 }
 
-// run serves the loop's connections until every one has finished (its budget spent, or
-// the run stopped) or the run is cancelled.
-func (l *evloop) run() {
-	if l.useRing {
-		defer l.startRing(len(l.conns))()
-	}
-	defer l.close()
-	for _, c := range l.conns {
-		if c.state != cDone {
-			l.next(c)
-		}
-	}
-	for l.active > 0 && !l.e.cancel.Load() {
-		if len(l.retry) > 0 {
-			retry := l.retry
-			l.retry = l.retry[len(l.retry):]
-			for _, c := range retry {
-				l.next(c)
-			}
-		}
-		if l.ring != nil {
-			l.ringTurn(len(l.retry) == 0)
-		} else {
-			l.wait(len(l.retry) == 0)
-			for _, ev := range l.events[:l.ready] {
-				if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
-					l.event(c, ev.Events)
-				}
-			}
-		}
-		if now := l.e.now(); now-l.lastScan >= l.scan {
-			l.lastScan = now
-			l.expire(now)
-			if now-l.samples.flushed > maxBatchAge {
-				l.samples.flush(now) // a quiet loop still reports what it has
-			}
-		}
-	}
-}
-
-// poll is the netpoller callback: it takes the ready events, if any, without blocking.
-func (l *evloop) poll(fd uintptr) bool {
-	n, err := syscall.EpollWait(int(fd), l.events, 0)
-	if err != nil || n <= 0 {
-		l.ready = 0
-		return err != nil && err != syscall.EINTR
-	}
-	l.ready = n
-	return true
-}
-
-// wait fills l.events: at once when events are ready, otherwise it parks until one is or
-// the next deadline check is due (block false: do not park at all).
-func (l *evloop) wait(block bool) {
-	if l.poll(uintptr(l.epfd)) || !block {
-		return
-	}
-	_ = l.file.SetReadDeadline(time.Now().Add(time.Duration(l.scan)))
-	if err := l.rc.Read(l.waitFn); err != nil {
-		l.ready = 0
-	}
-}
-
-// event handles what epoll reported for c.
+// event handles what the backend reported for c.
 func (l *evloop) event(c *econn, ev uint32) {
 	switch c.state {
 	case cConnecting:
@@ -263,23 +203,30 @@ func (l *evloop) event(c *econn, ev uint32) {
 		}
 		l.e.conns.Add(1)
 		l.e.connTime.Add(l.e.now() - c.start)
-		if err := l.armRead(c); err != nil {
+		if err := l.io.connected(c); err != nil {
 			l.fail(c, measure.ConnectError)
 			return
 		}
 		c.state = cIdle
-		if l.o != nil {
-			l.connected(c)
-			return
-		}
-		l.send(c)
+		l.kind.connected(c)
 	case cIdle:
-		l.idleEvent(c) // open loop: a free connection became readable
+		l.kind.idle(c) // open loop: a free connection became readable
 	case cWriting:
 		l.write(c)
 	case cReading:
 		l.read(c, ev)
 	}
+}
+
+// newSocket makes a non-blocking TCP socket, with TCP_NODELAY, for the target: every
+// connection of an event loop starts here.
+func (l *evloop) newSocket() (int, error) {
+	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	return fd, nil
 }
 
 // next sends c's next request, connecting first if needed, or finishes c.
@@ -296,43 +243,23 @@ func (l *evloop) next(c *econn) {
 }
 
 func (l *evloop) connect(c *econn) {
-	fd, err := syscall.Socket(l.family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	fd, err := l.newSocket()
 	if err != nil {
-		l.connectFailed(c)
+		l.kind.connectFailed(c)
 		return
 	}
-	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	c.fd = fd
 	c.start = l.e.now()
 	c.deadline = c.start + int64(l.e.timeout)
 	switch err := syscall.Connect(fd, l.sa); err {
 	case nil, syscall.EINPROGRESS:
 		c.state = cConnecting
-		if err := l.awaitConnect(c); err != nil {
-			l.connectFailed(c)
+		if err := l.io.connecting(c); err != nil {
+			l.kind.connectFailed(c)
 		}
 	default:
-		l.connectFailed(c)
+		l.kind.connectFailed(c)
 	}
-}
-
-// connectFailed records a connect error for c's next request and tries again later.
-func (l *evloop) connectFailed(c *econn) {
-	if l.o != nil {
-		l.openConnectFailed(c)
-		return
-	}
-	l.closeFD(c)
-	if l.e.stop.Load() || l.e.cancel.Load() {
-		l.finish(c) // the run ended while connecting: not an attempt at the target
-		return
-	}
-	_, n, ep, _ := c.req.Request()
-	now := l.e.now()
-	for i := 0; i < n; i++ {
-		l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(ep)})
-	}
-	l.retry = append(l.retry, c)
 }
 
 func (l *evloop) send(c *econn) {
@@ -362,38 +289,15 @@ func (l *evloop) send(c *econn) {
 	l.write(c)
 }
 
-// write writes what is left of the request; the socket's buffer takes a small request at once.
-// On an io_uring the send is queued (after the one in flight, if any) and completes later.
+// write hands what is left of the request to the backend; once it is all sent (or, on an
+// io_uring, queued), c waits for its response.
 func (l *evloop) write(c *econn) {
-	if l.ring != nil {
-		if c.sending {
-			return // the send in flight completes first, then this one is queued
-		}
-		l.ringSend(c)
-	}
-	for len(c.pending) > 0 {
-		n, err := send(c.fd, c.pending)
-		switch {
-		case err == syscall.EAGAIN:
-			if !c.out {
-				c.out = true
-				_ = l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN|syscall.EPOLLOUT)
-			}
-			return
-		case err == syscall.EINTR:
-			continue
-		case err != 0:
-			l.fail(c, measure.WriteError)
-			return
-		}
-		c.pending = c.pending[n:]
+	if !l.io.write(c) {
+		return
 	}
 	if c.state == cWriting && c.n > 0 {
 		c.state = cReading
-		if c.out { // back to EPOLLIN alone once the write that waited for room is done
-			c.out = false
-			_ = l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN)
-		}
+		l.io.written(c)
 		if len(c.carry) > 0 {
 			l.consume(c, nil) // a pipelined response that already arrived
 		}
@@ -409,7 +313,7 @@ func (l *evloop) read(c *econn, ev uint32) {
 	hup := ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
 	gen := c.gen
 	for {
-		n, err := l.readConn(c)
+		n, err := l.kind.read(c)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -426,14 +330,13 @@ func (l *evloop) read(c *econn, ev uint32) {
 // received handles what a read of c gave: b, the end of the stream (b empty) or err. Bytes
 // that arrive while no response is awaited (an io_uring receives whenever data comes) wait
 // in c.carry for the next request; on an open loop's free connection, they or its end
-// close it (idleEvent).
+// close it (evkind.idle).
 func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:
 		return
-	case c.state == cIdle && l.o != nil:
-		l.idleEvent(c) // a free connection of an open loop: closed by the server, or sent what nobody asked for
-		return
+	case c.state == cIdle && l.kind.idle(c):
+		return // a free connection of an open loop: closed by the server, or sent what nobody asked for
 	case err != 0:
 		l.fail(c, measure.ReadError)
 		return
@@ -497,7 +400,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 			l.failRest(c, measure.ReadError, now)
 		}
 		c.state = cIdle
-		l.freed(c, true)
+		l.kind.freed(c, true)
 		return true
 	}
 	if c.got < c.n {
@@ -506,28 +409,14 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return false
 	}
 	c.state = cIdle
-	l.freed(c, true)
+	l.kind.freed(c, true)
 	return true
-}
-
-// freed takes c, whose requests are all answered or failed: a closed loop sends its next
-// request (at once, or from the retry list after a failure), an open loop makes it free.
-func (l *evloop) freed(c *econn, now bool) {
-	switch {
-	case l.o != nil:
-		l.o.busy--
-		l.o.free.push(c)
-	case now:
-		l.next(c)
-	default:
-		l.retry = append(l.retry, c)
-	}
 }
 
 // fail records c's outstanding requests as failed, drops the connection and tries again.
 func (l *evloop) fail(c *econn, class measure.Class) {
 	if c.state == cConnecting {
-		l.connectFailed(c)
+		l.kind.connectFailed(c)
 		return
 	}
 	now := l.e.now()
@@ -536,7 +425,7 @@ func (l *evloop) fail(c *econn, class measure.Class) {
 		l.failRest(c, class, now)
 	}
 	c.state = cIdle
-	l.freed(c, false)
+	l.kind.freed(c, false)
 }
 
 func (l *evloop) failRest(c *econn, class measure.Class, now int64) {
@@ -551,7 +440,7 @@ func (l *evloop) expire(now int64) {
 	for _, c := range l.conns {
 		switch {
 		case c.state == cConnecting && now > c.deadline:
-			l.connectFailed(c)
+			l.kind.connectFailed(c)
 		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
 			l.fail(c, measure.TimeoutError)
 		}
@@ -562,30 +451,13 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 	if c.budget > 0 {
 		c.budget--
 	}
-	if l.o != nil {
-		l.o.rt = meanRT(l.o.rt, s.Uncorrected)
-	}
+	l.kind.took(s.Uncorrected)
 	l.samples.add(s)
-}
-
-// connEvents are the flags every connection's epoll registration carries besides
-// EPOLLIN/EPOLLOUT: edge-triggered, so a socket is reported when something arrives rather
-// than on every wait while it stays ready (each reported socket costs a poll of it at every
-// wait); and the peer's half-close reported as such, so read reads to the end of the stream.
-// EPOLL_CTL_MOD polls the socket again, so an edge missed while a state did not read (a write
-// waiting for room, a connect) is reported once the registration changes.
-const connEvents = syscall.EPOLLRDHUP | unix.EPOLLET
-
-func (l *evloop) ctl(op int, c *econn, events uint32) error {
-	ev := syscall.EpollEvent{Events: events | connEvents, Fd: c.id}
-	return syscall.EpollCtl(l.epfd, op, c.fd, &ev)
 }
 
 func (l *evloop) closeFD(c *econn) {
 	if c.fd >= 0 {
-		if l.ring != nil {
-			l.ringClose(c)
-		}
+		l.io.closing(c)
 		syscall.Close(c.fd) // closing also removes it from the epoll set
 		c.fd = -1
 		c.gen++ // what still refers to the old socket (a ring completion, a read loop) sees it closed
@@ -608,8 +480,6 @@ func (l *evloop) close() {
 	for _, c := range l.conns {
 		l.closeFD(c)
 	}
-	if l.o != nil {
-		l.o.close()
-	}
-	l.file.Close()
+	l.kind.close()
+	l.ep.close()
 }

@@ -9,22 +9,23 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/apiperf/apiperf/internal/uring"
+	"github.com/apiperf/apiperf/load/internal/uring"
 	"github.com/apiperf/apiperf/measure"
 )
 
-// ringIO is a closed-loop evloop's io_uring: each loop turn is one io_uring_enter that
+// ringIO is the io_uring backend of an event loop (the other is epoll, evepoll_linux.go): each loop turn is one io_uring_enter that
 // submits the sends queued since the last one and collects what arrived. Every connection
 // has one multishot receive armed, which fills buffers from a provided-buffer ring as
 // responses arrive, so no read is ever made for nothing and no system call is made per
 // read or per write. Connecting still uses socket(2) and connect(2), a poll on the ring, and
 // an update of the ring's file table.
 //
-// The open loop does the same (ringBlock in evwait_linux.go), with receives made as recvmsg so
+// The open loop does the same (pace), with receives made as recvmsg so
 // that each buffer carries the kernel's receive timestamp (evstamp_linux.go): the loop submits
 // a burst's sends in the call that then sleeps until the next burst, and the receives that
 // arrived meanwhile are made when it wakes.
 type ringIO struct {
+	l    *evloop
 	r    *uring.Ring
 	bufs *uring.BufRing
 	hold bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS
@@ -74,10 +75,10 @@ func ringSizes(n int) (sq, cq uint32, bufs int) {
 }
 
 // startRing locks the loop to its thread and sets up its io_uring, with a file slot for
-// each of up to files connections; where the kernel refuses (ENOSYS, EPERM,
+// each of up to files connections (stamped: receives carry their kernel timestamps); where the kernel refuses (ENOSYS, EPERM,
 // kernel.io_uring_disabled, missing features) the loop stays on epoll. It returns what
-// undoes it.
-func (l *evloop) startRing(files int) func() {
+// undoes it. The connections dialPool opened on the loop's epoll set move to the ring.
+func (l *evloop) startRing(files int, stamped bool) func() {
 	runtime.LockOSThread()
 	sq, cq, nbuf := ringSizes(len(l.conns))
 	r, err := newRing(sq, cq)
@@ -91,10 +92,12 @@ func (l *evloop) startRing(files int) func() {
 			// thread and back on every idle turn; it is fit while every loop has a P of
 			// its own (the default: as many threads as CPUs). Other goroutines (the
 			// supervisor) run when the runtime preempts a loop, within 10 ms.
-			l.ring = &ringIO{r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0), cq: cq}
-			if l.o != nil {
-				l.ring.msg = &unix.Msghdr{Controllen: ringControl}
+			g := &ringIO{l: l, r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0), cq: cq}
+			if stamped {
+				g.msg = &unix.Msghdr{Controllen: ringControl}
 			}
+			l.io = g
+			g.adopt()
 			ringRuns.Add(1)
 			return func() {
 				r.Close()
@@ -103,7 +106,7 @@ func (l *evloop) startRing(files int) func() {
 		}
 		r.Close()
 	}
-	l.e.ringRefused(err)
+	l.ring.refused(err)
 	runtime.UnlockOSThread()
 	return func() {}
 }
@@ -115,10 +118,10 @@ func (g *ringIO) room() {
 	}
 }
 
-// ringTurn submits what is queued and handles the completions that are ready; with block,
+// turn submits what is queued and handles the completions that are ready; with block,
 // it first waits (up to the deadline scan) for one when none is.
-func (l *evloop) ringTurn(block bool) {
-	g := l.ring
+func (g *ringIO) turn(block bool) {
+	l := g.l
 	g.bufs.Publish()
 	var err error
 	switch {
@@ -134,32 +137,30 @@ func (l *evloop) ringTurn(block bool) {
 		}
 	}
 	if err != nil {
-		l.ringBroken()
+		g.broken()
 		return
 	}
-	l.ringReap()
+	g.reap()
 }
 
-// ringReap handles the completions that are ready and reports how many there were.
-func (l *evloop) ringReap() int {
-	g := l.ring
+// reap handles the completions that are ready and reports how many there were.
+func (g *ringIO) reap() int {
 	a, b := g.r.Completions()
 	for i := range a {
-		l.ringCompletion(&a[i])
+		g.completion(&a[i])
 	}
 	for i := range b {
-		l.ringCompletion(&b[i])
+		g.completion(&b[i])
 	}
 	g.r.Seen(len(a) + len(b))
 	return len(a) + len(b)
 }
 
-// ringBroken ends the loop when its ring fails (it does not, short of a kernel bug): what
+// broken ends the loop when its ring fails (it does not, short of a kernel bug): what
 // is in flight fails as a read error, and the connections end.
-func (l *evloop) ringBroken() {
-	if l.o != nil {
-		l.o.over, l.o.busy = true, 0 // the open loop sends nothing more and ends
-	}
+func (g *ringIO) broken() {
+	l := g.l
+	l.kind.broken()
 	now := l.e.now()
 	for _, c := range l.conns {
 		if c.state == cReading || c.state == cWriting {
@@ -169,9 +170,10 @@ func (l *evloop) ringBroken() {
 	}
 }
 
-// ringCompletion handles one completion. Those for a socket c no longer has are ignored,
+// completion handles one completion. Those for a socket c no longer has are ignored,
 // but their buffers go back to the ring.
-func (l *evloop) ringCompletion(cqe *uring.CQE) {
+func (g *ringIO) completion(cqe *uring.CQE) {
+	l := g.l
 	c := l.conns[uint32(cqe.UserData)]
 	current := uint32(cqe.UserData>>32)&0xffffff == c.gen&0xffffff && c.fd >= 0 && c.state != cDone
 	switch cqe.UserData >> 56 {
@@ -192,13 +194,13 @@ func (l *evloop) ringCompletion(cqe *uring.CQE) {
 			l.write(c) // the next request waited for this send
 		}
 	case ringRecv:
-		l.ringReceived(c, cqe, current)
+		g.received(c, cqe, current)
 	}
 }
 
-// ringReceived handles a completion of c's multishot receive.
-func (l *evloop) ringReceived(c *econn, cqe *uring.CQE, current bool) {
-	g := l.ring
+// received handles a completion of c's multishot receive.
+func (g *ringIO) received(c *econn, cqe *uring.CQE, current bool) {
+	l := g.l
 	end := false // a recvmsg's buffer with no data: the end of the stream
 	if cqe.Flags&uring.FlagBuffer != 0 {
 		id := cqe.BufferID()
@@ -228,49 +230,50 @@ func (l *evloop) ringReceived(c *econn, cqe *uring.CQE, current bool) {
 		// No buffer was left (or the kernel stopped the receive for its own reasons):
 		// ask again; the buffers handed back this turn are published before it is submitted.
 		if c.fd >= 0 && c.gen&0xffffff == uint32(cqe.UserData>>32)&0xffffff {
-			l.ringRecv(c)
+			g.recv(c)
 		}
 	case cqe.Res != -int32(syscall.ECANCELED):
 		l.received(c, nil, syscall.Errno(-cqe.Res))
 	}
 }
 
-// ringSend queues c's pending request; it stays referenced in c.sent until its completion.
-func (l *evloop) ringSend(c *econn) {
+// write queues c's pending request (after the send in flight, if any: false); it stays
+// referenced in c.sent until its completion.
+func (g *ringIO) write(c *econn) bool {
+	if c.sending {
+		return false // the send in flight completes first, then this one is queued
+	}
 	if len(c.pending) == 0 {
-		return
+		return true
 	}
-	l.ring.room()
-	l.ring.r.Send(int(c.id), c.pending, ringData(ringSend, c))
+	g.room()
+	g.r.Send(int(c.id), c.pending, ringData(ringSend, c))
 	c.sending, c.sent, c.pending = true, c.pending, nil
+	return true
 }
 
-// awaitConnect watches c's socket until its connect completes.
-func (l *evloop) awaitConnect(c *econn) error {
-	if l.ring != nil {
-		l.ring.room()
-		l.ring.r.PollOnce(c.fd, syscall.EPOLLOUT, ringData(ringConnect, c))
-		return nil
+// written: nothing to undo (a send never waits for room on the ring).
+func (g *ringIO) written(*econn) {}
+
+// connecting watches c's socket until its connect completes.
+func (g *ringIO) connecting(c *econn) error {
+	g.room()
+	g.r.PollOnce(c.fd, syscall.EPOLLOUT, ringData(ringConnect, c))
+	return nil
+}
+
+// connected watches c's newly connected socket for responses: a multishot receive in the
+// ring's file slot c.id, so no operation looks the descriptor up.
+func (g *ringIO) connected(c *econn) error {
+	if err := g.r.SetFile(int(c.id), c.fd); err != nil {
+		return err
 	}
-	return l.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT)
+	g.recv(c)
+	return nil
 }
 
-// armRead watches c's newly connected socket for responses: epoll readiness, or (in the
-// ring's file slot c.id, so no operation looks the descriptor up) a multishot receive.
-func (l *evloop) armRead(c *econn) error {
-	if l.ring != nil {
-		if err := l.ring.r.SetFile(int(c.id), c.fd); err != nil {
-			return err
-		}
-		l.ringRecv(c)
-		return nil
-	}
-	return l.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN)
-}
-
-// ringRecv arms c's multishot receive on its file slot.
-func (l *evloop) ringRecv(c *econn) {
-	g := l.ring
+// recv arms c's multishot receive on its file slot.
+func (g *ringIO) recv(c *econn) {
 	g.room()
 	if g.msg != nil {
 		g.r.RecvMsgMultishot(int(c.id), g.bufs.Group(), g.msg, ringData(ringRecv, c))
@@ -279,9 +282,48 @@ func (l *evloop) ringRecv(c *econn) {
 	g.r.RecvMultishot(int(c.id), g.bufs.Group(), ringData(ringRecv, c))
 }
 
-// ringClose prepares c's socket to be closed: the shutdown ends the receive (and a send)
+// closing prepares c's socket to be closed: the shutdown ends the receive (and a send)
 // still holding it; closeFD's new generation makes their completions stale.
-func (l *evloop) ringClose(c *econn) {
+func (g *ringIO) closing(c *econn) {
 	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	c.sending, c.sent = false, nil
+}
+
+// adopt moves the connections already open (dialPool's) from the loop's epoll set to the ring.
+func (g *ringIO) adopt() {
+	l := g.l
+	for _, c := range l.conns {
+		if c.fd < 0 {
+			continue
+		}
+		if syscall.EpollCtl(l.ep.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil) != nil || g.connected(c) != nil {
+			l.closeFD(c) // the first request on it connects again
+		}
+	}
+}
+
+// pace is the open loop's wait on an io_uring: one io_uring_enter submits the sends queued
+// since the last and waits. Sleeping through arrivals is a wait for more completions than can
+// come before the timeout: the ring's work is deferred to the loop's thread, so the receives
+// are made (stamped with their arrival times) when it wakes.
+func (g *ringIO) pace(now, want int64) {
+	l := g.l
+	o := l.o
+	d, timed := l.waitFor(now, want)
+	g.bufs.Publish()
+	var err error
+	switch {
+	case d == 0:
+		err = g.r.Submit()
+	case timed:
+		err = g.r.Wait(g.cq, d, o.raw && d <= rawBlock) // a full ring's worth: more than a quantum brings
+	default:
+		err = g.r.Wait(1, d, o.raw && d <= rawBlock)
+	}
+	if err != nil {
+		g.broken()
+		return
+	}
+	n := g.reap()
+	l.waited(now, l.e.now(), want, d, timed, n)
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apiperf/apiperf/internal/uring"
+	"github.com/apiperf/apiperf/load/internal/uring"
 )
 
 // TestRingPathTaken checks that APIPERF_IO=uring really runs the closed loop on io_uring

@@ -17,6 +17,14 @@ import (
 // burst of sends instead of one per response, with no loss of precision in the latency.
 // The stamps are CLOCK_REALTIME; each wake-up relates them to the monotonic clock.
 
+// stampState is what an open loop knows of its receive timestamps.
+type stampState struct {
+	stampable bool  // every connection asked the kernel for receive timestamps
+	stamps    bool  // and the last read had one: the loop may sleep through arrivals
+	wall      int64 // the wall clock minus the step's clock at the last wake-up, to read the stamps
+	rd        stampReader
+}
+
 // stampConn asks for receive timestamps on fd; false when the kernel refused.
 func stampConn(fd int) bool {
 	return syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
@@ -69,13 +77,13 @@ func cmsgStamp(oob []byte) int64 {
 	return 0
 }
 
-// readConn reads what arrived for c into the loop's buffer. An open loop with receive
+// read reads what arrived for c into the loop's buffer. An open loop with receive
 // timestamps notes when the bytes arrived (c.at). The loop sleeps through arrivals only
 // while reads come stamped: the kernel turns stamping on shortly after the first socket asks
 // for it (the first responses may come without), so the loop starts out reading on arrival.
-func (l *evloop) readConn(c *econn) (int, syscall.Errno) {
-	o := l.o
-	if o == nil || !o.stampable {
+func (o *openLoop) read(c *econn) (int, syscall.Errno) {
+	l := o.l
+	if !o.stampable {
 		return recv(c.fd, l.buf)
 	}
 	n, wall, err := o.rd.read(c.fd, l.buf)

@@ -24,8 +24,9 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	var sched *openSchedule
 	if e.cfg.OpenLoop() {
 		sched = &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
-		e.sched = sched
 	}
+	ws := &workerSet{e: e}
+	e.drv = h2Workers{ws}
 	var (
 		mu       sync.Mutex
 		conns    []*h2conn
@@ -45,9 +46,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 		}()
 	}
 	spawn := func(connect bool) (*h2conn, error) {
-		e.mu.Lock()
-		id := len(e.workers)
-		e.mu.Unlock()
+		id := ws.count()
 		req, err := e.src.Requester(id%e.cfg.Threads, id)
 		if err != nil {
 			return nil, fmt.Errorf("connection %d: %w", id, err)
@@ -61,7 +60,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 		mu.Lock()
 		conns = append(conns, c)
 		mu.Unlock()
-		e.addWorker(c.w)
+		ws.add(c.w)
 		return c, nil
 	}
 	e.base = time.Now() // deadlines of the handshakes below; the clock starts again after them
@@ -100,7 +99,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 		grown := make(chan struct{})
 		go func() {
 			defer close(grown)
-			e.growPool(sched, starve, func(bool) error {
+			e.growPool(ws, sched, starve, func(bool) error {
 				c, err := spawn(false)
 				if err == nil {
 					launch(c)
@@ -138,11 +137,23 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	}
 	if sched != nil {
 		s.Open.Scheduled = sched.scheduled.Load()
-		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(ws.all) >= e.cfg.MaxConns()); w != "" {
 			s.Warnings = append(s.Warnings, w)
 		}
 	}
 	return s, nil
+}
+
+// h2Workers is the driver of HTTP/2: its connections are goroutine workers.
+type h2Workers struct{ *workerSet }
+
+// gauges: the connections; an open loop's requests in flight are not counted per
+// connection here (unknown).
+func (d h2Workers) gauges(iv *measure.Interval) {
+	iv.Connections = d.count()
+	if d.e.cfg.OpenLoop() {
+		iv.InFlight = -1
+	}
 }
 
 // preconnect opens the connection and speaks the HTTP/2 preface before the clock starts.

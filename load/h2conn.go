@@ -65,12 +65,26 @@ type h2pending struct {
 // streams and reads frames, with read deadlines as its only timer (stream timeouts, the
 // open-loop schedule, script delays), so nothing else is woken per request.
 type h2conn struct {
-	w     *worker // the slot: net.Conn, budget, recorder batch, interruption
-	e     *engine
-	tr    *h2translator
-	sched *openSchedule // open loop; nil: closed loop
-	stats measure.HTTP2
+	w        *worker // the slot: net.Conn, budget, recorder batch, interruption
+	e        *engine
+	tr       *h2translator
+	sched    *openSchedule // open loop; nil: closed loop
+	stats    measure.HTTP2
+	active   []*h2stream
+	spare    []*h2stream
+	queue    []h2pending
+	gate     int64 // the next request may not start before this (open loop: its due time; delays)
+	gated    bool
+	over     bool   // the schedule is over (open loop)
+	left     int64  // closed loop: requests left to start (-1: until stopped)
+	h2codec         // frames and header blocks
+	h2limits        // what the server allows: streams, windows, frame size
+	h2timing        // deadlines
+	tpBlock  []byte // a header block with a traceparent field added (--traceparent)
+}
 
+// h2codec is a connection's framing: framers, buffers, and the header block being decoded.
+type h2codec struct {
 	fw      *http2.Framer
 	fr      *http2.Framer
 	bw      *bufio.Writer
@@ -79,29 +93,29 @@ type h2conn struct {
 	hbuf    []byte    // the payload of the HEADERS frame being read
 	cur     *h2stream // the stream whose header block is being decoded (nil: one no longer wanted)
 	endStrm bool      // the header block being decoded ends its stream
-	active  []*h2stream
-	spare   []*h2stream
-	queue   []h2pending
-	gate    int64 // the next request may not start before this (open loop: its due time; delays)
-	gated   bool
-	over    bool  // the schedule is over (open loop)
-	left    int64 // closed loop: requests left to start (-1: until stopped)
+}
+
+// h2limits is what the server allows a connection, and its stream ids.
+type h2limits struct {
 	nextID  uint32
 	limit   int // streams allowed now: min(--streams, the server's MAX_CONCURRENT_STREAMS)
 	goaway  bool
 	lastID  uint32
-	sendWin int64  // connection-level send window
-	initWin int64  // the server's initial stream window
-	maxOut  int    // largest frame the server accepts
-	unacked int64  // received DATA bytes not yet given back to the connection window
-	rdl     int64  // current read deadline (offset from e.base); 0: none set
-	wdl     int64  // current write deadline
-	inRead  bool   // a read is blocked in the framer (wake-ups may run)
-	tpBlock []byte // a header block with a traceparent field added (--traceparent)
+	sendWin int64 // connection-level send window
+	initWin int64 // the server's initial stream window
+	maxOut  int   // largest frame the server accepts
+	unacked int64 // received DATA bytes not yet given back to the connection window
+}
+
+// h2timing is a connection's deadlines.
+type h2timing struct {
+	rdl    int64 // current read deadline (offset from e.base); 0: none set
+	wdl    int64 // current write deadline
+	inRead bool  // a read is blocked in the framer (wake-ups may run)
 }
 
 func newH2Conn(e *engine, w *worker, sched *openSchedule) *h2conn {
-	c := &h2conn{w: w, e: e, sched: sched, limit: e.cfg.StreamsPerConn()}
+	c := &h2conn{w: w, e: e, sched: sched, h2limits: h2limits{limit: e.cfg.StreamsPerConn()}}
 	c.tr = newH2Translator(e.target.Scheme, e.target.HostHdr)
 	c.stats.Streams = c.limit
 	w.budget = -1

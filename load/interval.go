@@ -21,6 +21,14 @@ func WithIntervals(f func(*measure.Interval)) Option {
 // withInterval sets the interval length (tests use short ones).
 func withInterval(d time.Duration) Option { return func(o *options) { o.every = d } }
 
+// intervals is a run's live stream of intervals.
+type intervals struct {
+	stream     *measure.IntervalStream
+	onInterval func(*measure.Interval)
+	sealed     int64        // intervals emitted so far
+	ivLag      atomic.Int64 // the largest send lag in the current interval
+}
+
 // nextSeal is when (since the step's start) the interval after the last sealed one is due
 // to be sealed. Intervals count from the start of the measured window (after the warmup).
 func (e *engine) nextSeal() time.Duration {
@@ -38,46 +46,25 @@ func (e *engine) seal(now time.Duration) {
 func (e *engine) emit(iv *measure.Interval) {
 	e.sealed = iv.Index + 1
 	iv.StepStart = e.base.Add(e.from) // the measured window starts after the warmup
-	e.mu.Lock()
-	iv.Connections = len(e.workers)
-	switch {
-	case e.cfg.OpenLoop() && e.cfg.HTTP2:
-		iv.InFlight = -1 // streams are not counted per connection here: unknown
-	case e.cfg.OpenLoop():
-		for _, w := range e.workers {
-			if w.inFlight.Load() {
-				iv.InFlight++
-			}
-		}
-	}
-	e.mu.Unlock()
-	if e.loops != nil {
-		iv.Connections = e.cfg.Connections
-		if e.cfg.OpenLoop() {
-			iv.Connections = int(e.pool.Load())
-			for _, l := range e.loops {
-				iv.InFlight += int(l.inFlight())
-			}
-		}
-	}
+	e.drv.gauges(iv)
 	if !e.cfg.OpenLoop() {
 		iv.InFlight = iv.Connections * max(e.cfg.Streams, 1) // closed loop: each keeps its requests in flight
 	}
 	if e.cfg.OpenLoop() {
 		iv.TargetRate = e.cfg.Rate
 		iv.Lag = measure.Duration(e.ivLag.Swap(0))
-		if e.sched != nil {
-			p, start := e.sched.pacer, e.from+iv.Start.Duration()
-			end := start + iv.Length.Duration()
-			if e.sched.limit > 0 {
-				end = min(end, e.sched.limit)
-			}
-			due := p.Count(end-1) - p.Count(start-1)
-			if e.sched.total > 0 {
-				due = max(0, min(p.Count(end-1), e.sched.total)-min(p.Count(start-1), e.sched.total))
-			}
-			iv.Scheduled = max(due, 0)
+		// The schedule every open loop keeps: request i is due at i/rate, up to the window's
+		// end or -n.
+		p, start := Pacer{Rate: e.cfg.Rate}, e.from+iv.Start.Duration()
+		end := start + iv.Length.Duration()
+		if e.to > 0 {
+			end = min(end, e.to)
 		}
+		due := p.Count(end-1) - p.Count(start-1)
+		if total := e.cfg.Requests; total > 0 {
+			due = max(0, min(p.Count(end-1), total)-min(p.Count(start-1), total))
+		}
+		iv.Scheduled = max(due, 0)
 	}
 	if e.onInterval != nil {
 		e.onInterval(iv)

@@ -89,10 +89,12 @@ func (s *openSchedule) claim() (int64, time.Duration, bool) {
 // reqs are the initial pool's requesters.
 func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
 	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
-	e.sched = sched
+	ws := &workerSet{e: e}
+	e.drv = &openWorkers{ws}
+	var clk *clock // wakes the workers when their requests are due (nil: Go timers)
 	var wg sync.WaitGroup
 	spawn := func(connect bool) error {
-		id := len(e.workers)
+		id := len(ws.all)
 		var req scenario.Requester
 		if id < len(reqs) {
 			req = reqs[id]
@@ -112,12 +114,12 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 				w.nc, w.rc = nc, rc
 			}
 		}
-		e.addWorker(w)
+		ws.add(w)
 		if !connect {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				w.openLoop(sched)
+				w.openLoop(sched, clk)
 			}()
 		}
 		return nil
@@ -127,21 +129,21 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 			return nil, err
 		}
 	}
-	e.clock = newClock(e)
-	defer e.clock.close()
+	clk = newClock(e)
+	defer clk.close()
 	e.base = time.Now()
-	for _, w := range e.workers {
+	for _, w := range ws.all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.openLoop(sched)
+			w.openLoop(sched, clk)
 		}()
 	}
 	starve := newStarvation()
 	grown := make(chan struct{})
 	go func() {
 		defer close(grown)
-		e.growPool(sched, starve, spawn)
+		e.growPool(ws, sched, starve, spawn)
 	}()
 	var all sync.WaitGroup
 	all.Add(1)
@@ -154,15 +156,30 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 	e.supervise(&all, o)
 	s := e.finish(names)
 	s.Open.Scheduled = sched.scheduled.Load()
-	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(e.workers) >= e.cfg.MaxConns()); w != "" {
+	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(ws.all) >= e.cfg.MaxConns()); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	return s, nil
 }
 
+// openWorkers is the driver of the open loop on goroutine workers.
+type openWorkers struct{ *workerSet }
+
+// gauges: the workers, and those with a request in flight.
+func (d openWorkers) gauges(iv *measure.Interval) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	iv.Connections = len(d.all)
+	for _, w := range d.all {
+		if w.inFlight.Load() {
+			iv.InFlight++
+		}
+	}
+}
+
 // growPool opens connections while requests that are due stay unclaimed, until the
 // schedule is over or the run stops.
-func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bool) error) {
+func (e *engine) growPool(ws *workerSet, sched *openSchedule, starve *starvation, spawn func(bool) error) {
 	tick := time.NewTicker(growCheck)
 	defer tick.Stop()
 	checks := 0
@@ -192,9 +209,7 @@ func (e *engine) growPool(sched *openSchedule, starve *starvation, spawn func(bo
 		if backlog <= 0 || starved {
 			continue
 		}
-		e.mu.Lock()
-		room := e.cfg.MaxConns() - len(e.workers)
-		e.mu.Unlock()
+		room := e.cfg.MaxConns() - ws.count()
 		for n := min(backlog, int64(room)); n > 0; n-- {
 			if err := spawn(false); err != nil {
 				return
@@ -230,7 +245,7 @@ func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string
 
 // openLoop claims requests from the schedule and sends each when it is due, until the
 // schedule is over or the run stops.
-func (w *worker) openLoop(sched *openSchedule) {
+func (w *worker) openLoop(sched *openSchedule, clk *clock) {
 	defer w.end()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -247,7 +262,7 @@ func (w *worker) openLoop(sched *openSchedule) {
 		// Claimed after its due time by a connection whose previous request was still in
 		// flight then: it waited for a connection (not for the generator's CPU or timers).
 		busy := w.e.now()-due > int64(lateThreshold) && freeAt-due > int64(lateThreshold)
-		if !w.waitUntil(due, timer, wake) {
+		if !w.waitUntil(clk, due, timer, wake) {
 			return
 		}
 		if w.e.halted() || w.e.threadStop[w.th].Load() {
@@ -283,9 +298,9 @@ func (w *worker) openLoop(sched *openSchedule) {
 
 // waitUntil waits until due (an offset from the step's start) on the run's precise clock, or
 // on a Go timer where there is none; false when the run was cancelled first.
-func (w *worker) waitUntil(due int64, timer *time.Timer, wake chan struct{}) bool {
-	if w.e.clock != nil {
-		return w.e.clock.wait(w.e.ctx, due, wake)
+func (w *worker) waitUntil(clk *clock, due int64, timer *time.Timer, wake chan struct{}) bool {
+	if clk != nil {
+		return clk.wait(w.e.ctx, due, wake)
 	}
 	if wait := due - w.e.now(); wait > 0 {
 		timer.Reset(time.Duration(wait))

@@ -51,3 +51,33 @@ func (s *starvation) starved() bool {
 	s.seen = s.seen || starved
 	return starved
 }
+
+// starveWatch is what an open loop on an event loop knows of the generator's CPU: its own
+// waits and wake-ups, and the scheduler's (starvation).
+type starveWatch struct {
+	parks       int64 // how often the loop waited for an event
+	checkAt     int64 // when starvation is checked next
+	parksAt     int64 // parks at the last check
+	wakes, slow int   // timer wake-ups since the last check, and those over starvedWait late
+	starve      *starvation
+	starved     bool // short of CPU at the last check: the pool does not grow
+	seen        bool // starved at some point
+}
+
+// check finds out, at most every 20 ms, whether the generator is short of CPU: the
+// runtime's goroutines wait to run, the loop's timer wakes it over starvedWait late more
+// than starvedShare of the time, or the loop did not wait for an event once since the last
+// check (it was busy all the time). It reports whether it checked (s.starved is the answer).
+func (s *starveWatch) check(now int64) bool {
+	if now < s.checkAt {
+		return false
+	}
+	s.checkAt = now + int64(20*growCheck)
+	idle := s.parks != s.parksAt
+	s.parksAt = s.parks
+	late := s.slow > 1 && float64(s.slow) > starvedShare*float64(s.wakes)
+	s.wakes, s.slow = 0, 0
+	s.starved = s.starve.starved() || !idle || late
+	s.seen = s.seen || s.starved
+	return true
+}

@@ -41,15 +41,20 @@ type worker struct {
 	rc syscall.RawConn // plain TCP: reads go through the poller without a per-connection buffer
 
 	deadline int64 // current I/O deadline, as an offset from e.base
-	p        parser
-	readFn   func(fd uintptr) bool // made once so reads do not allocate
-	rerr     error
-	rbytes   int64
-	carry    []byte // bytes read past the end of a response (pipelining)
-	capture  []byte // the whole response, when the requester watches responses
-	tlsBuf   []byte
+	wireRead       // reading and parsing responses
 	samples  sampleBatch
 	x        explainer
+}
+
+// wireRead is how a worker reads and parses its responses.
+type wireRead struct {
+	p       parser
+	readFn  func(fd uintptr) bool // made once so reads do not allocate
+	rerr    error
+	rbytes  int64
+	carry   []byte // bytes read past the end of a response (pipelining)
+	capture []byte // the whole response, when the requester watches responses
+	tlsBuf  []byte
 }
 
 func newWorker(e *engine, id int, req scenario.Requester) *worker {

@@ -1,0 +1,204 @@
+//go:build linux
+
+package load
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// evloops are the event loops of a run, one per engine thread: the part the closed and the
+// open loop's drivers share.
+type evloops struct {
+	loops []*evloop
+	ring  ringChoice
+}
+
+func (d *evloops) interrupt() {
+	for _, l := range d.loops {
+		l.interrupt()
+	}
+}
+
+func (d *evloops) lastDone() int64 {
+	var last int64
+	for _, l := range d.loops {
+		last = max(last, l.samples.lastDone)
+	}
+	return last
+}
+
+func (d *evloops) warning() string { return d.ring.warning() }
+
+// evClosed is the driver of the closed loop on event loops.
+type evClosed struct {
+	evloops
+	conns int
+}
+
+func (d *evClosed) gauges(iv *measure.Interval) { iv.Connections = d.conns }
+
+// runEvloop runs the closed loop on one event loop per engine thread; reqs are the
+// connections' requesters.
+func (e *engine) runEvloop(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
+	loops, err := e.newEvloops(reqs, e.budgets(len(reqs)))
+	if err != nil {
+		return nil, err
+	}
+	d := &evClosed{evloops: evloops{loops: loops}, conns: e.cfg.Connections}
+	e.drv = d
+	d.ring.choose(o, loops, nil)
+	e.runLoops(o, loops, (*evloop).run)
+	return e.finish(names), nil
+}
+
+// runLoops starts the step's clock, runs every loop on a goroutine of its own, and
+// supervises them to their end.
+func (e *engine) runLoops(o options, loops []*evloop, run func(*evloop)) {
+	e.base = time.Now()
+	var wg sync.WaitGroup
+	for _, l := range loops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(l)
+		}()
+	}
+	e.supervise(&wg, o)
+}
+
+// ringChoice is whether a run's event loops do their I/O on io_uring, and why not.
+type ringChoice struct {
+	err    atomic.Pointer[error] // why an event loop could not use io_uring (it ran on epoll)
+	forced bool                  // APIPERF_IO=uring: say so when it was refused
+}
+
+// refused notes why an event loop could not use io_uring.
+func (r *ringChoice) refused(err error) { r.err.CompareAndSwap(nil, &err) }
+
+// choose sets the event loops to do their I/O on io_uring, by default and with
+// APIPERF_IO=uring, unless tooBig says this run does not fit a ring (the loops then run on
+// epoll, and APIPERF_IO=uring says why). A loop whose kernel refuses the ring stays on epoll
+// too (startRing).
+func (r *ringChoice) choose(o options, loops []*evloop, tooBig error) {
+	r.forced = o.io == ioUring
+	on := o.io == ioUring || o.io == ioAuto
+	if on && tooBig != nil {
+		r.refused(tooBig)
+		on = false
+	}
+	for _, l := range loops {
+		l.useRing, l.ring = on, r
+	}
+}
+
+func (r *ringChoice) warning() string {
+	if p := r.err.Load(); p != nil && r.forced {
+		return fmt.Sprintf("%s=uring: %v; the event loops ran on epoll", IOEnv, *p)
+	}
+	return ""
+}
+
+// newEvloops makes one loop per engine thread and deals the connections out to them.
+func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
+	loops, err := e.makeEvloops()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range loops {
+		l.kind = closedLoop{l}
+	}
+	for i, r := range reqs {
+		l := loops[i%len(loops)]
+		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i], x: newExplainer(i, r)}
+		c.p.metric = l.samples.rec.Metric
+		l.conns = append(l.conns, c)
+		if c.budget != 0 {
+			l.active++
+		} else {
+			c.state = cDone
+		}
+	}
+	return loops, nil
+}
+
+// run serves the loop's connections until every one has finished (its budget spent, or
+// the run stopped) or the run is cancelled.
+func (l *evloop) run() {
+	if l.useRing {
+		defer l.startRing(len(l.conns), false)()
+	}
+	defer l.close()
+	for _, c := range l.conns {
+		if c.state != cDone {
+			l.next(c)
+		}
+	}
+	for l.active > 0 && !l.e.cancel.Load() {
+		if len(l.retry) > 0 {
+			retry := l.retry
+			l.retry = l.retry[len(l.retry):]
+			for _, c := range retry {
+				l.next(c)
+			}
+		}
+		l.io.turn(len(l.retry) == 0)
+		if now := l.e.now(); now-l.lastScan >= l.scan {
+			l.lastScan = now
+			l.expire(now)
+			if now-l.samples.flushed > maxBatchAge {
+				l.samples.flush(now) // a quiet loop still reports what it has
+			}
+		}
+	}
+}
+
+// closedLoop is the closed loop's evkind: each connection sends its next request as soon as
+// its response is complete, and after a failure from the loop's retry list.
+type closedLoop struct{ l *evloop }
+
+// connected sends c's first request.
+func (k closedLoop) connected(c *econn) { k.l.send(c) }
+
+// connectFailed records a connect error for c's next request and tries again later.
+func (k closedLoop) connectFailed(c *econn) {
+	l := k.l
+	l.closeFD(c)
+	if l.e.stop.Load() || l.e.cancel.Load() {
+		l.finish(c) // the run ended while connecting: not an attempt at the target
+		return
+	}
+	_, n, ep, _ := c.req.Request()
+	now := l.e.now()
+	for i := 0; i < n; i++ {
+		l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(ep)})
+	}
+	l.retry = append(l.retry, c)
+}
+
+// freed sends c's next request at once, or from the retry list after a failure.
+func (k closedLoop) freed(c *econn, now bool) {
+	if now {
+		k.l.next(c)
+		return
+	}
+	k.l.retry = append(k.l.retry, c)
+}
+
+// idle: a closed loop's connection without a request takes what arrives as the next
+// response's (received).
+func (closedLoop) idle(*econn) bool { return false }
+
+func (k closedLoop) read(c *econn) (int, syscall.Errno) { return recv(c.fd, k.l.buf) }
+
+func (closedLoop) took(int64) {}
+
+func (closedLoop) broken() {}
+
+func (closedLoop) close() {}

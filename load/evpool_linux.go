@@ -1,0 +1,188 @@
+//go:build linux
+
+package load
+
+import (
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/apiperf/apiperf/scenario"
+)
+
+// openPool is an open loop's connections: the free ones, in the order they came free, the
+// busy ones, and the growth of the pool when a backlog is the target's doing.
+type openPool struct {
+	free     connRing
+	busy     int          // connections with a request (connecting, writing or reading)
+	growing  int          // connections opening for the backlog, without a request yet
+	dialing  int          // connections connecting (the loop waits for their readiness, not a fixed time)
+	noFreeAt int64        // the last time a due request found no free connection
+	growAt   int64        // the pool's growth is considered again at this time
+	noGrow   bool         // a requester for a new connection could not be made
+	backlog  backlogWatch // whether a backlog is the target's doing: then the pool grows
+	rt       int64        // the response time (meanRT)
+	inFlight atomic.Int64
+	thread   int
+	shared   *sharedPool // what the run's loops share of the pool
+}
+
+// sharedPool is what the event loops of an open-loop run share of the pool.
+type sharedPool struct {
+	size  atomic.Int64 // connections in the pool
+	ids   atomic.Int64 // ids given to connections
+	reqMu sync.Mutex   // serializes src.Requester for connections added while running
+}
+
+// addConn adds connection num, not yet open, to the loop's pool.
+func (l *evloop) addConn(r scenario.Requester, num int) *econn {
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r)}
+	c.p.metric = l.samples.rec.Metric
+	l.conns = append(l.conns, c)
+	l.setQuantum()
+	return c
+}
+
+// dialPool opens the loop's first connections before the clock starts, as wrk2 does. A
+// failure is not recorded here: the first request on that connection connects again and
+// counts it.
+func (l *evloop) dialPool() {
+	t0 := time.Now()
+	pending := 0
+	for _, c := range l.conns {
+		fd, err := l.socket()
+		if err != nil {
+			continue
+		}
+		c.fd, c.state = fd, cConnecting
+		if l.ep.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT) != nil {
+			l.closeFD(c)
+			c.state = cIdle
+			continue
+		}
+		pending++
+	}
+	for pending > 0 {
+		left := l.e.timeout - time.Since(t0)
+		if left <= 0 {
+			break
+		}
+		n, err := syscall.EpollWait(l.ep.epfd, l.ep.events, int((left+time.Millisecond-1)/time.Millisecond))
+		if err != nil && err != syscall.EINTR {
+			break
+		}
+		for _, ev := range l.ep.events[:max(n, 0)] {
+			if ev.Fd < 0 {
+				continue
+			}
+			c := l.conns[ev.Fd]
+			if c.state != cConnecting {
+				continue
+			}
+			pending--
+			c.state = cIdle
+			soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+			if err != nil || soerr != 0 || l.ep.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
+				l.closeFD(c)
+				continue
+			}
+			l.e.conns.Add(1)
+			l.e.connTime.Add(int64(time.Since(t0)))
+		}
+	}
+	for _, c := range l.conns {
+		if c.state == cConnecting {
+			l.closeFD(c)
+			c.state = cIdle
+		}
+		l.o.free.push(c)
+	}
+}
+
+// socket makes a non-blocking TCP socket and starts connecting it to the target.
+func (l *evloop) socket() (int, error) {
+	fd, err := l.newSocket()
+	if err != nil {
+		return -1, err
+	}
+	if l.o.stampable && !stampConn(fd) {
+		l.o.stampable = false
+	}
+	if err := syscall.Connect(fd, l.sa); err != nil && err != syscall.EINPROGRESS {
+		syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// grow opens connections while requests due more than lateThreshold ago wait for one, up
+// to the run's MaxConns, unless the generator is short of CPU.
+func (l *evloop) grow(now int64) {
+	o := l.o
+	if now < o.growAt || o.noGrow || l.e.stop.Load() {
+		return
+	}
+	o.growAt = now + int64(growCheck)
+	l.checkStarved(now)
+	if o.starved {
+		return
+	}
+	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
+		o.shared.reqMu.Lock()
+		num := int(o.shared.ids.Add(1) - 1)
+		r, err := l.e.src.Requester(o.thread, num)
+		o.shared.reqMu.Unlock()
+		if err != nil {
+			o.shared.size.Add(-1)
+			o.noGrow = true
+			return
+		}
+		c := l.addConn(r, num)
+		o.growing++
+		l.dial(c)
+	}
+}
+
+// claim takes a place in the pool, if it holds fewer than max connections.
+func (p *sharedPool) claim(max int) bool {
+	for {
+		n := p.size.Load()
+		if n >= int64(max) {
+			return false
+		}
+		if p.size.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// connRing is a FIFO of free connections.
+type connRing struct {
+	buf  []*econn
+	head int
+	n    int
+}
+
+func (r *connRing) push(c *econn) {
+	if r.n == len(r.buf) {
+		buf := make([]*econn, max(2*len(r.buf), 16))
+		for i := 0; i < r.n; i++ {
+			buf[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = buf, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = c
+	r.n++
+}
+
+func (r *connRing) pop() *econn {
+	if r.n == 0 {
+		return nil
+	}
+	c := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return c
+}

@@ -1,0 +1,48 @@
+package load
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// finish combines what was recorded. The window ends when sending stopped (the duration, or
+// an interruption); when every request was done before that, with the last attempt.
+func (e *engine) finish(names []string) *measure.Step {
+	end := time.Duration(e.cut.Load())
+	if end == 0 {
+		end = time.Duration(e.drv.lastDone())
+	}
+	e.stream.Close(e.emit)
+	s := e.stream.Step(e.base.Add(e.from), max(end-e.from, 0), names)
+	s.Concurrency = e.cfg.Connections
+	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
+	s.Generator = generator(e.usage0, readUsage())
+	if e.cfg.OpenLoop() {
+		s.Open = &measure.OpenLoop{
+			TargetRate:  e.cfg.Rate,
+			LateSends:   e.lateSend.Load(),
+			MaxLag:      measure.Duration(e.maxLag.Load()),
+			Connections: int(e.conns.Load()),
+		}
+	}
+	if w := e.drv.warning(); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
+	if w := e.dial.tlsErr.warning(); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
+	if w := e.reach.warning(); w != "" {
+		// "unable to connect to ADDR: connection refused" or "no TLS connection"
+		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")
+	}
+	if e.cancel.Load() {
+		s.Interrupted = true
+		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
+	}
+	if n := e.stopped.Load(); n > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the script stopped %d of %d threads (wrk.thread:stop()); they sent nothing more", n, e.cfg.Threads))
+	}
+	return s
+}
