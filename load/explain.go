@@ -4,7 +4,6 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/servertiming"
-	"github.com/apiperf/apiperf/traceparent"
 )
 
 // explainer is what one connection adds to its response samples besides their timing, so a
@@ -46,41 +45,4 @@ func readServerTiming(t *measure.Timings, metric func([]byte) uint8, v []byte) {
 			t.Add(metric(m.Name), m.Dur)
 		}
 	}
-}
-
-// h2trace is the trace context of one HTTP/2 request: its trace id, and the traceparent
-// value to send when apiperf made it (a request's own header is in its block already).
-type h2trace struct {
-	id    measure.TraceID
-	value [55]byte
-	add   bool
-}
-
-// traceOf is the trace context of request k of the batch just made.
-func (c *h2conn) traceOf(k int) h2trace {
-	tr := c.w.x.tr
-	if tr == nil {
-		return h2trace{}
-	}
-	t := h2trace{id: measure.TraceID(tr.Trace(k))}
-	if v := tr.Value(k); len(v) == len(t.value) {
-		copy(t.value[:], v)
-		t.add = true
-	}
-	return t
-}
-
-// traced returns block with a traceparent field added when tp asks for one: a literal
-// without indexing (RFC 7541 6.2.2), so it does not depend on the connection's table.
-func (c *h2conn) traced(block []byte, tp *h2trace) []byte {
-	if !tp.add {
-		return block
-	}
-	b := append(c.tpBlock[:0], block...)
-	b = append(b, 0x00, byte(len(traceparent.Name)))
-	b = append(b, traceparent.Name...)
-	b = append(b, byte(len(tp.value)))
-	b = append(b, tp.value[:]...)
-	c.tpBlock = b
-	return b
 }
