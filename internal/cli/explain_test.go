@@ -152,3 +152,42 @@ func TestTraceparentMergeAndScaleOutCLI(t *testing.T) {
 		t.Errorf("scaled-out run's slowest trace ids %q, the target's slow ones %q", got, sorted(slow))
 	}
 }
+
+// TestTraceparentMixCLI: in a scenario mix (one endpoint rendered from a template each time)
+// the slowest requests are the slow endpoint's, named, with the trace ids the target saw.
+func TestTraceparentMixCLI(t *testing.T) {
+	srv := demoTarget(t)
+	dir := t.TempDir()
+	mix := filepath.Join(dir, "mix.yaml")
+	if err := os.WriteFile(mix, []byte(`endpoints:
+  - name: timed
+    path: `+slowQuery+`&n={{counter}}
+    weight: 1
+  - name: health
+    path: /healthz
+    weight: 1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run.json")
+	code, stdout, stderr := runCLI(t, "run", "--traceparent", "-t1", "-c2", "-n", "200", "-T10s", "--no-history", "-o", out, "--scenario", mix, srv.URL())
+	if code != ExitOK {
+		t.Fatalf("run exited %d\n%s\n%s", code, stdout, stderr)
+	}
+	slow := srv.SlowTraces()
+	if len(slow) != 2 {
+		t.Fatalf("the target made %d requests slow, want 2 (100 to the timed endpoint)", len(slow))
+	}
+	if got := slowestTraces(t, out, 2); !slices.Equal(got, sorted(slow)) {
+		t.Errorf("run.json's slowest trace ids %q, the target's slow ones %q", got, sorted(slow))
+	}
+	r, err := result.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.Last().Exemplars.Slowest[:2] {
+		if e.Endpoint != "timed" {
+			t.Errorf("slow request %s is on endpoint %q, want timed", e.Trace, e.Endpoint)
+		}
+	}
+}
