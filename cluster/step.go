@@ -315,6 +315,7 @@ func cloneStep(s *measure.Step) *measure.Step {
 	cp.Status = measure.AddStatus(nil, s.Status)
 	cp.Timeline = append([]measure.Second(nil), s.Timeline...)
 	cp.Warnings = append([]string(nil), s.Warnings...)
+	cp.Exemplars, cp.ServerTiming = s.Exemplars.Clone(), s.ServerTiming.Clone()
 	return &cp
 }
 

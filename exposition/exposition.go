@@ -1,7 +1,7 @@
 // Package exposition writes metrics in the Prometheus exposition formats, the page a
-// Prometheus server scrapes: the text format (version 0.0.4) by default, and the delimited
-// protobuf format when the scraper asks for it (Prometheus does when native histograms are
-// on): families with help and type, labelled samples, classic and native histograms,
+// Prometheus server scrapes: the text format (version 0.0.4) by default, OpenMetrics text
+// (with histogram exemplars) and the delimited protobuf format when the scraper asks for them
+// (Prometheus asks for protobuf when native histograms are on): families with help and type, labelled samples, classic and native histograms,
 // summaries, and the Go runtime and process metrics a Go service exposes. It is small on purpose: apiperf's /metrics pages are a few dozen series, and a
 // full client library would be initialized (and paid for in memory) by every apiperf process.
 package exposition
@@ -16,21 +16,32 @@ import (
 // ContentType is the media type of the text format served by Handler.
 const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 
+// OpenMetricsType is the media type of OpenMetrics text, served by Handler when asked for.
+const OpenMetricsType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
 // Page is a metrics page being written. Families must be written whole, one after another;
 // a name must not be written twice.
 type Page struct {
 	b     []byte
 	proto bool         // the protobuf format
+	om    bool         // OpenMetrics text
+	eof   bool         // OpenMetrics: the page is closed with "# EOF"
 	fam   *protoFamily // protobuf: the family being written
 }
+
+// NewOpenMetricsPage returns a page in OpenMetrics text (OpenMetricsType).
+func NewOpenMetricsPage() *Page { return &Page{om: true} }
 
 // NewProtoPage returns a page in the delimited protobuf format (ProtoContentType); the zero
 // Page is in the text format.
 func NewProtoPage() *Page { return &Page{proto: true} }
 
-// Bytes returns the page written so far.
+// Bytes returns the page; an OpenMetrics page is closed by it and takes no more families.
 func (p *Page) Bytes() []byte {
 	p.flush()
+	if p.om && !p.eof {
+		p.b, p.eof = append(p.b, "# EOF\n"...), true
+	}
 	return p.b
 }
 
@@ -49,6 +60,14 @@ func (p *Page) Family(name, help, typ string) {
 		p.flush()
 		p.fam = &protoFamily{name: name, help: help, typ: typ}
 		return
+	}
+	if p.om {
+		// OpenMetrics names a counter family without its samples' _total suffix.
+		if typ == "counter" {
+			name = strings.TrimSuffix(name, "_total")
+		} else if typ == "untyped" {
+			typ = "unknown"
+		}
 	}
 	p.b = append(p.b, "# HELP "...)
 	p.b = append(p.b, name...)
@@ -70,22 +89,28 @@ func (p *Page) Sample(name string, v float64, labels ...string) {
 		return
 	}
 	p.b = append(p.b, name...)
-	if len(labels) > 0 {
-		p.b = append(p.b, '{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				p.b = append(p.b, ',')
-			}
-			p.b = append(p.b, labels[i]...)
-			p.b = append(p.b, `="`...)
-			p.b = appendEscaped(p.b, labels[i+1], true)
-			p.b = append(p.b, '"')
-		}
-		p.b = append(p.b, '}')
-	}
+	p.b = appendLabelSet(p.b, labels, false)
 	p.b = append(p.b, ' ')
 	p.b = AppendFloat(p.b, v)
 	p.b = append(p.b, '\n')
+}
+
+// appendLabelSet writes {name="value",...}; nothing for no labels unless always.
+func appendLabelSet(b []byte, labels []string, always bool) []byte {
+	if len(labels) == 0 && !always {
+		return b
+	}
+	b = append(b, '{')
+	for i := 0; i+1 < len(labels); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, labels[i]...)
+		b = append(b, `="`...)
+		b = appendEscaped(b, labels[i+1], true)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
 
 // Metric writes a family of one sample: a counter or gauge without labels.
@@ -112,6 +137,9 @@ func (p *Page) Histogram(name, help string, h *Histogram) {
 			le = string(AppendFloat(nil, h.Bounds[i]))
 		}
 		p.Sample(name+"_bucket", float64(cum), "le", le)
+		if p.om && i < len(h.exemplars) && h.exemplars[i] != nil {
+			p.b = h.exemplars[i].appendText(p.b[:len(p.b)-1])
+		}
 	}
 	p.Sample(name+"_sum", h.Sum)
 	p.Sample(name+"_count", float64(cum))
@@ -120,10 +148,11 @@ func (p *Page) Histogram(name, help string, h *Histogram) {
 // Histogram is a classic Prometheus histogram: counts per bucket (not cumulative), the last
 // one for values above every bound.
 type Histogram struct {
-	Bounds []float64
-	Counts []uint64
-	Sum    float64
-	native *native // nil: classic buckets only
+	Bounds    []float64
+	Counts    []uint64
+	Sum       float64
+	native    *native     // nil: classic buckets only
+	exemplars []*Exemplar // by bucket; nil: none
 }
 
 // NewHistogram returns an empty histogram with these upper bounds (ascending).
@@ -184,8 +213,11 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 func Handler(write func(*Page)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, typ := &Page{}, ContentType
-		if acceptsProto(r.Header.Get("Accept")) {
+		switch accept := r.Header.Get("Accept"); {
+		case acceptsProto(accept):
 			p, typ = NewProtoPage(), ProtoContentType
+		case strings.Contains(accept, "application/openmetrics-text"):
+			p, typ = NewOpenMetricsPage(), OpenMetricsType
 		}
 		write(p)
 		b := p.Bytes()

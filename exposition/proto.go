@@ -29,8 +29,9 @@ const (
 
 	histCount, histSum, histBucket, histSchema, histZeroThreshold, histZeroCount = 1, 2, 3, 5, 6, 7
 	histPositiveSpan, histPositiveDelta                                          = 12, 13
+	histExemplars                                                                = 16
 
-	bucketCumulative, bucketUpper = 1, 2
+	bucketCumulative, bucketUpper, bucketExemplar = 1, 2, 3
 )
 
 var metricTypes = map[string]uint64{"counter": 0, "gauge": 1, "summary": 2, "untyped": 3, "histogram": 4}
@@ -128,6 +129,9 @@ func (f *protoFamily) histogram(h *Histogram) {
 		cum += h.Counts[i]
 		bk = appendVarint(bk[:0], bucketCumulative, cum)
 		bk = appendDouble(bk, bucketUpper, bound)
+		if i < len(h.exemplars) && h.exemplars[i] != nil {
+			bk = appendBytes(bk, bucketExemplar, h.exemplars[i].appendProto(nil))
+		}
 		hb = appendBytes(hb, histBucket, bk)
 	}
 	hb = appendVarint(hb, histCount, cum+h.Counts[len(h.Bounds)])
@@ -145,6 +149,11 @@ func (f *protoFamily) histogram(h *Histogram) {
 		}
 		for _, d := range deltas {
 			hb = appendSint(hb, histPositiveDelta, d)
+		}
+		for _, e := range h.exemplars {
+			if e != nil {
+				hb = appendBytes(hb, histExemplars, e.appendProto(nil))
+			}
 		}
 	}
 	f.metrics = append(f.metrics, appendBytes(nil, metHistogram, hb))

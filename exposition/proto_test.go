@@ -177,7 +177,7 @@ func TestHandlerNegotiates(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct{ accept, want string }{
 		{"", ContentType},
-		{"application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", ContentType},
+		{"application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", OpenMetricsType},
 		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2", ProtoContentType},
 	} {
 		req, _ := http.NewRequest("GET", srv.URL, nil)
@@ -197,7 +197,7 @@ func TestHandlerNegotiates(t *testing.T) {
 			if f := decodeProto(t, b)["up_total"]; f == nil || f.Metric[0].GetCounter().GetValue() != 1 {
 				t.Errorf("protobuf page: %v", f)
 			}
-		} else if !bytes.Contains(b, []byte("up_total 1\n")) {
+		} else if !bytes.Contains(b, []byte("up_total 1\n")) || (tc.want == OpenMetricsType) != bytes.HasSuffix(b, []byte("# EOF\n")) {
 			t.Errorf("text page: %q", b)
 		}
 	}

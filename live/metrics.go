@@ -102,6 +102,11 @@ func (m *metrics) interval(iv *measure.Interval) {
 		m.errors[errorClasses[i]] += float64(n)
 	}
 	observe(m.latency, iv.Latency)
+	for _, e := range iv.Exemplars {
+		// OpenMetrics and protobuf scrapes carry it: the latest traced request of each bucket.
+		m.latency.SetExemplar(exposition.Exemplar{Labels: []string{"trace_id", e.Trace.String()},
+			Value: e.Latency.Duration().Seconds(), Time: iv.StepStart.Add(e.Start.Duration() + e.Latency.Duration())})
+	}
 	if iv.Uncorrected != nil {
 		if m.uncorrected == nil {
 			m.uncorrected = exposition.NewNativeHistogram(latencyBuckets)

@@ -138,3 +138,19 @@ func cannedServer(tb testing.TB, resp []byte) (addr string, requests *atomic.Int
 	}()
 	return ln.Addr().String(), requests
 }
+
+// BenchmarkRequestBuildTraced is BenchmarkRequestBuild with --traceparent: each request
+// stamped with new ids.
+func BenchmarkRequestBuildTraced(b *testing.B) {
+	src, err := scenario.NewStatic(scenario.Scenario{URL: "http://127.0.0.1:8080/healthz"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, _ := scenario.Traced(src).Requester(0, 0)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if raw, _, _, _ := req.Request(); len(raw) == 0 {
+			b.Fatal("empty request")
+		}
+	}
+}

@@ -36,6 +36,7 @@ const (
 	DefaultMaxConnections = 10000
 	DefaultStreams        = 1
 	maxStreams            = 1 << 16 // HTTP/2 concurrent streams per connection
+	maxSlowest            = 10000   // slowest responses kept per step
 )
 
 // Config is how hard and how long to load. It is saved in every run.json.
@@ -62,6 +63,11 @@ type Config struct {
 	// (addresses and ranges, comma separated); "": the kernel chooses, or a 127.x target spreads over
 	// 127.0.0.0/8 when one address cannot hold the connections (SourcesFor).
 	Sources string `json:"sources,omitempty"`
+	// Traceparent sends a W3C traceparent header with new random ids on every request (a
+	// request that carries its own keeps it), so the slowest requests can be found in traces.
+	Traceparent bool `json:"traceparent,omitempty"`
+	// Slowest is how many of each step's slowest responses are kept (0: measure.DefaultSlowest).
+	Slowest int `json:"slowest,omitempty"`
 }
 
 // Validate reports every problem at once.
@@ -108,6 +114,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := ParseSources(c.Sources); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Slowest < 0 || c.Slowest > maxSlowest {
+		errs = append(errs, fmt.Errorf("slowest must be 1 to %d, got %d", maxSlowest, c.Slowest))
 	}
 	if c.Streams > maxStreams {
 		errs = append(errs, fmt.Errorf("streams must be at most %d, got %d", maxStreams, c.Streams))

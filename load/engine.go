@@ -157,6 +157,9 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	defer bound(runCtx, cfg, src)()
+	if cfg.Traceparent {
+		src = scenario.Traced(src)
+	}
 	e := newEngine(runCtx, cfg, src, target, o)
 	if err := e.planSources(runCtx); err != nil {
 		return nil, err
@@ -211,6 +214,7 @@ func newEngine(ctx context.Context, cfg Config, src scenario.Source, target scen
 	for i := 0; i < cfg.Threads; i++ {
 		r := measure.NewRecorder(o.expected, cfg.OpenLoop(), len(names))
 		r.Window(e.from, e.to)
+		r.KeepSlowest(cfg.Slowest)
 		e.recs = append(e.recs, r)
 	}
 	e.stream, e.onInterval = measure.NewIntervalStream(e.recs, o.every), o.intervals

@@ -76,13 +76,14 @@ type econn struct {
 	req      scenario.Requester
 	budget   int64 // requests left; -1: until stopped
 	p        parser
-	pending  []byte // the part of the request the socket did not take yet
-	out      bool   // EPOLLOUT is asked for (a write is waiting for room)
-	carry    []byte // bytes read past the end of a response (pipelining)
-	gen      uint32 // bumped when fd closes (io_uring: completions for the old socket are ignored)
-	ebatch          // the requests sent together and their responses
-	openConn        // open loop
-	ringConn        // io_uring
+	pending  []byte    // the part of the request the socket did not take yet
+	out      bool      // EPOLLOUT is asked for (a write is waiting for room)
+	carry    []byte    // bytes read past the end of a response (pipelining)
+	gen      uint32    // bumped when fd closes (io_uring: completions for the old socket are ignored)
+	x        explainer // what its response samples carry besides timing
+	ebatch             // the requests sent together and their responses
+	openConn           // open loop
+	ringConn           // io_uring
 }
 
 // ebatch is the batch of requests in flight on an econn (more than one when pipelined).
@@ -392,8 +393,10 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 		return true
 	}
 	now := l.doneAt(c)
-	l.record(c, measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
-		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)})
+	s := measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
+		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)}
+	c.x.explain(&s, c.got, &c.p.timing)
+	l.record(c, s)
 	c.got++
 	if c.p.close || c.p.untilEOF {
 		l.closeFD(c)

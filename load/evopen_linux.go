@@ -69,7 +69,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		}
 	}
 	for i, r := range reqs {
-		loops[i%len(loops)].addConn(r)
+		loops[i%len(loops)].addConn(r, i)
 	}
 	d.pool.size.Store(int64(len(reqs)))
 	d.pool.ids.Store(int64(len(reqs)))

@@ -35,9 +35,10 @@ type sharedPool struct {
 	reqMu sync.Mutex   // serializes src.Requester for connections added while running
 }
 
-// addConn adds a connection, not yet open, to the loop's pool.
-func (l *evloop) addConn(r scenario.Requester) *econn {
-	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1}
+// addConn adds connection num, not yet open, to the loop's pool.
+func (l *evloop) addConn(r scenario.Requester, num int) *econn {
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r)}
+	c.p.metric = l.samples.rec.Metric
 	l.conns = append(l.conns, c)
 	l.setQuantum()
 	return c
@@ -129,14 +130,15 @@ func (l *evloop) grow(now int64) {
 	}
 	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
 		o.shared.reqMu.Lock()
-		r, err := l.e.src.Requester(o.thread, int(o.shared.ids.Add(1)-1))
+		num := int(o.shared.ids.Add(1) - 1)
+		r, err := l.e.src.Requester(o.thread, num)
 		o.shared.reqMu.Unlock()
 		if err != nil {
 			o.shared.size.Add(-1)
 			o.noGrow = true
 			return
 		}
-		c := l.addConn(r)
+		c := l.addConn(r, num)
 		o.growing++
 		l.dial(c)
 	}

@@ -320,6 +320,9 @@ func (c *h2conn) take() (h2pending, bool, error) {
 	if !c.w.sending() {
 		return h2pending{}, false, nil // the run ended while the request was made (a script's request())
 	}
+	if tr := c.w.x.tr; tr != nil {
+		raw = tr.Unstamped() // HTTP/2 sends the traceparent in its own header field (start)
+	}
 	reqs, err := c.tr.translate(raw)
 	if err != nil {
 		return h2pending{}, false, fmt.Errorf("%w: %w", errTranslate, err)
@@ -328,9 +331,9 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		c.left = max(c.left-int64(len(reqs)), 0)
 	}
 	for i := 1; i < len(reqs); i++ {
-		c.queue = append(c.queue, h2pending{req: &reqs[i], ep: uint8(ep), due: due})
+		c.queue = append(c.queue, h2pending{req: &reqs[i], ep: uint8(ep), due: due, tp: c.traceOf(i)})
 	}
-	return h2pending{req: &reqs[0], ep: uint8(ep), due: due}, true, nil
+	return h2pending{req: &reqs[0], ep: uint8(ep), due: due, tp: c.traceOf(0)}, true, nil
 }
 
 // open connects for request p; a failure is recorded as p's connect error.
@@ -376,8 +379,9 @@ func (c *h2conn) start(p h2pending) error {
 		s.due = s.start
 	}
 	s.sendWin = c.initWin
+	s.tp = p.tp
 	c.active = append(c.active, s)
-	block := s.req.block
+	block := c.traced(s.req.block, &s.tp)
 	first := block[:min(len(block), c.maxOut)]
 	err := c.fw.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: first,
 		EndStream: len(s.body) == 0, EndHeaders: len(first) == len(block)})

@@ -47,6 +47,8 @@ type h2stream struct {
 	req        h2req  // kept for a retry on a new connection
 	capHeader  []byte // response header text and body, when the requester watches responses
 	capBody    []byte
+	tp         h2trace         // the request's trace context (--traceparent), kept for a retry
+	timing     measure.Timings // the response's Server-Timing
 }
 
 // h2pending is a request waiting for its turn on a connection: a retry, the rest of a
@@ -56,6 +58,7 @@ type h2pending struct {
 	ep    uint8
 	due   int64 // open loop: when it was due (latency is measured from it); closed loop: -1
 	retry bool
+	tp    h2trace
 }
 
 // h2conn runs one HTTP/2 connection slot on one goroutine: it writes requests into free
@@ -72,11 +75,12 @@ type h2conn struct {
 	queue    []h2pending
 	gate     int64 // the next request may not start before this (open loop: its due time; delays)
 	gated    bool
-	over     bool  // the schedule is over (open loop)
-	left     int64 // closed loop: requests left to start (-1: until stopped)
-	h2codec        // frames and header blocks
-	h2limits       // what the server allows: streams, windows, frame size
-	h2timing       // deadlines
+	over     bool   // the schedule is over (open loop)
+	left     int64  // closed loop: requests left to start (-1: until stopped)
+	h2codec         // frames and header blocks
+	h2limits        // what the server allows: streams, windows, frame size
+	h2timing        // deadlines
+	tpBlock  []byte // a header block with a traceparent field added (--traceparent)
 }
 
 // h2codec is a connection's framing: framers, buffers, and the header block being decoded.
@@ -325,6 +329,7 @@ func (c *h2conn) record(s *h2stream, class measure.Class, now int64) {
 	if class == measure.Response {
 		smp.Bytes = int32(min(s.bytes, 1<<31-1))
 		smp.Status = int16(s.status)
+		smp.Conn, smp.Trace, smp.Timing = c.w.x.conn, s.tp.id, s.timing
 	}
 	c.w.samples.add(smp)
 }

@@ -75,6 +75,9 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 		}
 		return
 	}
+	if f.Name == "server-timing" && s.status >= 200 {
+		readServerTiming(&s.timing, c.w.p.metric, []byte(f.Value))
+	}
 	if c.w.watch != nil && s.status >= 200 && !f.IsPseudo() {
 		// HTTP/2 names are lower case; scripts written against HTTP/1.1 servers look up
 		// "Content-Type", so the script sees the canonical form.
@@ -250,7 +253,7 @@ func (c *h2conn) goAway(lastID uint32, code http2.ErrCode) {
 // requeue puts a request that the server did not process back in line, to be sent again.
 func (c *h2conn) requeue(s *h2stream) {
 	req := s.req
-	c.queue = append(c.queue, h2pending{req: &req, ep: s.ep, due: s.due, retry: true})
+	c.queue = append(c.queue, h2pending{req: &req, ep: s.ep, due: s.due, retry: true, tp: s.tp})
 	c.stats.Retried++
 }
 

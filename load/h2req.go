@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/traceparent"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -191,4 +193,41 @@ func clip(s string) string {
 		return s[:60] + "..."
 	}
 	return s
+}
+
+// h2trace is the trace context of one HTTP/2 request: its trace id, and the traceparent
+// value to send when apiperf made it (a request's own header is in its block already).
+type h2trace struct {
+	id    measure.TraceID
+	value [55]byte
+	add   bool
+}
+
+// traceOf is the trace context of request k of the batch just made.
+func (c *h2conn) traceOf(k int) h2trace {
+	tr := c.w.x.tr
+	if tr == nil {
+		return h2trace{}
+	}
+	t := h2trace{id: measure.TraceID(tr.Trace(k))}
+	if v := tr.Value(k); len(v) == len(t.value) {
+		copy(t.value[:], v)
+		t.add = true
+	}
+	return t
+}
+
+// traced returns block with a traceparent field added when tp asks for one: a literal
+// without indexing (RFC 7541 6.2.2), so it does not depend on the connection's table.
+func (c *h2conn) traced(block []byte, tp *h2trace) []byte {
+	if !tp.add {
+		return block
+	}
+	b := append(c.tpBlock[:0], block...)
+	b = append(b, 0x00, byte(len(traceparent.Name)))
+	b = append(b, traceparent.Name...)
+	b = append(b, byte(len(tp.value)))
+	b = append(b, tp.value[:]...)
+	c.tpBlock = b
+	return b
 }

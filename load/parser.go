@@ -3,6 +3,8 @@ package load
 import (
 	"bytes"
 	"errors"
+
+	"github.com/apiperf/apiperf/measure"
 )
 
 // errProtocol marks bytes that are not a valid HTTP/1.x response.
@@ -10,7 +12,9 @@ var errProtocol = errors.New("invalid HTTP response")
 
 // parser is a streaming HTTP/1.x response parser. It keeps no buffer: it consumes bytes as
 // they arrive, remembers only what it needs to find the end of the response (status,
-// Content-Length, chunked, Connection: close), and never allocates.
+// Content-Length, chunked, Connection: close) and the Server-Timing metrics (a header line
+// split across reads is the only thing it copies, into a buffer it keeps), and does not
+// allocate in steady state.
 type parser struct {
 	state    pstate
 	pos      int   // position within the current token (status line, header name)
@@ -27,6 +31,12 @@ type parser struct {
 	lineLen  int   // length of the current header line (0 at a line start)
 	sawDigit bool  // a chunk size line had a digit
 	untilEOF bool  // body delimited by the connection closing
+	// metric numbers Server-Timing metric names (the thread's recorder's Metric); nil: the
+	// header is not read. timing holds the response's metrics; stBuf collects a
+	// Server-Timing value that arrives byte by byte.
+	metric func(name []byte) uint8
+	timing measure.Timings
+	stBuf  []byte
 }
 
 type pstate uint8
@@ -55,16 +65,27 @@ const (
 	hContentLength = 1 << iota
 	hTransferEncoding
 	hConnection
-	hAll = hContentLength | hTransferEncoding | hConnection
+	hServerTiming
+	hAll = hContentLength | hTransferEncoding | hConnection | hServerTiming
 )
 
-var hdrNames = [3]string{"content-length", "transfer-encoding", "connection"}
+var hdrNames = [4]string{"content-length", "transfer-encoding", "connection", "server-timing"}
+
+// tracked reports whether a header we read can start with the (lower-case) letter c.
+func tracked(c byte) bool { return c == 'c' || c == 't' || c == 's' }
 
 const maxHeaderLine = 64 << 10 // longer header lines are a protocol error
 
 // reset prepares for the next response; head says the request was HEAD.
 func (p *parser) reset(head bool) {
-	*p = parser{clen: -1, noBody: head}
+	*p = parser{clen: -1, noBody: head, metric: p.metric, stBuf: p.stBuf[:0]}
+}
+
+// serverTiming records the metrics of one Server-Timing header value.
+func (p *parser) serverTiming(v []byte) {
+	if p.metric != nil {
+		readServerTiming(&p.timing, p.metric, v)
+	}
 }
 
 // done reports whether a complete response has been parsed.
@@ -175,7 +196,7 @@ func (p *parser) headerLine(line []byte) error {
 	case ' ', '\t', ':', '\r':
 		return errProtocol
 	}
-	if lc := lower(line[0]); lc != 'c' && lc != 't' {
+	if !tracked(lower(line[0])) {
 		return nil
 	}
 	colon := bytes.IndexByte(line, ':')
@@ -215,6 +236,8 @@ func (p *parser) headerLine(line []byte) error {
 		if containsFold(value, "close") {
 			p.close = true
 		}
+	case equalFold(name, hdrNames[3]):
+		p.serverTiming(value)
 	}
 	return nil
 }
@@ -300,7 +323,7 @@ func (p *parser) step(c byte) error {
 			return errProtocol // obsolete folding or an empty name
 		default:
 			p.state, p.pos, p.cand, p.lineLen = sName, 0, hAll, 0
-			if lc := lower(c); lc != 'c' && lc != 't' {
+			if !tracked(lower(c)) {
 				// No header we track starts with this letter. A line still needs a name and a
 				// colon, but checking that costs a scan; a malformed line of another header is
 				// not ours to judge.
@@ -436,6 +459,10 @@ func (p *parser) valueByte(c byte) error {
 		if p.hdr == hContentLength && p.pos == 0 {
 			return errProtocol // empty Content-Length
 		}
+		if p.hdr == hServerTiming {
+			p.serverTiming(bytes.TrimSuffix(p.stBuf, []byte("\r")))
+			p.stBuf = p.stBuf[:0]
+		}
 		p.state = sLineStart
 		return nil
 	}
@@ -456,6 +483,10 @@ func (p *parser) valueByte(c byte) error {
 		p.matchWord(c, "chunked", &p.chunked)
 	case hConnection:
 		p.matchWord(c, "close", &p.close)
+	case hServerTiming:
+		if p.metric != nil {
+			p.stBuf = append(p.stBuf, c)
+		}
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package load
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/apiperf/apiperf/measure"
 )
 
 // parseAll feeds resp in pieces of size step and returns the status, how many bytes the
@@ -101,19 +104,104 @@ func TestParserLongHeaderLine(t *testing.T) {
 	}
 }
 
-// outcome feeds data in pieces of step bytes and says how parsing ended.
-func outcome(data []byte, step int) (status int, used int, done bool, failed bool) {
-	var p parser
-	p.reset(false)
-	for used < len(data) && !p.done() {
-		end := min(used+step, len(data))
-		n, err := p.feed(data[used:end])
-		used += n
-		if err != nil {
-			return p.status, used, false, true
+// names is a Server-Timing name table for parser tests: it numbers names as they come.
+type names []string
+
+func (n *names) metric(name []byte) uint8 {
+	for i, s := range *n {
+		if s == string(name) {
+			return uint8(i + 1)
 		}
 	}
-	return p.status, used, p.done(), false
+	*n = append(*n, string(name))
+	return uint8(len(*n))
+}
+
+// timings renders what the parser recorded, e.g. "db=3500 app=1000 bad=1".
+func (n names) timings(t measure.Timings) string {
+	var parts []string
+	for i, m := range t.Metric {
+		if m != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", n[m-1], t.Dur[i]))
+		}
+	}
+	if t.Malformed > 0 || t.Dropped > 0 {
+		parts = append(parts, fmt.Sprintf("bad=%d dropped=%d", t.Malformed, t.Dropped))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestParserServerTiming(t *testing.T) {
+	for _, c := range []struct {
+		name, resp, want string
+	}{
+		{"one header", "HTTP/1.1 200 OK\r\nServer-Timing: db;dur=2.5, app;dur=1;desc=\"x, y\"\r\nContent-Length: 2\r\n\r\nok", "db=2500 app=1000"},
+		{"several headers, a name twice, any case", "HTTP/1.1 200 OK\r\nServer: nginx\r\nserver-timing: db;dur=2\r\nSERVER-TIMING: db;dur=1.5, cache;desc=hit\r\nContent-Length: 0\r\n\r\n", "db=3500"},
+		{"malformed metrics are counted and skipped", "HTTP/1.1 200 OK\r\nServer-Timing: ;dur=1, db;dur=x, ok;dur=3\r\nContent-Length: 0\r\n\r\n", "ok=3000 bad=2 dropped=0"},
+		{"no Server-Timing", "HTTP/1.1 200 OK\r\nServer-Timings: db;dur=1\r\nContent-Length: 0\r\n\r\n", ""},
+		{"after a 100 Continue", "HTTP/1.1 100 Continue\r\nServer-Timing: early;dur=9\r\n\r\nHTTP/1.1 200 OK\r\nServer-Timing: db;dur=1\r\nContent-Length: 0\r\n\r\n", "db=1000"},
+		{"bare LF", "HTTP/1.1 200 OK\nServer-Timing: db;dur=4\nContent-Length: 0\n\n", "db=4000"},
+	} {
+		for _, step := range []int{1, 3, 7, 1 << 20} {
+			var n names
+			p := parser{metric: n.metric}
+			p.reset(false)
+			b := []byte(c.resp)
+			for used := 0; used < len(b) && !p.done(); {
+				k, err := p.feed(b[used:min(used+step, len(b))])
+				if err != nil {
+					t.Fatalf("%s (step %d): %v", c.name, step, err)
+				}
+				used += k
+			}
+			if got := n.timings(p.timing); !p.done() || got != c.want {
+				t.Errorf("%s (step %d): done %v, timings %q; want %q", c.name, step, p.done(), got, c.want)
+			}
+			p.reset(false)
+			if p.timing != (measure.Timings{}) || p.metric == nil {
+				t.Errorf("%s: reset kept the timings %+v or lost the metric table", c.name, p.timing)
+			}
+		}
+	}
+}
+
+func TestParserServerTimingAllocs(t *testing.T) {
+	var n names
+	p := parser{metric: n.metric}
+	resp := []byte("HTTP/1.1 200 OK\r\nServer-Timing: db;dur=2.5, app;dur=1\r\nContent-Length: 2\r\n\r\nok")
+	feed := func() {
+		p.reset(false)
+		for used := 0; used < len(resp); used += 5 { // split lines: the byte path
+			p.feed(resp[used:min(used+5, len(resp))])
+		}
+	}
+	feed()
+	if a := testing.AllocsPerRun(100, feed); a != 0 {
+		t.Errorf("parsing a response with Server-Timing allocated %v times, want 0", a)
+	}
+}
+
+// outcome feeds data in pieces of step bytes and says how parsing ended.
+func outcome(data []byte, step int) (status int, used int, done bool, failed bool) {
+	st, u, d, f, _ := outcomeTimed(data, step)
+	return st, u, d, f
+}
+
+// outcomeTimed is outcome with the Server-Timing recorded.
+func outcomeTimed(data []byte, step int) (status int, used int, done bool, failed bool, timings string) {
+	var n names
+	p := parser{metric: n.metric}
+	p.reset(false)
+	defer func() { timings = n.timings(p.timing) }()
+	for used < len(data) && !p.done() {
+		end := min(used+step, len(data))
+		k, err := p.feed(data[used:end])
+		used += k
+		if err != nil {
+			return p.status, used, false, true, ""
+		}
+	}
+	return p.status, used, p.done(), false, ""
 }
 
 // FuzzParser checks that the whole-line fast path and the byte-at-a-time path agree on
@@ -122,18 +210,19 @@ func FuzzParser(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), 3)
 	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), 1)
 	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\nConnection: close\r\n\r\n"), 2)
+	f.Add([]byte("HTTP/1.1 200 OK\r\nServer-Timing: db;dur=2, a;desc=\"x\"\r\nServer: y\r\nContent-Length: 0\r\n\r\n"), 4)
 	f.Fuzz(func(t *testing.T, data []byte, step int) {
 		if step <= 0 || step > len(data) {
 			step = 1
 		}
-		s1, u1, d1, f1 := outcome(data, len(data)+1)
-		s2, u2, d2, f2 := outcome(data, step)
-		s3, u3, d3, f3 := outcome(data, 1)
-		if f1 != f3 || (!f1 && (s1 != s3 || u1 != u3 || d1 != d3)) {
-			t.Errorf("whole buffer: status %d used %d done %v failed %v; byte by byte: %d %d %v %v", s1, u1, d1, f1, s3, u3, d3, f3)
+		s1, u1, d1, f1, t1 := outcomeTimed(data, len(data)+1)
+		s2, u2, d2, f2, t2 := outcomeTimed(data, step)
+		s3, u3, d3, f3, t3 := outcomeTimed(data, 1)
+		if f1 != f3 || (!f1 && (s1 != s3 || u1 != u3 || d1 != d3 || (d1 && t1 != t3))) {
+			t.Errorf("whole buffer: status %d used %d done %v failed %v timings %q; byte by byte: %d %d %v %v %q", s1, u1, d1, f1, t1, s3, u3, d3, f3, t3)
 		}
-		if f2 != f3 || (!f2 && (s2 != s3 || u2 != u3 || d2 != d3)) {
-			t.Errorf("step %d: status %d used %d done %v failed %v; byte by byte: %d %d %v %v", step, s2, u2, d2, f2, s3, u3, d3, f3)
+		if f2 != f3 || (!f2 && (s2 != s3 || u2 != u3 || d2 != d3 || (d2 && t2 != t3))) {
+			t.Errorf("step %d: status %d used %d done %v failed %v timings %q; byte by byte: %d %d %v %v %q", step, s2, u2, d2, f2, t2, s3, u3, d3, f3, t3)
 		}
 	})
 }

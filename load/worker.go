@@ -44,6 +44,7 @@ type worker struct {
 	deadline int64 // current I/O deadline, as an offset from e.base
 	wireRead       // reading and parsing responses
 	samples  sampleBatch
+	x        explainer
 }
 
 // wireRead is how a worker reads and parses its responses.
@@ -63,6 +64,7 @@ func newWorker(e *engine, id int, req scenario.Requester) *worker {
 	w.watch, _ = req.(scenario.ResponseWatcher)
 	w.delay, _ = req.(scenario.Delayer)
 	w.readFn = w.readRaw
+	w.x, w.p.metric = newExplainer(id, req), e.recs[w.th].Metric
 	return w
 }
 
@@ -173,6 +175,7 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 		if w.e.cfg.OpenLoop() {
 			s.Uncorrected = end - start
 		}
+		w.x.explain(&s, k, &w.p.timing)
 		if w.watch != nil && !w.watched() {
 			return
 		}

@@ -26,6 +26,9 @@ type Interval struct {
 	Latency   *Histogram      `json:"latency"`          // corrected latency of complete responses
 	// Uncorrected is the open loop's latency from the actual send (nil in closed loop).
 	Uncorrected *Histogram `json:"uncorrected,omitempty"`
+	// Exemplars are responses of the interval that carried a trace id (--traceparent), one
+	// per latency bucket, by latency; their Start is from the step's window start.
+	Exemplars []Exemplar `json:"exemplars,omitempty"`
 
 	// Set by the engine when the interval is sealed.
 	StepStart   time.Time `json:"step_start"`            // when the step's measured window started (wall clock)
@@ -62,6 +65,15 @@ type recInterval struct {
 	errors                               Errors
 	codes                                []int64 // endpoint*1000 + status
 	latency, uncorrected                 *Histogram
+	traced                               *[poolBuckets]keptRequest // responses with a trace id, one per bucket; nil until one
+}
+
+// offer keeps a traced response as the interval's exemplar of its latency bucket.
+func (iv *recInterval) offer(s *Sample, from int64, open bool) {
+	if iv.traced == nil {
+		iv.traced = new([poolBuckets]keptRequest)
+	}
+	offer(iv.traced, s, from, open)
 }
 
 func (r *Recorder) newInterval(index int64) *recInterval {
@@ -79,13 +91,16 @@ func (r *Recorder) newInterval(index int64) *recInterval {
 }
 
 func (iv *recInterval) reset() {
-	codes, lat, unc := iv.codes, iv.latency, iv.uncorrected
+	codes, lat, unc, tr := iv.codes, iv.latency, iv.uncorrected, iv.traced
 	clear(codes)
 	lat.h.Reset()
 	if unc != nil {
 		unc.h.Reset()
 	}
-	*iv = recInterval{codes: codes, latency: lat, uncorrected: unc}
+	if tr != nil {
+		clear(tr[:])
+	}
+	*iv = recInterval{codes: codes, latency: lat, uncorrected: unc, traced: tr}
 }
 
 // interval returns the open interval a sample done at t (since the step's start) counts in.
@@ -249,6 +264,13 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 					iv.ByEnd[i/1000][i%1000] += n
 				}
 			}
+			if ri.traced != nil {
+				for i := range ri.traced {
+					if ri.traced[i].used {
+						iv.Exemplars = append(iv.Exemplars, ri.traced[i].exemplar(nil, nil))
+					}
+				}
+			}
 			pt := s.perThread[t]
 			for int64(len(pt)) <= ri.index {
 				pt = append(pt, 0)
@@ -258,6 +280,11 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 		})
 	}
 	for _, iv := range merged {
+		if len(iv.Exemplars) > 0 {
+			x := Exemplars{Pool: iv.Exemplars}
+			x.normalize()
+			iv.Exemplars = x.Pool
+		}
 		if r := s.recs; len(r) > 0 && r[0].open && iv.Uncorrected == nil {
 			iv.Uncorrected = s.histogram()
 		}

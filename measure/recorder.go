@@ -9,13 +9,16 @@ import (
 // Sample is one request attempt as the engine saw it. Times are nanoseconds since the
 // step's start on the monotonic clock.
 type Sample struct {
-	Done        int64 // when the attempt ended
-	Latency     int64 // corrected latency: from send (open loop: from the due time) to the last byte
-	Uncorrected int64 // open loop only: from the actual send
-	Bytes       int32 // bytes read
-	Status      int16 // HTTP status of a complete response
+	Done        int64   // when the attempt ended
+	Latency     int64   // corrected latency: from send (open loop: from the due time) to the last byte
+	Uncorrected int64   // open loop only: from the actual send
+	Trace       TraceID // the request's W3C trace id (--traceparent); zero: none
+	Bytes       int32   // bytes read
+	Conn        int32   // the connection it went on (engine numbering)
+	Status      int16   // HTTP status of a complete response
 	Class       Class
-	Endpoint    uint8 // index into the scenario's endpoints
+	Endpoint    uint8   // index into the scenario's endpoints
+	Timing      Timings // the response's Server-Timing
 }
 
 // StatusSet is a set of HTTP status codes (0..999).
@@ -57,6 +60,9 @@ type Recorder struct {
 	errors      Errors
 	status      [1000]int64
 	endpoints   []*endpointRec
+	keep        *keeper // the slowest responses and one per latency bucket
+	timing      timingRec
+	metrics     metricNames
 
 	every    int64          // interval length (ns)
 	sealed   int64          // intervals before this one were handed to the stream
@@ -77,7 +83,8 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
+	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64,
+		keep: newKeeper(DefaultSlowest)}
 	if open {
 		r.uncorrected = NewHistogram()
 		r.lag = NewHistogram()
@@ -101,6 +108,14 @@ func (r *Recorder) Window(from, to time.Duration) {
 	if to <= 0 {
 		r.to = math.MaxInt64
 	}
+	r.mu.Unlock()
+}
+
+// KeepSlowest sets how many of the slowest responses are kept (n <= 0: DefaultSlowest).
+// Call it before the first sample.
+func (r *Recorder) KeepSlowest(n int) {
+	r.mu.Lock()
+	r.keep = newKeeper(n)
 	r.mu.Unlock()
 }
 
@@ -140,6 +155,13 @@ func (r *Recorder) add(s *Sample) {
 		r.latency.Record(lat)
 		iv.latency.Record(lat)
 		r.all.Record(lat)
+		r.keep.add(s, r.from, r.open)
+		if !s.Trace.IsZero() {
+			iv.offer(s, r.from, r.open)
+		}
+		if s.Timing.Metric[0] != 0 || s.Timing.Malformed != 0 || s.Timing.Dropped != 0 {
+			r.addTimings(s)
+		}
 		if r.uncorrected != nil {
 			r.uncorrected.Record(time.Duration(s.Uncorrected))
 			r.lag.Record(time.Duration(s.Latency - s.Uncorrected))
@@ -256,6 +278,16 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 	for i := range s.Endpoints {
 		s.Endpoints[i].LatencySummary = Summarize(s.Endpoints[i].Latency)
 	}
+	for _, r := range recs {
+		r.mu.Lock()
+		var metrics []string
+		if p := r.metrics.names.Load(); p != nil {
+			metrics = *p
+		}
+		s.Exemplars = s.Exemplars.Merge(r.keep.exemplars(names, metrics), 0)
+		r.mu.Unlock()
+	}
+	s.ServerTiming = serverTiming(recs)
 	s.Finish()
 	return s
 }

@@ -197,6 +197,12 @@ type Step struct {
 	// actual send: the generator's share of the corrected latency (timers, CPU, busy connections).
 	SendLag *Histogram `json:"send_lag,omitempty"`
 
+	// Exemplars are single requests kept whole: the slowest and one per latency band; nil in
+	// runs older than them.
+	Exemplars *Exemplars `json:"exemplars,omitempty"`
+	// ServerTiming is what the responses' Server-Timing headers said, nil when none had any.
+	ServerTiming *ServerTiming `json:"server_timing,omitempty"`
+
 	// Connects counts the connections opened during the step and ConnectTime their total
 	// dial time (TCP and TLS handshakes); without keep-alive there is one per request.
 	Connects    int64    `json:"connects,omitempty"`
@@ -304,6 +310,9 @@ func (s *Step) Merge(o *Step) {
 	if oe := o.Start.Add(time.Duration(o.Elapsed)); oe.After(end) {
 		end = oe
 	}
+	if s.Exemplars != nil && s.Start.After(start) {
+		s.Exemplars = (&Exemplars{Keep: s.Exemplars.Keep}).Merge(s.Exemplars, s.Start.Sub(start))
+	}
 	if shift := int(s.Start.Sub(start) / time.Second); shift != 0 {
 		for i := range s.Timeline {
 			s.Timeline[i].T += shift
@@ -333,6 +342,8 @@ func (s *Step) Merge(o *Step) {
 	for _, ep := range o.Endpoints {
 		s.Endpoints = mergeEndpoint(s.Endpoints, ep)
 	}
+	s.Exemplars = s.Exemplars.Merge(o.Exemplars, o.Start.Sub(start))
+	s.ServerTiming = s.ServerTiming.Merge(o.ServerTiming)
 	if o.Open != nil {
 		if s.Open == nil {
 			s.Open = &OpenLoop{}
@@ -432,6 +443,9 @@ func (s *Step) Finish() {
 	if s.Uncorrected != nil {
 		u := Summarize(s.Uncorrected)
 		s.UncorrectedSummary = &u
+	}
+	if s.Exemplars != nil {
+		s.Exemplars.pick(s.Latency)
 	}
 }
 

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -82,22 +81,10 @@ func endpointSections(r *result.Run) []Section {
 			continue
 		}
 		rows, rates := endpointRows(r, s)
-		var b bytes.Buffer
-		if err := endpointsTmpl().Execute(&b, struct {
+		out = append(out, section(stepTitle("Endpoints", r, s), endpointsTmpl(), struct {
 			Rows  []endpointRow
 			Rates string
-		}{rows, rates}); err != nil {
-			b.Reset()
-			b.WriteString(template.HTMLEscapeString(err.Error()))
-		}
-		title := "Endpoints"
-		if len(r.Steps) > 1 {
-			title += " at " + s.Label
-			if s.Rep > 0 {
-				title += fmt.Sprintf(" (run %d)", s.Rep+1)
-			}
-		}
-		out = append(out, Section{Title: title, Body: template.HTML(b.String())})
+		}{rows, rates}))
 	}
 	return out
 }

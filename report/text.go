@@ -75,6 +75,9 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 	fmt.Fprintf(w, "Requests/sec: %9.2f\n", s.QPS())
 	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(s.ByteRate()))
 	extras(w, s)
+	if o.Latency {
+		ExemplarLines(w, s)
+	}
 	Endpoints(w, r, s)
 }
 
@@ -121,6 +124,7 @@ func extras(w io.Writer, s *measure.Step) {
 		fmt.Fprintf(w, "  Latency (all attempts, timeouts included): p50 %s, p99 %s, max %s\n",
 			FormatDuration(a.Percentile(50)), FormatDuration(a.Percentile(99)), FormatDuration(a.Max()))
 	}
+	ServerTimingLines(w, s)
 	e := s.Errors
 	fmt.Fprintf(w, "  Errors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d\n",
 		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)

@@ -87,6 +87,7 @@ func Merge(runs []*Run) (*Run, error) {
 					c.Endpoints = append(c.Endpoints, ep)
 				}
 				c.Warnings = append([]string(nil), s.Warnings...)
+				c.Exemplars, c.ServerTiming = s.Exemplars.Clone(), s.ServerTiming.Clone()
 				if s.Open != nil {
 					o := *s.Open
 					c.Open = &o

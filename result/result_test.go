@@ -206,3 +206,76 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// timedStep is step with exemplars and Server-Timing recorded by a recorder: n responses,
+// the slowest (lat*10) every 100th, each with a trace id starting with tag.
+func timedStep(label string, start time.Time, n int, lat time.Duration, tag byte) *measure.Step {
+	rec := measure.NewRecorder(measure.DefaultExpected(), false, 0)
+	db := rec.Metric([]byte("db"))
+	var batch []measure.Sample
+	for i := range n {
+		s := measure.Sample{Done: int64(i) * int64(time.Millisecond), Latency: int64(lat), Class: measure.Response, Status: 200, Conn: int32(i % 3)}
+		if i%100 == 0 {
+			s.Latency *= 10
+		}
+		s.Trace[0], s.Trace[14], s.Trace[15] = tag, byte(i>>8), byte(i)
+		s.Timing.Add(db, float64(s.Latency)/1e6/2)
+		batch = append(batch, s)
+	}
+	rec.Add(batch)
+	st := measure.Combine(start, time.Second, []*measure.Recorder{rec}, nil)
+	st.Label = label
+	return st
+}
+
+// The exemplars and Server-Timing of a run survive Save and Load, and merging runs keeps
+// the slowest of all of them with their trace ids, leaving the inputs untouched.
+func TestExemplarsSaveLoadMerge(t *testing.T) {
+	a := newRun("gen-a", timedStep("c=4", t0, 1000, time.Millisecond, 0xa))
+	b := newRun("gen-b", timedStep("c=4", t0.Add(time.Second), 500, 2*time.Millisecond, 0xb))
+	b.Start = t0.Add(time.Second)
+	b.Redact() // as a's Save does
+	path := filepath.Join(t.TempDir(), "a.json")
+	if err := a.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Last().Exemplars, a.Last().Exemplars; !jsonEqual(got, want) {
+		t.Errorf("exemplars after Save and Load:\n%+v\nwant\n%+v", got, want)
+	}
+	if got := back.Last().ServerTiming.Metric("db"); got == nil || got.Responses != 1000 || !got.Histogram.Equal(a.Last().ServerTiming.Metric("db").Histogram) {
+		t.Errorf("Server-Timing db after Save and Load = %+v", got)
+	}
+	before := a.Last().Exemplars.Clone()
+	m, err := Merge([]*Run{back, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := m.Last().Exemplars
+	// b's 5 slow requests (20 ms) come first, then a's 10 ms ones: 10 kept.
+	if len(x.Slowest) != 10 || x.Slowest[0].Latency.Duration() != 20*time.Millisecond || x.Slowest[5].Latency.Duration() != 10*time.Millisecond {
+		t.Fatalf("merged slowest = %+v", x.Slowest)
+	}
+	if x.Slowest[0].Trace[0] != 0xb || x.Slowest[5].Trace[0] != 0xa {
+		t.Errorf("merged slowest trace ids %s, %s: want gen-b's then gen-a's", x.Slowest[0].Trace, x.Slowest[5].Trace)
+	}
+	// gen-b's window started 1 s after the merged one: its requests move 1 s later.
+	if x.Slowest[0].Start.Duration() < time.Second {
+		t.Errorf("gen-b's slowest starts at %v in the merged window, want after 1s", x.Slowest[0].Start)
+	}
+	if db := m.Last().ServerTiming.Metric("db"); db == nil || db.Responses != 1500 {
+		t.Errorf("merged Server-Timing db = %+v, want 1500 responses", db)
+	}
+	if !jsonEqual(a.Last().Exemplars, before) {
+		t.Error("Merge changed its input's exemplars")
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}

@@ -54,6 +54,10 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 				l.Scheduled += o.Scheduled
 				l.MaxLag = max(l.MaxLag, o.MaxLag.Duration())
 			}
+			l.ServerTiming = l.ServerTiming.Merge(s.ServerTiming)
+			if l.Exemplars == nil {
+				l.Exemplars = s.Exemplars
+			}
 			if s.Generator != nil {
 				gens = append(gens, s.Generator)
 				in.MachineCores = max(in.MachineCores, s.Generator.MachineCPUs)

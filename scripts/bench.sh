@@ -100,6 +100,8 @@ fi
 # prose, between <!-- lean --> markers) are kept as they are.
 h2sec=$(awk '/^<!-- bench-h2/ {p=1} p {print} /^<!-- \/bench-h2 -->/ {p=0}' "$OUT" 2>/dev/null || true)
 leansec=$(awk '/^<!-- lean/ {p=1} p {print} /^<!-- \/lean -->/ {p=0}' "$OUT" 2>/dev/null || true)
+# The cost of --traceparent and the exemplars (issue 30), between <!-- traceparent --> markers, too.
+tpsec=$(awk '/^<!-- traceparent/ {p=1} p {print} /^<!-- \/traceparent -->/ {p=0}' "$OUT" 2>/dev/null || true)
 {
   echo "# Performance: apiperf against wrk"
   echo
@@ -163,6 +165,10 @@ leansec=$(awk '/^<!-- lean/ {p=1} p {print} /^<!-- \/lean -->/ {p=0}' "$OUT" 2>/
   if [[ -n $leansec ]]; then
     echo
     printf '%s\n' "$leansec"
+  fi
+  if [[ -n $tpsec ]]; then
+    echo
+    printf '%s\n' "$tpsec"
   fi
 } >"$OUT"
 echo "bench: wrote $OUT" >&2

@@ -37,6 +37,7 @@ type demoBottlenecks struct {
 	pool   demoPool
 	down   *downstream
 	leaked atomic.Int64
+	timing timingDemo
 	keep   chan struct{} // closed when the server stops: leaked goroutines end then
 }
 
@@ -46,6 +47,8 @@ func (d *demoBottlenecks) routes(mux *http.ServeMux, wrap func(http.Handler) htt
 	mux.Handle("GET /demo/pool", wrap(http.HandlerFunc(d.poolHandler)))
 	mux.Handle("GET /demo/downstream", wrap(http.HandlerFunc(d.downstreamHandler)))
 	mux.Handle("GET /demo/leak", wrap(http.HandlerFunc(d.leakHandler)))
+	mux.Handle("GET /demo/timing", wrap(http.HandlerFunc(d.timing.handler)))
+	mux.HandleFunc("GET /demo/timing/slow", d.timing.slowHandler)
 }
 
 func newDemoBottlenecks() (*demoBottlenecks, error) {

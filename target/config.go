@@ -5,7 +5,8 @@
 // close, abort, garbage, hang, work). Server-wide settings add a periodic stall and a
 // throughput ceiling. Demo mode adds a small JSON API behind a switchable middleware
 // chain, for profiling and tuning demos, and endpoints with one bottleneck each
-// (/demo/cpu, /demo/pool, /demo/downstream, /demo/leak) for the verdict. Spawn runs the target as a child process.
+// (/demo/cpu, /demo/pool, /demo/downstream, /demo/leak) for the verdict, and /demo/timing,
+// which sends Server-Timing and makes known requests slow. Spawn runs the target as a child process.
 package target
 
 import (

@@ -51,6 +51,10 @@ type Level struct {
 	Profile *Profile `json:"profile,omitempty"`
 	// Trace is what the target's execution trace showed at this level; nil when none (trace.go).
 	Trace *Trace `json:"trace,omitempty"`
+	// ServerTiming is what the responses' Server-Timing said (repetitions merged); nil: none.
+	ServerTiming *measure.ServerTiming `json:"server_timing,omitempty"`
+	// Exemplars are the requests kept at the level (its first run that kept any); nil: none.
+	Exemplars *measure.Exemplars `json:"exemplars,omitempty"`
 }
 
 // Usage is a process's resource use over a level. A zero field is unknown.

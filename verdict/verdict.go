@@ -117,7 +117,7 @@ func Judge(in Input) Verdict {
 	lim, in := genLimitClaim(in), targetLevels(in)
 	sat := saturation(in)
 	gen := generatorClaim(in, sat, &v)
-	for _, c := range []*Claim{lim, gen, cpuClaim(in, sat, &v), waitingClaim(in, sat, gen != nil, &v), growthClaim(in, &v), errorsClaim(in)} {
+	for _, c := range []*Claim{lim, gen, cpuClaim(in, sat, &v), waitingClaim(in, sat, gen != nil, &v), growthClaim(in, &v), errorsClaim(in), serverTimingClaim(in)} {
 		if c != nil {
 			v.Claims = append(v.Claims, *c)
 		}

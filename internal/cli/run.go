@@ -47,6 +47,9 @@ type loadFlags struct {
 	streams int
 	noKeep  bool
 	sources []string
+	// traceparent and slowest: trace context on every request, slowest responses kept.
+	traceparent bool
+	slowest     int
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -74,6 +77,9 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	f.streams = load.DefaultStreams
 	fs.VarP(intCount{&f.streams}, "streams", "", "HTTP/2: concurrent streams per connection (closed loop: -c x --streams in flight)")
 	fs.StringArrayVar(&f.sources, "source", nil, "open connections from these local addresses, in turn: ADDR[,ADDR...], ranges allowed (10.0.0.5-10.0.0.8); a 127.x target spreads over 127.0.0.0/8 by itself")
+	fs.BoolVar(&f.traceparent, "traceparent", false, "send a W3C traceparent header with new random ids on every request (a script's own wins), so the slowest requests can be looked up in your traces")
+	f.slowest = measure.DefaultSlowest
+	fs.VarP(intCount{&f.slowest}, "slowest", "", "keep this many of each step's slowest requests (run.json, report.html, text with --latency)")
 }
 
 // loadCommandFlags registers the flags run, sweep and capacity share: what to send (load
@@ -118,11 +124,17 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
 		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2, NoKeepAlive: f.noKeep,
-		Sources: strings.Join(f.sources, ","),
+		Sources: strings.Join(f.sources, ","), Traceparent: f.traceparent,
 	}
 	if addrs, err := load.ParseSources(cfg.Sources); err == nil {
 		if err := load.CheckSources(addrs); err != nil {
 			errs = append(errs, err) // a typo'd address fails here; a malformed one in Validate
+		}
+	}
+	if fs.Changed("slowest") {
+		cfg.Slowest = f.slowest
+		if f.slowest < 1 {
+			errs = append(errs, fmt.Errorf("--slowest must be at least 1, got %d", f.slowest))
 		}
 	}
 	if f.http2 || fs.Changed("streams") {

@@ -98,6 +98,19 @@ func TestClusterRunCLI(t *testing.T) {
 	t.Logf("%s", stdout.String())
 }
 
+// joinWorkers starts n `apiperf worker --join addr` in this process; wait on the group.
+func joinWorkers(addr string, n int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Run(context.Background(), []string{"worker", "--join", addr}, io.Discard, io.Discard)
+		}()
+	}
+	return &wg
+}
+
 // TestClusterJoinTimeoutCLI: a worker that never joins makes run exit 1 without traffic.
 func TestClusterJoinTimeoutCLI(t *testing.T) {
 	t.Setenv(tokenEnv, "cli-test-token-0123456789")
@@ -129,14 +142,7 @@ func TestClusterSweepCLI(t *testing.T) {
 	defer srv.Close()
 	t.Setenv(tokenEnv, "cli-test-token-0123456789")
 	addr := freeAddr(t)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			Run(context.Background(), []string{"worker", "--join", addr}, io.Discard, io.Discard)
-		}()
-	}
+	wg := joinWorkers(addr, 2)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"sweep", "--workers", "2", "--join-addr", addr, "--levels", "2,4", "-d", "1s", "--dir", dir, "--name", "so", "--no-report", srv.URL}, &stdout, &stderr)
@@ -177,14 +183,7 @@ func TestClusterCapacityCLI(t *testing.T) {
 	defer srv.Close()
 	t.Setenv(tokenEnv, "cli-test-token-0123456789")
 	addr := freeAddr(t)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			Run(context.Background(), []string{"worker", "--join", addr}, io.Discard, io.Discard)
-		}()
-	}
+	wg := joinWorkers(addr, 2)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"capacity", "--workers", "2", "--join-addr", addr, "--start", "100", "--max-rate", "200", "--max-probes", "2", "-d", "500ms", "--warmup", "0", "--dir", dir, "--name", "so", srv.URL}, &stdout, &stderr)

@@ -74,6 +74,10 @@ type Chart struct {
 	Series []Series `json:"series"`
 	// Marks are labelled vertical lines (the peak, the knee, where a level starts).
 	Marks []Mark `json:"marks,omitempty"`
+	// Dots are single points on the left axis (numeric x only), drawn as rings above the
+	// series, named DotsName in the legend.
+	Dots     []Dot  `json:"dots,omitempty"`
+	DotsName string `json:"dots_name,omitempty"`
 	// RefLines are labelled horizontal lines on the left axis (100% success); autoscaled
 	// axes include them.
 	RefLines []RefLine `json:"ref_lines,omitempty"`
@@ -142,6 +146,7 @@ func (c Chart) Validate() error {
 		validateRange(&errs, "YRightRange", *r, false)
 	}
 	c.validateMarks(bad)
+	c.validateDots(bad)
 	n := c.points()
 	for i, s := range c.Series {
 		name := fmt.Sprintf("series %d (%q)", i, s.Name)

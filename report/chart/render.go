@@ -95,6 +95,10 @@ func (c Chart) axes(w, h vg.Length) axes {
 	}
 
 	lo, hi, ok := c.dataRange(false)
+	if c.X == nil && len(c.Dots) > 0 {
+		a.x, lo, hi, ok = c.dotsRange(a.x, lo, hi, ok)
+		a.xTicks = linearTicks(a.x.Min, a.x.Max, xTarget)
+	}
 	for _, r := range c.RefLines {
 		lo, hi, ok = math.Min(lo, r.Y), math.Max(hi, r.Y), true
 	}
@@ -149,6 +153,9 @@ func (c Chart) draw(dc draw.Canvas) {
 		}
 		lg.entries = append(lg.entries, legendEntry{name: cleanText(s.Name), line: sp.line, glyph: sp.glyph})
 	}
+	if name := cleanText(c.DotsName); name != "" && len(c.Dots) > 0 {
+		lg.entries = append(lg.entries, legendEntry{name: name, glyph: dotGlyph})
+	}
 	lg.draw(area)
 	area.Max.Y -= lg.height(width) + margin/2
 
@@ -183,6 +190,7 @@ func (c Chart) draw(dc draw.Canvas) {
 		}
 		newSeriesPlot(c, i, a.xs, norm).plot(data, f)
 	}
+	plotDots(data, f, c.Dots)
 	if a.hasRight {
 		drawRightAxis(data, a, tickStyle, labelStyle, rightLabel)
 	}

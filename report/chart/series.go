@@ -158,7 +158,9 @@ func (l legend) draw(c draw.Canvas) {
 		x := c.Center().X - w/2
 		mid := y - l.rowHeight()/2
 		for _, e := range row {
-			c.StrokeLine2(e.line, x, mid, x+swatchWidth, mid)
+			if e.line.Width > 0 {
+				c.StrokeLine2(e.line, x, mid, x+swatchWidth, mid)
+			}
 			c.DrawGlyphNoClip(e.glyph, vg.Point{X: x + swatchWidth/2, Y: mid})
 			x += swatchWidth + swatchGap
 			st := l.style
