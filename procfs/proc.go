@@ -1,6 +1,8 @@
 // Package procfs reads a process's use of the machine from Linux's /proc: CPU time, resident
 // memory, the time its threads waited for a CPU, and the CPUs it may run on. It works for
-// any process, Go or not: the target of --target-pid, and apiperf itself.
+// any process, Go or not: the target of --target-pid, and apiperf itself. It also reads the
+// whole machine's CPU (/proc/stat: what every other process took) and finds the process
+// listening on a loopback port (/proc/net/tcp and the sockets in /proc/PID/fd).
 package procfs
 
 import (
