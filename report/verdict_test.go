@@ -33,7 +33,7 @@ func TestVerdictText(t *testing.T) {
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
 		"    - throughput stopped growing from c=8 to c=64",
-		"    - 60 of 140 busy goroutines wait in sync.(*Cond).Wait",
+		"    - 60 of 140 request goroutines wait in sync.(*Cond).Wait",
 		"    - block profile at c=64: 59.5 goroutines on average blocked in sync.(*Mutex).Lock from main.(*pool).get (99% of the time blocked, 800 waits)",
 		"    fix: widen or remove",
 	} {

@@ -1,0 +1,144 @@
+package verdict
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// text is a claim's summary and evidence.
+func text(c *Claim) string { return c.Summary + "\n" + strings.Join(c.Evidence, "\n") }
+
+// The README's Explain example with another process busy on one of the two cores (as
+// measured: the demo's CPU-heavy handler got 0.55 cores, apiperf 0.4, the machine was
+// full): the target is short of CPU, said with who took it; not target-waiting, whatever
+// the goroutine profile's top wait site (idle connections read in net.(*netFD).Read).
+func TestBusyMachineIsNotWaiting(t *testing.T) {
+	for _, runWait := range []float64{0, 0.9} { // found the target's PID, or not
+		levels := with(plateauLevels(), func(_ int, l *Level) {
+			l.Target = &Usage{CPUCores: 0.55, RunWaitCores: runWait, Cores: 2}
+			l.Generator = &Usage{CPUCores: 0.4, Cores: 2}
+			l.Machine = &Machine{CPUs: 2, Busy: 1.99}
+			l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "net.(*netFD).Read from main.main.func2", Count: 40, Reason: "I/O"}}}
+		})
+		v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+		if v.Has(TargetWaiting) || !v.Has(TargetCPU) {
+			t.Fatalf("run wait %v: Judge on a full machine: %v, want target-cpu-bound and no target-waiting\n%+v", runWait, v.Kinds(), v)
+		}
+		c := v.Claim(TargetCPU)
+		if !strings.Contains(c.Summary, "1.04 of them taken by other processes") {
+			t.Errorf("run wait %v: target-cpu-bound summary %q does not say others took CPU", runWait, c.Summary)
+		}
+		if len(v.Machine) != 4 || !v.Machine[0].Shared || !v.Machine[0].Full {
+			t.Errorf("run wait %v: Machine = %+v, want 4 levels, shared and full", runWait, v.Machine)
+		}
+		if s := strings.Join(v.Silent, "\n"); !strings.Contains(s, "target waiting: not judged, the machine's CPUs were full") {
+			t.Errorf("Silent = %q, want target waiting not judged for a full machine", v.Silent)
+		}
+	}
+}
+
+// A target that waits on a pool while another process takes half a core: waiting, but
+// medium, and the claim says others took CPU. The same with nobody else: high.
+func TestWaitingOnASharedMachine(t *testing.T) {
+	build := func(busy float64) Verdict {
+		levels := with(plateauLevels(), func(_ int, l *Level) {
+			l.Target = &Usage{CPUCores: 0.2, RunWaitCores: 0.01, Cores: 2}
+			l.Generator = &Usage{CPUCores: 0.3, Cores: 2}
+			l.Machine = &Machine{CPUs: 2, Busy: busy}
+			l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "database/sql: waiting for a connection, from main.(*store).user", Count: 60, Reason: "pool"}}}
+		})
+		return Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	}
+	v := build(1.0)
+	c := v.Claim(TargetWaiting)
+	if c == nil || c.Confidence != Medium || !strings.Contains(c.Summary, "other processes took 0.50 cores") ||
+		!strings.Contains(c.Summary, "60 of 64 request goroutines wait in database/sql: waiting for a connection") {
+		t.Fatalf("shared machine: %v, want target-waiting (medium) naming the pool and the others' CPU", c)
+	}
+	v = build(0.55)
+	if c := v.Claim(TargetWaiting); c == nil || c.Confidence != High {
+		t.Fatalf("idle machine: %v, want target-waiting (high)", c)
+	}
+	// Without the target's run-queue wait (no PID): medium, saying what was missing.
+	levels := with(plateauLevels(), func(_ int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.2, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 0.3}
+		l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "sync.(*Mutex).Lock from main.handler", Count: 60, Reason: "mutex"}}}
+	})
+	v = Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	c = v.Claim(TargetWaiting)
+	if c == nil || c.Confidence != Medium || !strings.Contains(text(c), "confidence medium: not measured: the target's wait for a CPU") {
+		t.Fatalf("no run-queue wait: %v, want medium saying the wait for a CPU was not measured", c)
+	}
+}
+
+// Thresholds: the zero value is the defaults, every default is set, a verdict keeps them,
+// they survive JSON, and one changed threshold changes the verdict.
+func TestThresholds(t *testing.T) {
+	d := reflect.ValueOf(DefaultThresholds)
+	for i := range d.NumField() {
+		if d.Field(i).IsZero() {
+			t.Errorf("DefaultThresholds.%s is 0", d.Type().Field(i).Name)
+		}
+	}
+	if (Thresholds{}).Filled() != DefaultThresholds {
+		t.Errorf("zero Thresholds filled = %+v, want the defaults", Thresholds{}.Filled())
+	}
+	v := Judge(Input{Levels: plateauLevels(), Peak: 2})
+	if v.Thresholds == nil || *v.Thresholds != DefaultThresholds {
+		t.Fatalf("Verdict.Thresholds = %v, want the defaults", v.Thresholds)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Verdict
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Thresholds == nil || *back.Thresholds != DefaultThresholds {
+		t.Errorf("thresholds after JSON = %+v, want the defaults", back.Thresholds)
+	}
+	// 1.9 of 2 cores is CPU-bound at the default 0.85, not at 0.99.
+	levels := with(plateauLevels(), target(1.9, 2))
+	if v := Judge(Input{Levels: levels, Peak: 2}); !v.Has(TargetCPU) {
+		t.Errorf("default thresholds: %v, want target-cpu-bound", v.Kinds())
+	}
+	if v := (Thresholds{CPUSaturated: 0.99}).Judge(Input{Levels: levels, Peak: 2}); v.Has(TargetCPU) || v.Thresholds.CPUSaturated != 0.99 || v.Thresholds.CPUIdle != DefaultThresholds.CPUIdle {
+		t.Errorf("CPUSaturated 0.99: %v with %+v, want no target-cpu-bound and the other defaults", v.Kinds(), v.Thresholds)
+	}
+}
+
+// A capacity search against a port where nothing listens: its probes ran from 100/s down,
+// all refused. The claim says every level failed, from the first probe (100/s) on, and
+// lists them in the order they ran.
+func TestErrorsEveryProbe(t *testing.T) {
+	rates := []float64{0.195, 0.39, 0.78, 1.56, 3.12, 6.25, 12.5, 25, 50, 100}
+	var levels []Level
+	for _, r := range rates {
+		levels = append(levels, Level{Label: "rate=" + num(r) + "/s", Load: r, Open: true, Attempts: 10, Errors: measure.Errors{Connect: 10}})
+	}
+	ran := []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}
+	v := Judge(Input{Levels: levels, Peak: -1, Ran: ran})
+	c := v.Claim(ErrorsStart)
+	if c == nil {
+		t.Fatalf("no errors claim: %+v", v)
+	}
+	if !strings.Contains(c.Summary, "every level failed, from the first (rate=100/s) on, mostly connect") || c.Level != "rate=100/s" {
+		t.Errorf("summary %q at %q, want every level failed from rate=100/s", c.Summary, c.Level)
+	}
+	if !strings.Contains(c.Evidence[0], "in the order they ran: rate=100/s 100.0%, rate=50/s 100.0%") {
+		t.Errorf("evidence %q, want the probes in the order they ran", c.Evidence[0])
+	}
+	if strings.Contains(text(c), "(last)") || !strings.Contains(c.Fix, "check that the target is up") {
+		t.Errorf("claim %q / fix %q: want no (last) and a fix saying to check the target is up", text(c), c.Fix)
+	}
+	if !slices.Equal(Input{Levels: levels[:3], Ran: []int{2, 7, 2}}.ranOrder(), []int{2, 0, 1}) {
+		t.Errorf("ranOrder with a bad and a repeated index = %v, want [2 0 1]", Input{Levels: levels[:3], Ran: []int{2, 7, 2}}.ranOrder())
+	}
+}
