@@ -192,6 +192,15 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 			p.TopCum = append(p.TopCum, verdict.Function{Name: e.Function, Pct: e.CumPct})
 		}
 	}
+	if h := a.Hot; h != nil {
+		for _, f := range h.Functions {
+			p.Hot = append(p.Hot, verdict.Function{Name: f.Name, Pct: f.Pct})
+		}
+		for _, f := range h.Packages {
+			p.HotPackages = append(p.HotPackages, verdict.Function{Name: f.Name, Pct: f.Pct})
+		}
+		p.HotPath = h.PathString()
+	}
 	if a.Shares != nil {
 		p.GCPct, p.AllocPct = a.Shares.GCPct, a.Shares.AllocPct
 	}
@@ -199,6 +208,9 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 		p.Goroutines = a.Waits.Total - a.Waits.Idle
 		for _, s := range a.Waits.Sites {
 			p.Waits = append(p.Waits, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
+		}
+		for _, s := range a.Waits.Background {
+			p.Background = append(p.Background, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
 		}
 	} else if a.Goroutines != nil {
 		p.Goroutines = *a.Goroutines

@@ -44,7 +44,11 @@ func growthClaim(j *judgement) *Claim {
 		if p == nil {
 			continue
 		}
-		if len(p.Waits) > 0 {
+		switch {
+		case len(p.Background) > 0 && (len(p.Waits) == 0 || p.Background[0].Count > p.Waits[0].Count):
+			ev = append(ev, fmt.Sprintf("at %s %s goroutines serving no request wait in %s", in.Levels[i].Label,
+				num(float64(p.Background[0].Count)), p.Background[0].Site))
+		case len(p.Waits) > 0:
 			ev = append(ev, fmt.Sprintf("at %s %s of %s request goroutines wait in %s", in.Levels[i].Label,
 				num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
 		}

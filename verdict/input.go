@@ -95,6 +95,8 @@ type Profile struct {
 	// or libraries' background ones); Waits the places they were parked or running, most first.
 	Goroutines int64  `json:"goroutines,omitempty"`
 	Waits      []Wait `json:"waits,omitempty"`
+	// Background lists where the goroutines serving no request were (a leak shows here).
+	Background []Wait `json:"background,omitempty"`
 	// Inuse lists allocation sites by live heap, in percent of it.
 	Inuse []Function `json:"inuse,omitempty"`
 	// Block and Mutex are the top sites of the block and mutex profiles, when the target
