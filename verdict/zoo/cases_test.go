@@ -30,7 +30,7 @@ type zooCase struct {
 }
 
 var (
-	cpuPlan     = []string{"--levels", "1,4,16"}
+	cpuPlan     = []string{"--levels", "1,3,8"}
 	waitPlan    = []string{"--levels", "4,16,64"}
 	lowRatePlan = []string{"--rates", "100,200,300"}
 	oneCore     = []string{"GOMAXPROCS=1"}
@@ -109,6 +109,12 @@ func TestZoo(t *testing.T) {
 	var rows []string
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			recorded := false
+			defer func() { // a case that stopped early (a skip, apiperf failing) has its row too
+				if !recorded {
+					rows = append(rows, row(c, nil, "", []string{"not judged: see the test's output"}))
+				}
+			}()
 			env := append([]string{"DOWNSTREAM_URL=" + d.downstream, "SQLITE_PATH=" + filepath.Join(t.TempDir(), "ledger.db")}, c.env...)
 			switch {
 			case c.needs == "postgres" && d.postgres == "":
@@ -122,6 +128,7 @@ func TestZoo(t *testing.T) {
 			problems, place := check(c, v)
 			t.Logf("%s:\n%s", c.name, v.dump())
 			rows = append(rows, row(c, v, place, problems))
+			recorded = true
 			if len(problems) == 0 {
 				return
 			}
@@ -156,7 +163,7 @@ func missing(t *testing.T, why string) {
 // row is the docs' table row of a case: service | bottleneck | verdict | place named | result.
 func row(c zooCase, v *runVerdict, place string, problems []string) string {
 	var kinds []string
-	for _, cl := range v.Claims {
+	for _, cl := range v.claims() {
 		kinds = append(kinds, fmt.Sprintf("%s (%s)", cl.Kind, cl.Confidence))
 	}
 	got := strings.Join(kinds, ", ")

@@ -32,6 +32,15 @@ type runVerdict struct {
 	Silent []string `json:"silent"`
 }
 
+// claims are v's claims; none for a nil verdict.
+func (v *runVerdict) claims() []claim {
+	if v == nil {
+		return nil
+	}
+	return v.Claims
+}
+
+// dump is the verdict as a failure message shows it.
 func (v *runVerdict) dump() string {
 	var b strings.Builder
 	for _, c := range v.Claims {
