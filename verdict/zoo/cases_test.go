@@ -74,7 +74,7 @@ var cases = []zooCase{
 	{name: "echo-errgroup", router: "echo", handlers: "methods", bottleneck: "an errgroup fan-out of four SHA-256 checksums per request (the work in the errgroup's goroutines)",
 		path: "/reports/7", plan: cpuPlan, want: "target-cpu-bound",
 		place: []string{`sha256`, `\(\*reports\)\.checksum`}},
-	{name: "chi-gc", router: "chi", handlers: "closures in main", bottleneck: "GC pressure: about 250,000 small objects allocated and dropped per request",
+	{name: "chi-gc", router: "chi", handlers: "closures in main", bottleneck: "GC pressure: about 50,000 small objects allocated and dropped per request",
 		path: "/feed", plan: cpuPlan, want: "target-cpu-bound",
 		place: []string{`main\.buildFeed`, `\bGC\b`}},
 	{name: "gin-goroutineleak", router: "gin", handlers: "methods", bottleneck: "a goroutine left waiting per request",
