@@ -2,6 +2,8 @@ package profcap
 
 import (
 	"time"
+
+	"github.com/apiperf/apiperf/procfs"
 )
 
 // Record is what a capture Session took from the target while the load ran: the pprof
@@ -11,6 +13,9 @@ type Record struct {
 	Pprof string `json:"pprof,omitempty"`
 	// Metrics is the target's Prometheus text endpoint.
 	Metrics string `json:"metrics,omitempty"`
+	// PIDSource says how the target's process was found ("--target-pid", "listening on
+	// 127.0.0.1:8080") or why it was not.
+	PIDSource string `json:"pid_source,omitempty"`
 	// ProfileLevels is what --profile-levels asked for ("peak", "last", labels, "all").
 	ProfileLevels []string `json:"profile_levels,omitempty"`
 	// Steps holds one entry per measured step that had something captured, by label.
@@ -42,6 +47,8 @@ type StepRecord struct {
 	// ProcessSummary the same over the step's window; nil without --target-pid.
 	Process        *Series  `json:"process,omitempty"`
 	ProcessSummary *Summary `json:"process_summary,omitempty"`
+	// Machine is the whole machine's CPU over the step (/proc/stat), everyone's.
+	Machine *procfs.MachineUse `json:"machine,omitempty"`
 	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".
 	Warnings []string `json:"warnings,omitempty"`
 }

@@ -3,6 +3,7 @@ package result
 import (
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/apiperf/apiperf/measure"
@@ -28,7 +29,10 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 	if r.Sweep == nil || len(r.Sweep.Levels) == 0 {
 		return verdict.Input{}, false
 	}
-	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine()}
+	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine(), Ran: r.probeOrder()}
+	if r.Target != nil {
+		in.TargetProcess = r.Target.PIDSource
+	}
 	for _, p := range r.Sweep.Levels {
 		l := verdict.Level{Label: p.Label, Load: p.Value, Open: p.Open, QPS: p.QPS,
 			Mean: p.Mean.Duration(), P99: p.P99.Duration(), Attempts: p.Attempts, Errors: p.Errors,
@@ -58,9 +62,47 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		}
 		l.Generator = generatorUsage(gens)
 		l.Target, l.Profile = targetUsage(targets)
+		l.Machine = machineUsage(targets)
 		in.Levels = append(in.Levels, l)
 	}
 	return in, true
+}
+
+// machineUsage is the machine's CPU over a level's repetitions, nil when not measured.
+func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
+	var m verdict.Machine
+	n := 0.0
+	for _, ts := range caps {
+		if u := ts.Machine; u != nil && u.CPUs > 0 {
+			m.CPUs = u.CPUs
+			m.Busy += u.Busy
+			m.Steal += u.Steal
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	m.Busy /= n
+	m.Steal /= n
+	return &m
+}
+
+// probeOrder is the order a capacity search probed its levels, as indexes of its levels;
+// nil for other runs.
+func (r *Run) probeOrder() []int {
+	if r.Capacity == nil || r.Sweep == nil {
+		return nil
+	}
+	var out []int
+	for _, p := range r.Capacity.Probes {
+		for i, l := range r.Sweep.Levels {
+			if l.Value == p.Rate && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // sameMachine: the target is on loopback or was sampled from /proc.

@@ -1,6 +1,9 @@
 package verdict
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // TargetCPU says the target's CPU was at its cores at the peak.
 const TargetCPU Kind = "target-cpu-bound"
@@ -15,7 +18,11 @@ func cpuClaim(j *judgement) *Claim {
 	}
 	t := pk.Target
 	if t == nil || t.CPUCores == 0 {
-		j.silent("target CPU: not measured (give --target-pid PID, or --metrics for a Go target)")
+		why := ""
+		if in.TargetProcess != "" {
+			why = "; " + in.TargetProcess
+		}
+		j.silent("target CPU: not measured (give --target-pid PID, or --metrics for a Go target" + why + ")")
 		if j.runningShare() < 0.5 {
 			return nil
 		}
@@ -25,6 +32,7 @@ func cpuClaim(j *judgement) *Claim {
 	m := j.machineAt(in.Peak)
 	var ev []string
 	conf := Low
+	capped := "" // why the confidence stays below high
 	sum := fmt.Sprintf("the target is CPU-bound: %.2f cores busy at %s req/s", t.CPUCores, num(pk.QPS))
 	switch {
 	case cores > 0 && t.CPUCores >= th.CPUSaturated*cores:
@@ -36,6 +44,14 @@ func cpuClaim(j *judgement) *Claim {
 		conf = Medium
 		if m.Shared {
 			sum = fmt.Sprintf("the target is short of CPU: the machine's %d cores were full, %.2f of them taken by other processes", m.CPUs, m.Others+m.Steal)
+		}
+		switch {
+		case j.starved(t, cores):
+			ev = append(ev, t.starvation("the target", cores))
+		case t.RunWaitCores == 0:
+			capped = "not measured: the target's wait for a CPU, which would show it wanted more (give --target-pid)"
+		default:
+			capped = fmt.Sprintf("the target's threads waited only %.2f s per second for a CPU: it may not have wanted more", t.RunWaitCores)
 		}
 	case in.SameMachine && in.MachineCores > 0 && pk.Generator != nil &&
 		t.CPUCores+pk.Generator.CPUCores >= th.MachineSaturated*float64(in.MachineCores) &&
@@ -70,6 +86,10 @@ func cpuClaim(j *judgement) *Claim {
 	if in.SameMachine && m != nil && m.Shared && !m.Full {
 		ev = append(ev, sharedNote(m))
 	}
+	if capped != "" && conf == High {
+		conf = Medium
+		ev = append(ev, "confidence medium: "+capped)
+	}
 	// The peak's profile, else the nearest one after it: the same CPU-bound code runs there.
 	p := pk.Profile
 	for i := in.Peak + 1; p == nil && i < len(in.Levels); i++ {
@@ -80,8 +100,16 @@ func cpuClaim(j *judgement) *Claim {
 		if p.GCPct > 0 || p.AllocPct > 0 {
 			ev = append(ev, fmt.Sprintf("GC %.1f%% and allocation %.1f%% of the target's CPU", p.GCPct, p.AllocPct))
 		}
-		if len(p.Hot) > 0 {
-			sum += "; most of it in " + p.Hot[0].Name
+		// The hottest function the requests reach (the end of the path), else the hottest.
+		leaf := p.HotPath
+		if i := strings.LastIndex(leaf, " -> "); i >= 0 {
+			leaf = leaf[i+len(" -> "):]
+		}
+		for _, f := range p.Hot {
+			if f.Name == leaf || p.HotPath == "" && !strings.HasPrefix(f.Name, "runtime._") {
+				sum += fmt.Sprintf("; the hottest function is %s (%.0f%% self)", f.Name, f.Pct)
+				break
+			}
 		}
 	} else {
 		j.silent("target CPU profile: not captured at or after the peak (give --pprof to name the hot functions)")

@@ -27,6 +27,9 @@ type Input struct {
 	// SameMachine says the target ran on the same machine (a spawned target or --target-pid),
 	// so the generator and the target share MachineCores.
 	SameMachine bool `json:"same_machine,omitempty"`
+	// TargetProcess says how the target's process was found for its CPU ("--target-pid",
+	// "listening on 127.0.0.1:8080") or why it was not; "" when nobody looked.
+	TargetProcess string `json:"target_process,omitempty"`
 	// Ran is the order the levels ran, as indexes of Levels, when it was not plan order (a
 	// capacity search's probes); nil: plan order.
 	Ran []int `json:"ran,omitempty"`

@@ -237,6 +237,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
+	capture, note := tf.session(sc.URL, cf.workers > 0) // before the live view: the search reads /proc
+	if note != "" && !*quiet {
+		fmt.Fprintf(e.stderr, "apiperf: %s\n", note)
+	}
 	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
 	if err != nil {
 		return err
@@ -264,7 +268,6 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		watch.Close(ctx)
 		return err
 	}
-	capture := tf.session()
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
 	}), captureHook(capture))
