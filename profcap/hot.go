@@ -25,8 +25,9 @@ const wrapperCum = 0.9
 type HotSpots struct {
 	Functions []Share `json:"functions,omitempty"`
 	Packages  []Share `json:"packages,omitempty"`
-	// Path is the commonest stack from the handler (below the server and the wrappers)
-	// down to the hottest function requests reach, root first.
+	// Path is the commonest stack down to the hottest function that has one, root first:
+	// from the handler (below the server and the wrappers) when requests run it, else from
+	// the first application frame of the goroutine that does (errgroup's, a worker's).
 	Path []string `json:"path,omitempty"`
 	// Wrappers are the frames left out of Path: on nearly every request, with no time of
 	// their own.
@@ -55,6 +56,7 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		stk    []string // leaf first, down to the server's frame (excluded)
 		v      int64
 		router string // the module the server called
+		bg     bool   // not a request's: work a handler handed to other goroutines, or the program's own
 	}
 	var reqs []req
 	var buf []string
@@ -90,6 +92,8 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 				r.router = module(buf[root-1])
 			}
 			reqs = append(reqs, r)
+		} else if kind == pathBackground {
+			reqs = append(reqs, req{stk: slices.Clone(buf), v: v, bg: true})
 		}
 	}
 	if total == 0 {
@@ -102,6 +106,9 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 	wrappers := map[string]bool{}
 	// handler is where a request's own code starts in r.stk (an index, leaf first).
 	handler := func(r req) int {
+		if r.bg {
+			return appStart(r.stk)
+		}
 		start := len(r.stk) - 1
 		for k := len(r.stk) - 1; k >= 0 && common(r.stk[k]); k-- {
 			f := r.stk[k]
@@ -114,7 +121,9 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		}
 		return start
 	}
-	// The commonest request path to the hottest function that requests reach.
+	// The commonest path to the hottest function that has one: from the handler for a
+	// request's work, from the first application frame for work in other goroutines (a
+	// fan-out's, a worker's).
 	paths := map[string]map[string]int64{} // leaf -> path -> value
 	for _, r := range reqs {
 		start := handler(r)
@@ -146,6 +155,22 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		}
 	}
 	return h, nil
+}
+
+// appStart is where the application's code starts on a stack outside the request path
+// (leaf first): the root-most frame of package main, else the root-most frame outside the
+// standard library and the runtime; -1 when it has none (the runtime's GC workers).
+func appStart(stk []string) int {
+	start := -1
+	for k := len(stk) - 1; k >= 0; k-- {
+		if strings.HasPrefix(stk[k], "main.") {
+			return k
+		}
+		if start < 0 && !isStd(stk[k]) && !isRuntime(stk[k]) {
+			start = k
+		}
+	}
+	return start
 }
 
 func isRaceFrame(f string) bool {

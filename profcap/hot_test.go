@@ -97,3 +97,58 @@ func TestHotRealProfile(t *testing.T) {
 		t.Errorf("wrappers %v, want net/http.(*ServeMux).ServeHTTP among them and not on the path", h.Wrappers)
 	}
 }
+
+// synthProfile builds a CPU profile of stacks (leaf first) with the given sample values.
+func synthProfile(stacks [][]string, values []int64) *profile.Profile {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+	fns := map[string]*profile.Location{}
+	for i, stk := range stacks {
+		s := &profile.Sample{Value: []int64{values[i]}}
+		for _, name := range stk {
+			loc := fns[name]
+			if loc == nil {
+				f := &profile.Function{ID: uint64(len(fns) + 1), Name: name}
+				loc = &profile.Location{ID: uint64(len(fns) + 1), Line: []profile.Line{{Function: f}}}
+				fns[name] = loc
+				p.Function = append(p.Function, f)
+				p.Location = append(p.Location, loc)
+			}
+			s.Location = append(s.Location, loc)
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	return p
+}
+
+// Work a handler fans out to errgroup's goroutines is not below the server: its path runs
+// from the application's first frame in those goroutines, not from an unrelated request
+// path; a gin handler's path starts after gin's frames and the user's middleware.
+func TestHotPathsOutsideTheHandler(t *testing.T) {
+	server := []string{"net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
+	gin := append([]string{"main.(*api).list", "github.com/gin-gonic/gin.(*Context).Next", "main.logger.func1",
+		"github.com/gin-gonic/gin.(*Context).Next", "github.com/gin-gonic/gin.(*Engine).handleHTTPRequest",
+		"github.com/gin-gonic/gin.(*Engine).ServeHTTP"}, server...)
+	p := synthProfile([][]string{
+		{"crypto/internal/fips140/sha256.blockSHANI", "crypto/sha256.Sum256", "main.(*reports).checksum", "main.(*reports).get.func1",
+			"golang.org/x/sync/errgroup.(*Group).Go.func1"},
+		append([]string{"encoding/json.appendString", "encoding/json.Marshal"}, gin...),
+		append([]string{"runtime.memmove"}, gin...),
+		{"runtime.scanobject", "runtime.gcDrain", "runtime.gcBgMarkWorker"},
+	}, []int64{60, 25, 5, 10})
+	h, err := Hot(p, "cpu", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.PathString(); got != "main.(*reports).get.func1 -> main.(*reports).checksum -> crypto/sha256.Sum256 -> crypto/internal/fips140/sha256.blockSHANI" {
+		t.Errorf("path = %q, want it from the errgroup goroutine's first main frame to sha256", got)
+	}
+	// Without the fan-out, the hottest is JSON under gin: the path starts at the handler.
+	p = synthProfile([][]string{append([]string{"encoding/json.appendString", "encoding/json.Marshal"}, gin...), append([]string{"runtime.memmove"}, gin...)}, []int64{25, 5})
+	h, _ = Hot(p, "cpu", 5)
+	if got := h.PathString(); got != "main.(*api).list -> encoding/json.Marshal -> encoding/json.appendString" {
+		t.Errorf("gin path = %q, want it from main.(*api).list", got)
+	}
+	if !strings.Contains(strings.Join(h.Wrappers, " "), "main.logger.func1") {
+		t.Errorf("wrappers %v, want the user's middleware main.logger.func1 among them", h.Wrappers)
+	}
+}

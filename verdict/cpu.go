@@ -136,7 +136,7 @@ func (p *Profile) hotEvidence() []string {
 			ev = append(ev, "CPU by package: "+functions(p.HotPackages, 4))
 		}
 		if p.HotPath != "" {
-			ev = append(ev, "path from the handler: "+p.HotPath)
+			ev = append(ev, "path to the hottest function: "+p.HotPath)
 		}
 	} else if len(p.TopCum) > 0 {
 		ev = append(ev, "top cumulative CPU: "+functions(p.TopCum, 5))

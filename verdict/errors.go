@@ -59,8 +59,28 @@ func errorsClaim(j *judgement) *Claim {
 	if top.name == "status" && len(l.Status) > 0 {
 		ev = append(ev, "status codes: "+statuses(l.Status))
 	}
+	conf := High
+	idx := slices.IndexFunc(in.Levels, func(x Level) bool { return x.Label == l.Label })
+	weaker := func(why string) {
+		conf = Medium
+		ev = append(ev, why)
+	}
+	if n := l.Errors.Total(); n < 10 {
+		weaker(fmt.Sprintf("confidence medium: only %d failed attempts", n))
+	}
+	if m := j.machineAt(idx); m != nil && (m.Shared || m.Full && !m.TargetUnknown) && top.name != "status" && top.name != "protocol" {
+		weaker(fmt.Sprintf("confidence medium: %s; a target or an apiperf kept off the CPU fails like a saturated one", sharedNote(m)))
+	}
+	if !all {
+		for _, x := range in.Levels[idx+1:] {
+			if x.Attempts > 0 && x.errorPct() < j.t.ErrorStartPct {
+				weaker(fmt.Sprintf("confidence medium: at %s, a higher load, only %.2f%% failed", x.Label, x.errorPct()))
+				break
+			}
+		}
+	}
 	return &Claim{
-		Kind: ErrorsStart, Confidence: High, Level: l.Label,
+		Kind: ErrorsStart, Confidence: conf, Level: l.Label,
 		Summary:  sum,
 		Evidence: ev,
 		Fix:      errorFix(top.name, all && l.Errors.Connect >= l.Errors.Total()*9/10),

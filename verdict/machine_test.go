@@ -13,6 +13,31 @@ import (
 // text is a claim's summary and evidence.
 func text(c *Claim) string { return c.Summary + "\n" + strings.Join(c.Evidence, "\n") }
 
+// Requests parked in a pool while other processes fill the machine: the pool is the
+// place (a wait for a pool needs no CPU), said with the full machine, at most medium.
+func TestPoolWaitOnAFullMachine(t *testing.T) {
+	levels := with(plateauLevels(), func(_ int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.08, RunWaitCores: 0.02, Cores: 2}
+		l.Generator = &Usage{CPUCores: 0.02, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 1.99}
+		l.Profile = &Profile{Goroutines: 65, Waits: []Wait{{Site: "database/sql: waiting for a connection from main.(*store).user", Count: 62, Reason: "pool"}}}
+	})
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	c := v.Claim(TargetWaiting)
+	if c == nil || c.Confidence != Medium || !strings.Contains(c.Summary, "62 of 65 request goroutines wait in database/sql: waiting for a connection") ||
+		!strings.Contains(c.Summary, "the machine's CPUs were full (other processes 1.89 cores)") {
+		t.Fatalf("pool wait on a full machine: %v, want target-waiting (medium) naming the pool and the full machine\n%+v", c, v)
+	}
+	// The same requests in network reads: a full machine may be why, so no claim.
+	levels[3].Profile = &Profile{Goroutines: 65, Waits: []Wait{{Site: "network or file I/O from main.(*store).user", Count: 62, Reason: "I/O"}}}
+	for i := range levels {
+		levels[i].Profile = levels[3].Profile
+	}
+	if v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true}); v.Has(TargetWaiting) {
+		t.Errorf("I/O waits on a full machine: %v, want no target-waiting", v.Claim(TargetWaiting))
+	}
+}
+
 // The README's Explain example with another process busy on one of the two cores (as
 // measured: the demo's CPU-heavy handler got 0.55 cores, apiperf 0.4, the machine was
 // full): the target is short of CPU, said with who took it; not target-waiting, whatever
@@ -36,7 +61,7 @@ func TestBusyMachineIsNotWaiting(t *testing.T) {
 		if len(v.Machine) != 4 || !v.Machine[0].Shared || !v.Machine[0].Full {
 			t.Errorf("run wait %v: Machine = %+v, want 4 levels, shared and full", runWait, v.Machine)
 		}
-		if s := strings.Join(v.Silent, "\n"); !strings.Contains(s, "target waiting: not judged, the machine's CPUs were full") {
+		if s := strings.Join(v.Silent, "\n"); runWait == 0 && !strings.Contains(s, "target waiting: not judged, the machine's CPUs were full") {
 			t.Errorf("Silent = %q, want target waiting not judged for a full machine", v.Silent)
 		}
 	}
@@ -141,4 +166,44 @@ func TestErrorsEveryProbe(t *testing.T) {
 	if !slices.Equal(Input{Levels: levels[:3], Ran: []int{2, 7, 2}}.ranOrder(), []int{2, 0, 1}) {
 		t.Errorf("ranOrder with a bad and a repeated index = %v, want [2 0 1]", Input{Levels: levels[:3], Ran: []int{2, 7, 2}}.ranOrder())
 	}
+}
+
+// Timeouts at a level where other processes took the CPU, few failures, or errors that
+// stop at a higher load are not "high": the machine may be what failed.
+func TestErrorsOnASharedMachine(t *testing.T) {
+	base := func() []Level {
+		return with(closed([3]float64{1, 500, 2}, [3]float64{2, 1000, 2}, [3]float64{4, 2000, 2}), func(i int, l *Level) {
+			if i > 0 {
+				l.Errors, l.Attempts = measure.Errors{Timeout: 100}, 1000
+			}
+		})
+	}
+	if c := claimOf(Input{Levels: base(), Peak: 2}, ErrorsStart); c == nil || c.Confidence != High {
+		t.Fatalf("timeouts on an idle machine: %v, want errors (high)", c)
+	}
+	shared := with(base(), func(_ int, l *Level) {
+		l.Generator = &Usage{CPUCores: 0.1, Cores: 2}
+		l.Target = &Usage{CPUCores: 0.1, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 1.9}
+	})
+	c := claimOf(Input{Levels: shared, Peak: 2, SameMachine: true}, ErrorsStart)
+	if c == nil || c.Confidence != Medium || !strings.Contains(text(c), "the machine was shared at c=2") {
+		t.Errorf("timeouts on a shared machine: %v, want medium, saying the machine was shared", c)
+	}
+	few := base()
+	few[1].Errors, few[1].Attempts, few[2].Errors, few[2].Attempts = measure.Errors{Timeout: 1}, 8, measure.Errors{Timeout: 2}, 9
+	if c := claimOf(Input{Levels: few, Peak: 2}, ErrorsStart); c == nil || c.Confidence != Medium || !strings.Contains(text(c), "only 1 failed attempts") {
+		t.Errorf("one timeout of 8: %v, want medium", c)
+	}
+	stops := base()
+	stops[2].Errors = measure.Errors{}
+	if c := claimOf(Input{Levels: stops, Peak: 2}, ErrorsStart); c == nil || c.Confidence != Medium || !strings.Contains(text(c), "at c=4, a higher load, only 0.00% failed") {
+		t.Errorf("errors gone at a higher load: %v, want medium", c)
+	}
+}
+
+// claimOf judges in and returns its claim of kind k, or nil.
+func claimOf(in Input, k Kind) *Claim {
+	v := Judge(in)
+	return v.Claim(k)
 }

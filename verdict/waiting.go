@@ -53,10 +53,7 @@ func waitingClaim(j *judgement) *Claim {
 	if !in.SameMachine {
 		m = &MachineCheck{}
 	}
-	if m != nil && m.Full {
-		j.silent(fmt.Sprintf("target waiting: not judged, the machine's CPUs were full at %s (%s): requests may have waited for a CPU", pk.Label, m))
-		return nil
-	}
+	full := m != nil && m.Full
 	if m == nil {
 		missing = append(missing, "the machine's CPU (other processes')")
 	}
@@ -67,7 +64,9 @@ func waitingClaim(j *judgement) *Claim {
 	if p := j.waitProfile(); p != nil {
 		for i, w := range p.Waits[:min(3, len(p.Waits))] {
 			ev = append(ev, fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site))
-			if i == 0 && float64(w.Count) >= th.WaitShare*float64(p.Goroutines) && w.Reason != "running" {
+			// On a full machine only a wait that needs no CPU names the place: parked in a
+			// pool, a lock, a channel or a sleep (I/O may be slow for want of a CPU too).
+			if i == 0 && float64(w.Count) >= th.WaitShare*float64(p.Goroutines) && w.Reason != "running" && (!full || w.Reason != "I/O") {
 				site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
 			}
 		}
@@ -78,6 +77,10 @@ func waitingClaim(j *judgement) *Claim {
 	ev = append(ev, cev...)
 	if site == "" && csite != "" {
 		site = "the block profile names " + csite
+	}
+	if full && site == "" {
+		j.silent(fmt.Sprintf("target waiting: not judged, the machine's CPUs were full at %s (%s) and no place where the requests were parked was seen: they may have waited for a CPU", pk.Label, m))
+		return nil
 	}
 	if site == "" {
 		missing = append(missing, "where the requests wait (no wait site holds a fair share of them)")
@@ -93,7 +96,11 @@ func waitingClaim(j *judgement) *Claim {
 	if site != "" {
 		sum += "; " + site
 	}
-	if c := j.shared(sat.from, sat.to); c != nil && in.SameMachine {
+	if full {
+		ev = append(ev, fmt.Sprintf("the machine's CPUs were full at %s (%s), but the requests were parked where a CPU does not help", pk.Label, m))
+		sum += fmt.Sprintf("; the machine's CPUs were full (other processes %.2f cores), so the latency also holds waits for a CPU", m.Others+m.Steal)
+		conf = lower(conf, Medium)
+	} else if c := j.shared(sat.from, sat.to); c != nil && in.SameMachine {
 		ev = append(ev, sharedNote(c))
 		sum += fmt.Sprintf("; other processes took %.2f cores at %s, so part of the wait may be for a CPU", c.Others+c.Steal, c.Label)
 		conf = lower(conf, Medium)
