@@ -50,6 +50,17 @@ func (v *runVerdict) dump() string {
 	return b.String()
 }
 
+// binDir holds the binaries of a test run; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // binaries builds apiperf (from ../../cmd/apiperf, or takes ZOO_APIPERF) and every service
 // once, into one directory.
 var binaries = sync.OnceValues(func() (string, error) {
@@ -57,12 +68,17 @@ var binaries = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	if p := os.Getenv("ZOO_APIPERF"); p != "" {
 		if err := os.Symlink(p, filepath.Join(dir, "apiperf")); err != nil {
 			return "", err
 		}
-	} else if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "apiperf"), "../../cmd/apiperf").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building apiperf: %w\n%s", err, out)
+	} else {
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, "apiperf"), "./cmd/apiperf")
+		build.Dir = filepath.Join("..", "..") // the main module
+		if out, err := build.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building apiperf: %w\n%s", err, out)
+		}
 	}
 	if out, err := exec.Command("go", "build", "-o", dir+"/", "./services/...").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the services: %w\n%s", err, out)
