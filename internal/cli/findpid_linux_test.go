@@ -84,19 +84,19 @@ func TestSessionTargetPID(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	// In apiperf's own process (as in tests): nothing to separate, nothing said.
-	if s, note := tf.session("http://"+addr+"/", false); s.PID != 0 || note != "" {
+	if s, note := tf.session("http://"+addr+"/", true); s.PID != 0 || note != "" {
 		t.Errorf("in-process target: pid %d, note %q; want none", s.PID, note)
 	}
 	ln.Close()
-	s, note := tf.session("http://"+addr+"/", false)
+	s, note := tf.session("http://"+addr+"/", true)
 	if s.PID != 0 || !strings.Contains(note, "no socket listens there") || !strings.Contains(s.PIDSource, "not found") {
 		t.Errorf("nothing listening: pid %d, note %q, source %q", s.PID, note, s.PIDSource)
 	}
-	s, note = tf.session("http://example.com/", false)
+	s, note = tf.session("http://example.com/", true)
 	if s.PID != 0 || note != "" || !strings.Contains(s.PIDSource, "not looked for") {
 		t.Errorf("remote host: pid %d, note %q, source %q; want not looked for, quietly", s.PID, note, s.PIDSource)
 	}
-	if s, _ := tf.session("http://"+addr+"/", true); s.PID != 0 || s.PIDSource != "" {
-		t.Errorf("with --workers: pid %d, source %q; want not looked for", s.PID, s.PIDSource)
+	if s, _ := tf.session("http://"+addr+"/", false); s.PID != 0 || s.PIDSource != "" {
+		t.Errorf("not asked to find it (run, --workers): pid %d, source %q; want not looked for", s.PID, s.PIDSource)
 	}
 }

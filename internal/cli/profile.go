@@ -79,17 +79,19 @@ func (f *targetFlags) validate(window time.Duration) error {
 }
 
 // session is the capture session the flags ask for against the target at rawURL (it does
-// nothing when none is). Without --target-pid it looks for the process listening on a
-// loopback target's port, to sample its CPU and its wait for a CPU; note says what it found
+// nothing when none is). Without --target-pid and when asked to find it (a sweep, whose
+// verdict needs it, without --workers, whose loopback is not this machine's), it looks for
+// the process listening on a loopback target's port, to sample its CPU and its wait for a
+// CPU; note says what it found
 // or why it found nothing ("" for a target inside apiperf's own process, as in tests).
-func (f *targetFlags) session(rawURL string, workers bool) (s *profcap.Session, note string) {
+func (f *targetFlags) session(rawURL string, find bool) (s *profcap.Session, note string) {
 	s = &profcap.Session{Pprof: f.pprof, Metrics: f.metrics, PID: f.pid, Levels: f.levels, TopN: f.topN, Machine: true}
 	if f.pid > 0 {
 		s.PIDSource = "--target-pid"
 		return s, ""
 	}
-	if workers {
-		return s, "" // the workers' loopback is not this machine's
+	if !find {
+		return s, ""
 	}
 	pid, how, err := findTargetPID(rawURL)
 	switch {

@@ -284,7 +284,7 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
-	capture, note := tf.session(sc.URL, j.cf.workers > 0) // before the live view: the search reads /proc
+	capture, note := tf.session(sc.URL, j.cf.workers == 0) // before the live view: the search reads /proc
 	if note != "" && !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: %s\n", note)
 	}
