@@ -70,22 +70,16 @@ func primitive(fn, reason string) string {
 	return ""
 }
 
-// appFrame is the first frame of the application's code that led to the site at stk[i],
-// looked for between it and the server's frame at root: a frame of package main if any
-// (handlers written in main, closures included), else the first frame neither of the
-// standard library, nor of the site's own module, nor of the router the server called
-// (stk[root-1]'s module; root = len(stk) outside the request path: no router). "" when the site is the application's own code or none is found.
+// appFrame is the application's frame that led to the site at stk[i], looked for between
+// it and the server's frame at root (len(stk) outside the request path): the nearest frame
+// of package main if any (handlers written in main, closures included), else the nearest
+// frame neither of the standard library nor of the site's own module (the library's code
+// that called itself). "" when the site is package main's own code or none is found.
 func appFrame(stk []string, i, root int, fn string) string {
 	if strings.HasPrefix(fn, "main.") {
 		return ""
 	}
 	site := module(fn)
-	router := ""
-	if root > 0 && root < len(stk) && root-1 > i {
-		if m := module(stk[root-1]); m != "std" && m != "main" {
-			router = m
-		}
-	}
 	end := min(root, len(stk))
 	for k := i + 1; k < end; k++ {
 		if strings.HasPrefix(stk[k], "main.") {
@@ -93,7 +87,7 @@ func appFrame(stk []string, i, root int, fn string) string {
 		}
 	}
 	for k := i + 1; k < end; k++ {
-		if m := module(stk[k]); m != "std" && m != site && m != router {
+		if m := module(stk[k]); m != "std" && m != site {
 			return stk[k]
 		}
 	}

@@ -95,8 +95,8 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 		// Four pool slots held 5 ms each: waiting, in the pool's get; the pool turns on the
 		// block and mutex profiles, which name its lock too.
 		{"pool", nil, nil, "/demo/pool", []string{"--levels", "4,16,64"}, []verdict.Kind{verdict.TargetWaiting},
-			[]string{"wait in sync.(*Mutex).Lock from github.com/apiperf/apiperf/target.(*demoPool).get",
-				"blocked in sync.(*Mutex).Lock from github.com/apiperf/apiperf/target.(*demoPool).get",
+			[]string{"wait in sync.Mutex: waiting for the lock from github.com/apiperf/apiperf/target.(*demoPool).get",
+				"blocked in sync.Mutex: waiting for the lock from github.com/apiperf/apiperf/target.(*demoPool).get",
 				"the lock released in sync.(*Mutex).Unlock from github.com/apiperf/apiperf/target.(*demoPool).put"}, ""},
 		// A downstream reached over four connections: waiting, in the call to it; no block or
 		// mutex profile is enabled there, and the verdict says nothing of them.
