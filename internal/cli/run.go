@@ -237,7 +237,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
-	capture, _ := tf.session(sc.URL, false) // a run's summary shows the target's process for --target-pid only
+	capture, _ := tf.session(sc.URL, false)                   // a run's summary shows the target's process for --target-pid only
 	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
 	if err != nil {
 		return err
