@@ -20,7 +20,8 @@ type zooCase struct {
 	needs      string   // "postgres", "redis" or ""
 	want       string   // the claim's kind; "" for none at all
 	// place: patterns the claim must name (summary or evidence), each before any of the
-	// router's wrapper frames; the first one found is shown in the docs' table.
+	// router's wrapper frames; the first one found is shown in the docs' table. A pool or
+	// lock may be named by its frame (sync.(*Mutex).Lock) or by what it is (sync.Mutex).
 	place []string
 	// never: patterns the claim's summary must not name (a place no one would change).
 	never []string
@@ -34,6 +35,9 @@ var (
 	waitPlan    = []string{"--levels", "4,16,64"}
 	lowRatePlan = []string{"--rates", "100,200,300"}
 	oneCore     = []string{"GOMAXPROCS=1"}
+	// downstreamBlamed: a summary blaming the downstream's answer, where the downstream
+	// serves any number at once and the limit is the pool or lock in front of it.
+	downstreamBlamed = `(?i)waiting for the downstream'?s? response|persistConn\)\.roundTrip`
 )
 
 // cases: each service has exactly one bottleneck; the place is what a person would change.
@@ -55,22 +59,23 @@ var cases = []zooCase{
 		place: []string{`database/sql`, `main\.main\.func`}, never: []string{`connectionOpener`, `net\.\(\*netFD\)\.Read`}},
 	{name: "fiber-redis", router: "fiber", handlers: "closures in main", bottleneck: "go-redis pool of 4, each request blocking 10 ms in XREAD",
 		path: "/events/7", plan: waitPlan, needs: "redis", want: "target-waiting",
-		place: []string{`go-redis`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`}},
+		place: []string{`go-redis`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "gin-transport", router: "gin", handlers: "methods", bottleneck: "http.Transport MaxConnsPerHost 4 to a 10 ms downstream",
 		path: "/quotes/sku-1", plan: waitPlan, want: "target-waiting",
-		place: []string{`(?i)transport`, `\(\*quotes\)\.price`}, never: []string{`net\.\(\*netFD\)\.Read`}},
+		place: []string{`(?i)transport[^\n]{0,40}(connection|MaxConnsPerHost)|getConn`, `\(\*quotes\)\.price`},
+		never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "chi-mutex", router: "chi", handlers: "closures in main", bottleneck: "a global sync.Mutex held across a 5 ms downstream call (block and mutex profiles on)",
 		path: "/entries", plan: append([]string{"-m", "POST", "--body", `{"amount":100}`}, waitPlan...), want: "target-waiting",
-		place: []string{`sync\.\(\*Mutex\)\.Lock`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`}},
+		place: []string{`sync\.(\(\*)?Mutex\b`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "nethttp-rwmutex", router: "net/http", handlers: "methods", bottleneck: "a sync.RWMutex write-locked across a 5 ms reload by every reader that finds the cache stale",
 		path: "/price?sku=sku-1", plan: waitPlan, want: "target-waiting",
-		place: []string{`sync\.\(\*RWMutex\)\.R?Lock`, `\(\*priceList\)\.lookup`}, never: []string{`net\.\(\*netFD\)\.Read`}},
+		place: []string{`sync\.(\(\*)?RWMutex\b`, `\(\*priceList\)\.lookup`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "nethttp-chansem", router: "net/http", handlers: "methods", bottleneck: "a buffered channel of 4 slots around a 10 ms downstream call",
 		path: "/render?page=home", plan: waitPlan, want: "target-waiting",
-		place: []string{`\(\*renderer\)\.render`, `(?i)chan(nel)?[ -]?(send|semaphore|slot)|chansend`}, never: []string{`net\.\(\*netFD\)\.Read`}},
+		place: []string{`\(\*renderer\)\.render`, `(?i)send on a( full)? channel|channel[^\n]{0,30}semaphore|chansend`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "gin-xsem", router: "gin", handlers: "closures in main", bottleneck: "x/sync/semaphore of weight 4 around a 10 ms downstream call",
 		path: "/thumbs/7", plan: waitPlan, want: "target-waiting",
-		place: []string{`golang\.org/x/sync/semaphore`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`}},
+		place: []string{`(golang\.org/)?x/sync/semaphore`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "echo-errgroup", router: "echo", handlers: "methods", bottleneck: "an errgroup fan-out of four SHA-256 checksums per request (the work in the errgroup's goroutines)",
 		path: "/reports/7", plan: cpuPlan, want: "target-cpu-bound",
 		place: []string{`sha256`, `\(\*reports\)\.checksum`}},
