@@ -105,7 +105,7 @@ func ContentionSites(kind Kind, p *profile.Profile, n int) (c Contention, ok boo
 				break
 			}
 		}
-		site := nameSite(trimmed, root)
+		site := nameWait(trimmed, root, "blocked")
 		if site.Function == "" {
 			continue
 		}

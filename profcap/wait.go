@@ -185,8 +185,13 @@ func requestPath(stk []string) (kind int, server string, root int) {
 // nameSite names where a stack (leaf first) is parked and why: a library pool or the
 // primitive, and the application frame that asked, looked for below root (the handler's
 // entry; len(stk) for a goroutine outside the request path).
-func nameSite(stk []string, root int) WaitSite {
-	site := WaitSite{Reason: "running"}
+func nameSite(stk []string, root int) WaitSite { return nameWait(stk, root, "running") }
+
+// nameWait is nameSite for a stack whose reason is unknown unless its runtime frames say:
+// "running" in a goroutine profile, "blocked" in a block or mutex profile (whose stacks
+// start at the blocking call, without the runtime's frames).
+func nameWait(stk []string, root int, unknown string) WaitSite {
+	site := WaitSite{Reason: unknown}
 	i := 0
 	best := len(reasons)
 	for ; i < len(stk) && isRuntime(stk[i]); i++ {

@@ -17,7 +17,7 @@ var poolWaits = []struct{ fn, what string }{
 // parked are the wait reasons of a goroutine parked on a channel, select, cond or semaphore.
 func parked(reason string) bool {
 	switch reason {
-	case "select", "channel send", "channel receive", "cond", "semaphore", "mutex":
+	case "select", "channel send", "channel receive", "cond", "semaphore", "mutex", "blocked":
 		return true
 	}
 	return false
