@@ -57,7 +57,7 @@ var cases = []zooCase{
 	{name: "nethttp-sqlite", router: "net/http", handlers: "closures in main", bottleneck: "database/sql pool of 1 over SQLite, the transaction held across a 5 ms downstream call",
 		path: "/pay", plan: []string{"--levels", "2,8,32"}, want: "target-waiting",
 		place: []string{`database/sql`, `main\.main\.func`}, never: []string{`connectionOpener`, `net\.\(\*netFD\)\.Read`}},
-	{name: "fiber-redis", router: "fiber", handlers: "closures in main", bottleneck: "go-redis pool of 4, each request blocking 10 ms in XREAD",
+	{name: "fiber-redis", router: "fiber", handlers: "closures in main", bottleneck: "go-redis pool of 4, each request blocking in XREAD (10 ms asked, about 100 ms in Redis)",
 		path: "/events/7", plan: waitPlan, needs: "redis", want: "target-waiting",
 		place: []string{`go-redis`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "gin-transport", router: "gin", handlers: "methods", bottleneck: "http.Transport MaxConnsPerHost 4 to a 10 ms downstream",

@@ -1,7 +1,8 @@
 // Command fiber-redis is a notifications service on fiber (fasthttp, not net/http), its
 // handlers closures in main: every request long-polls a Redis stream for new events
-// (XREAD BLOCK 10 ms) through go-redis with a pool of four connections. Redis holds a
-// blocked reader without using its CPU; the one bottleneck is the pool's size.
+// (XREAD BLOCK 10 ms; Redis ends a block on its timer tick, so about 100 ms) through go-redis
+// with a pool of four connections. Redis holds any number of blocked readers without using
+// its CPU; the one bottleneck is the pool's size.
 package main
 
 import (
