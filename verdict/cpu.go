@@ -65,6 +65,16 @@ func cpuClaim(j *judgement) *Claim {
 		if in.SameMachine && m != nil && m.Shared {
 			sum = fmt.Sprintf("the target is short of CPU: other processes took %.2f cores at %s", m.Others+m.Steal, pk.Label)
 		}
+	case in.SameMachine && m != nil && (m.Shared || m.Full) && j.runningShareAt(in.Peak) >= 0.5:
+		// Few cores for the target, and its requests want CPU: others took it.
+		p := j.runningProfileAt(in.Peak)
+		ev = append(ev, fmt.Sprintf("%s of %s request goroutines were running or waiting to run in %s: they want CPU, not a resource",
+			num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site), sharedNote(m))
+		if t.RunWaitCores > 0 {
+			ev = append(ev, t.starvation("the target", cores))
+		}
+		sum = fmt.Sprintf("the target is short of CPU: its requests want CPU and other processes took %.2f cores", m.Others+m.Steal)
+		conf = Low
 	case j.sat.ok && j.runningShare() >= 0.5:
 		p := j.runningProfile()
 		ev = append(ev, fmt.Sprintf("%s of %s request goroutines were running or waiting to run in %s: they want CPU, not a resource",
@@ -75,6 +85,9 @@ func cpuClaim(j *judgement) *Claim {
 	}
 	if j.sat.ok {
 		ev = append(ev, j.sat.evidence(in))
+		if j.sat.weak {
+			capped = "throughput rose unevenly, with no level where it stopped"
+		}
 		if conf == Low {
 			conf = Medium
 		} else {

@@ -207,3 +207,38 @@ func claimOf(in Input, k Kind) *Claim {
 	v := Judge(in)
 	return v.Claim(k)
 }
+
+// Zoo busy run 1: a bcrypt handler that got 0.14 cores of a machine others filled, QPS
+// noisy with no plateau, its request goroutines running: short of CPU (low), not silence.
+func TestShortOfCPUWithoutPlateau(t *testing.T) {
+	levels := with(closed([3]float64{1, 13, 77}, [3]float64{3, 14.5, 207}, [3]float64{8, 20.5, 390}), func(_ int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.14, RunWaitCores: 0.5, Cores: 2}
+		l.Generator = &Usage{CPUCores: 0.01, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 2}
+		l.Profile = &Profile{Goroutines: 8, Waits: []Wait{{Site: "golang.org/x/crypto/blowfish.encryptBlock from main.main.func1", Count: 7, Reason: "running"}},
+			Hot: []Function{{"golang.org/x/crypto/blowfish.encryptBlock", 80}}, HotPath: "main.main.func1 -> golang.org/x/crypto/bcrypt.CompareHashAndPassword -> golang.org/x/crypto/blowfish.encryptBlock"}
+	})
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	c := v.Claim(TargetCPU)
+	if c == nil || c.Confidence != Low || !strings.Contains(c.Summary, "its requests want CPU and other processes took 1.85 cores") ||
+		!strings.Contains(text(c), "blowfish.encryptBlock") || v.Has(TargetWaiting) {
+		t.Fatalf("bcrypt on a full machine without a plateau: %v, want target-cpu-bound (low) naming blowfish\n%+v", c, v)
+	}
+}
+
+// Zoo busy run 1: a database pool of one connection on a machine others shared, QPS
+// 164 -> 94 -> 242 while the load rose 16x: a weak plateau, the pool named, medium.
+func TestWaitingOnAWeakPlateau(t *testing.T) {
+	levels := with(closed([3]float64{2, 164, 12}, [3]float64{8, 94, 85}, [3]float64{32, 242, 132}), func(_ int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.05, RunWaitCores: 0.01, Cores: 2}
+		l.Generator = &Usage{CPUCores: 0.02, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 1.2}
+		l.Profile = &Profile{Goroutines: 33, Waits: []Wait{{Site: "database/sql: waiting for a connection (pool at SetMaxOpenConns) from main.(*store).get", Count: 31, Reason: "pool"}}}
+	})
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	c := v.Claim(TargetWaiting)
+	if c == nil || c.Confidence != Medium || !strings.Contains(text(c), "throughput grew only 1.5x from c=2 to c=32") ||
+		!strings.Contains(c.Summary, "database/sql: waiting for a connection") {
+		t.Fatalf("pool wait with noisy throughput: %v, want target-waiting (medium) on a weak plateau naming the pool\n%+v", c, v)
+	}
+}

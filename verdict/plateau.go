@@ -2,9 +2,12 @@ package verdict
 
 import "fmt"
 
-// plateau is where throughput stopped following load: levels from..to.
+// plateau is where throughput stopped following load: levels from..to. A weak one is
+// throughput that grew far less than the load across the run without a level it stopped
+// at (a noisy machine moves every level's QPS): the claims resting on it are not high.
 type plateau struct {
 	ok       bool
+	weak     bool
 	from, to int
 }
 
@@ -39,6 +42,11 @@ func (j *judgement) saturation() plateau {
 			return plateau{ok: true, from: i, to: n - 1}
 		}
 	}
+	// Weak: load rose PlateauLoad squared times or more and QPS less than a sixth as much.
+	a, b := in.Levels[0], in.Levels[n-1]
+	if a.QPS > 0 && a.Load > 0 && b.Load >= t.PlateauLoad*t.PlateauLoad*a.Load && b.QPS/a.QPS <= b.Load/a.Load/6 {
+		return plateau{ok: true, weak: true, from: 0, to: n - 1}
+	}
 	return plateau{}
 }
 
@@ -46,6 +54,10 @@ func (p plateau) evidence(in Input) string {
 	a, b := in.Levels[p.from], in.Levels[p.to]
 	if a.Open {
 		return fmt.Sprintf("at %s the target completed %s req/s of %s asked", a.Label, num(a.QPS), num(a.Load))
+	}
+	if p.weak {
+		return fmt.Sprintf("throughput grew only %.1fx from %s to %s (%s -> %s req/s) while load rose %.1fx, unevenly (no level where it stopped)",
+			b.QPS/a.QPS, a.Label, b.Label, num(a.QPS), num(b.QPS), b.Load/a.Load)
 	}
 	return fmt.Sprintf("throughput stopped growing from %s to %s: %s -> %s req/s (%+.0f%%) while load rose %.1fx",
 		a.Label, b.Label, num(a.QPS), num(b.QPS), 100*(b.QPS/a.QPS-1), b.Load/a.Load)
@@ -74,6 +86,25 @@ func (j *judgement) little() []LittleCheck {
 		out = append(out, c)
 	}
 	return out
+}
+
+// runningProfileAt is the profile with wait sites at level i or the nearest after it, or nil.
+func (j *judgement) runningProfileAt(i int) *Profile {
+	for ; i >= 0 && i < len(j.in.Levels); i++ {
+		if p := j.in.Levels[i].Profile; p != nil && len(p.Waits) > 0 && p.Goroutines > 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// runningShareAt is runningShare of runningProfileAt(i).
+func (j *judgement) runningShareAt(i int) float64 {
+	p := j.runningProfileAt(i)
+	if p == nil || p.Waits[0].Reason != "running" {
+		return 0
+	}
+	return float64(p.Waits[0].Count) / float64(p.Goroutines)
 }
 
 // runningProfile is the latest profile on the plateau with wait sites, or nil.

@@ -85,6 +85,9 @@ func waitingClaim(j *judgement) *Claim {
 	if site == "" {
 		missing = append(missing, "where the requests wait (no wait site holds a fair share of them)")
 	}
+	if sat.weak {
+		missing = append(missing, "a level where throughput stopped (it rose unevenly)")
+	}
 	if conf == Medium && len(missing) == 0 {
 		conf = High // the CPU is idle, nothing else took it, and the wait sites name what it waits for
 	}
