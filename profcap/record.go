@@ -47,6 +47,9 @@ type StepRecord struct {
 	// ProcessSummary the same over the step's window; nil without --target-pid.
 	Process        *Series  `json:"process,omitempty"`
 	ProcessSummary *Summary `json:"process_summary,omitempty"`
+	// Outbound lists the connections the target's process had open to other services as
+	// the step ended (a database, a cache, a downstream), by remote address; nil without a PID.
+	Outbound []procfs.Peer `json:"outbound,omitempty"`
 	// Machine is the whole machine's CPU over the step (/proc/stat), everyone's.
 	Machine *procfs.MachineUse `json:"machine,omitempty"`
 	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".

@@ -79,6 +79,8 @@ type Step struct {
 	series   *Series
 	process  *Series            // the /proc samples
 	machine  [2]*procfs.Machine // the machine's CPU at the step's start and end
+	pid      int                // the target's process
+	peers    []procfs.Peer      // its outbound connections at the step's end
 	note     string             // why the CPU profile was skipped
 	swarn    []string           // the scraper's warnings
 	pwarn    []string           // the profile capture's warnings
@@ -92,7 +94,7 @@ func (s *Session) Begin(ctx context.Context, label string, rep int, window time.
 	if !s.Enabled() {
 		return nil
 	}
-	c := &Step{label: label, rep: rep, start: time.Now(), done: make(chan struct{})}
+	c := &Step{label: label, rep: rep, start: time.Now(), done: make(chan struct{}), pid: s.PID}
 	s.steps = append(s.steps, c)
 	if s.Machine {
 		c.machine[0] = readMachine()
@@ -162,6 +164,9 @@ func (c *Step) Wait() {
 	if c.machine[0] != nil {
 		c.machine[1] = readMachine()
 	}
+	if c.pid > 0 {
+		c.peers, _ = procfs.Outbound(c.pid) // the pools' connections, still open as the load ends
+	}
 	if c.cancel != nil {
 		c.cancel()
 	}
@@ -225,6 +230,7 @@ func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
 			sum := c.process.Summarize(0, to)
 			ts.ProcessSummary = &sum
 		}
+		ts.Outbound = c.peers
 		if m0, m1 := c.machine[0], c.machine[1]; m0 != nil && m1 != nil {
 			use := m1.Since(*m0)
 			ts.Machine = &use

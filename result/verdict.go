@@ -1,12 +1,14 @@
 package result
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/verdict"
 )
@@ -66,6 +68,49 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		in.Levels = append(in.Levels, l)
 	}
 	return in, true
+}
+
+// transportWait is how profcap names a wait for one of http.Transport's connections, whose
+// downstream a goroutine profile cannot tell.
+const transportWait = "http.Transport: waiting for a connection to the downstream"
+
+// storePorts are the usual ports of databases, caches and brokers: not an HTTP downstream.
+var storePorts = []uint16{5432, 3306, 6379, 11211, 27017, 9042, 1433, 1521, 5672, 9092, 2181, 4222}
+
+// nameDownstream names the downstream of http.Transport waits in p from the target's
+// outbound connections: the one address it held connections to (stores' usual ports left
+// out when there are several), else the candidates.
+func nameDownstream(p *verdict.Profile, peers []procfs.Peer) {
+	if p == nil || len(peers) == 0 {
+		return
+	}
+	cand := peers
+	if len(cand) > 1 {
+		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(storePorts, q.Addr.Port()) })
+	}
+	var to string
+	switch {
+	case len(cand) == 1:
+		to = fmt.Sprintf("http.Transport: waiting for a connection to %s, %d open", cand[0].Addr, cand[0].Conns)
+	case len(cand) > 1:
+		var parts []string
+		for _, q := range cand[:min(3, len(cand))] {
+			parts = append(parts, fmt.Sprintf("%s (%d)", q.Addr, q.Conns))
+		}
+		to = "http.Transport: waiting for a connection to one of " + strings.Join(parts, ", ")
+	default:
+		return
+	}
+	for _, ws := range [][]verdict.Wait{p.Waits, p.Background} {
+		for i := range ws {
+			ws[i].Site = strings.Replace(ws[i].Site, transportWait, to, 1)
+		}
+	}
+	for _, cs := range [][]verdict.Contention{p.Block, p.Mutex} {
+		for i := range cs {
+			cs[i].Site = strings.Replace(cs[i].Site, transportWait, to, 1)
+		}
+	}
 }
 
 // machineUsage is the machine's CPU over a level's repetitions, nil when not measured.
@@ -147,6 +192,7 @@ func generatorUsage(gens []*measure.Generator) *verdict.Usage {
 func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) {
 	var u verdict.Usage
 	var prof *verdict.Profile
+	var peers []procfs.Peer
 	n := 0.0
 	for _, ts := range caps {
 		cpu, rss := stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.CPUCores }),
@@ -184,7 +230,11 @@ func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) 
 		if ts.Profiles != nil {
 			prof = profileOf(ts.Profiles)
 		}
+		if ts.Outbound != nil {
+			peers = ts.Outbound
+		}
 	}
+	nameDownstream(prof, peers)
 	if n > 0 {
 		u.CPUCores /= n
 		u.RunWaitCores /= n
