@@ -242,3 +242,29 @@ func TestWaitingOnAWeakPlateau(t *testing.T) {
 		t.Fatalf("pool wait with noisy throughput: %v, want target-waiting (medium) on a weak plateau naming the pool\n%+v", c, v)
 	}
 }
+
+// apiperf starved on a shared machine (generator-bound, medium) does not hide requests
+// parked in a pool: target-waiting is claimed too, medium, saying the generator was short;
+// without a place named it stays unjudged.
+func TestWaitingBesideAMediumGenerator(t *testing.T) {
+	levels := with(plateauLevels(), func(_ int, l *Level) {
+		l.Generator = &Usage{CPUCores: 0.45, RunWaitCores: 0.65, Cores: 1}
+		l.Target = &Usage{CPUCores: 0.05, RunWaitCores: 0.01, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 1.6}
+		l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "go-redis: waiting for a pool connection (PoolSize) from main.get", Count: 60, Reason: "pool"}}}
+	})
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	if g := v.Claim(GeneratorBound); g == nil || g.Confidence != Medium {
+		t.Fatalf("generator claim %v, want medium", g)
+	}
+	c := v.Claim(TargetWaiting)
+	if c == nil || c.Confidence != Medium || !strings.Contains(text(c), "a generator with the CPU it wanted (generator-bound, medium)") {
+		t.Fatalf("waiting claim %v, want medium naming the pool and the generator", c)
+	}
+	for i := range levels {
+		levels[i].Profile = nil
+	}
+	if v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true}); v.Has(TargetWaiting) {
+		t.Errorf("no wait site beside a starved generator: %v, want no target-waiting", v.Claim(TargetWaiting))
+	}
+}

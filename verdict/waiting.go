@@ -22,7 +22,8 @@ func waitingClaim(j *judgement) *Claim {
 	if a.Mean == 0 || float64(b.Mean) < th.LatencyGrowth*float64(a.Mean) {
 		return nil
 	}
-	if j.v.Has(GeneratorBound) {
+	gen := j.v.Claim(GeneratorBound)
+	if gen != nil && gen.Confidence == High {
 		j.silent("target waiting: not judged, the generator was short of CPU")
 		return nil
 	}
@@ -78,6 +79,10 @@ func waitingClaim(j *judgement) *Claim {
 	if site == "" && csite != "" {
 		site = "the block profile names " + csite
 	}
+	if gen != nil && site == "" {
+		j.silent("target waiting: not judged, the generator was short of CPU (flat throughput may be its) and no place where the requests wait was seen")
+		return nil
+	}
 	if full && site == "" {
 		j.silent(fmt.Sprintf("target waiting: not judged, the machine's CPUs were full at %s (%s) and no place where the requests were parked was seen: they may have waited for a CPU", pk.Label, m))
 		return nil
@@ -87,6 +92,9 @@ func waitingClaim(j *judgement) *Claim {
 	}
 	if sat.weak {
 		missing = append(missing, "a level where throughput stopped (it rose unevenly)")
+	}
+	if gen != nil {
+		missing = append(missing, "a generator with the CPU it wanted (generator-bound, "+string(gen.Confidence)+")")
 	}
 	if conf == Medium && len(missing) == 0 {
 		conf = High // the CPU is idle, nothing else took it, and the wait sites name what it waits for
