@@ -86,7 +86,7 @@ var cases = []zooCase{
 	{name: "gin-goroutineleak", router: "gin", handlers: "methods", bottleneck: "a goroutine left waiting per request",
 		path: "/login", plan: lowRatePlan, want: "growth",
 		place: []string{`\(\*sessions\)\.watchRevocation`}},
-	{name: "echo-memleak", router: "echo", handlers: "closures in main", bottleneck: "16 KiB kept per request in a map never pruned",
+	{name: "echo-memleak", router: "echo", handlers: "closures in main", bottleneck: "64 KiB kept per request in a map never pruned",
 		path: "/preview?name=cat.png", plan: lowRatePlan, want: "growth",
 		place: []string{`main\.rememberPreview`}},
 	{name: "nethttp-healthy", router: "net/http", handlers: "closures in main", bottleneck: "none (100-300 req/s)",

@@ -9,13 +9,11 @@ import (
 	"encoding/hex"
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/echosvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
@@ -51,11 +49,7 @@ func main() {
 			rp.sections[i][j] = byte(i*31 + j)
 		}
 	}
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Use(middleware.Recover())
-	e.GET("/metrics", echo.WrapHandler(promhttp.Handler()))
-	e.GET("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	e := echosvc.New()
 	e.GET("/reports/:id", rp.get)
 	e.Listener = svc.Listen()
 	log.Fatal(e.Start(""))

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/echosvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
@@ -55,11 +53,7 @@ func (a *orderAPI) list(c echo.Context) error {
 
 func main() {
 	api := newOrderAPI(2000)
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Use(middleware.Recover())
-	e.GET("/metrics", echo.WrapHandler(promhttp.Handler()))
-	e.GET("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	e := echosvc.New()
 	e.GET("/orders", api.list)
 	e.Listener = svc.Listen()
 	log.Fatal(e.Start(""))

@@ -1,18 +1,16 @@
 // Command echo-memleak is an upload-preview service on echo, its handlers closures in main:
-// every request keeps a 16 KiB preview in a package-level map that is never pruned. Its one
+// every request keeps a 64 KiB preview in a package-level map that is never pruned. Its one
 // bottleneck is that leak: the heap grows with every request.
 package main
 
 import (
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 	"sync"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/echosvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
@@ -23,7 +21,7 @@ var (
 
 // rememberPreview keeps a preview for later requests; nothing ever removes one.
 func rememberPreview(id int, src string) []byte {
-	p := make([]byte, 16<<10)
+	p := make([]byte, 64<<10)
 	copy(p, src)
 	previewsMu.Lock()
 	previews[id] = p
@@ -34,11 +32,7 @@ func rememberPreview(id int, src string) []byte {
 func main() {
 	var n int
 	var nMu sync.Mutex
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.Use(middleware.Recover())
-	e.GET("/metrics", echo.WrapHandler(promhttp.Handler()))
-	e.GET("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	e := echosvc.New()
 	e.GET("/preview", func(c echo.Context) error {
 		nMu.Lock()
 		n++

@@ -9,18 +9,14 @@ import (
 	"log"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/pprof"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/argon2"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/fibersvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
 func main() {
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Use(pprof.New())
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.Handler()))
+	app := fibersvc.New()
 	app.Get("/signup", func(c *fiber.Ctx) error {
 		salt := make([]byte, 16)
 		if _, err := rand.Read(salt); err != nil {

@@ -6,17 +6,13 @@ import (
 	"log"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/pprof"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/fibersvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
 func main() {
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Use(pprof.New())
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.Handler()))
+	app := fibersvc.New()
 	app.Get("/profile", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"id": 7, "name": "Ada", "roles": []string{"admin", "dev"}})
 	})

@@ -11,19 +11,15 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/pprof"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/fibersvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
 func main() {
 	rdb := redis.NewClient(&redis.Options{Addr: svc.Env("REDIS_ADDR"), PoolSize: 4})
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Use(pprof.New())
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.Handler()))
+	app := fibersvc.New()
 	app.Get("/events/:user", func(c *fiber.Ctx) error {
 		streams, err := rdb.XRead(c.UserContext(), &redis.XReadArgs{
 			Streams: []string{"events:" + c.Params("user"), "$"}, Count: 10, Block: 10 * time.Millisecond,

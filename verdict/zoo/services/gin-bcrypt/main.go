@@ -6,12 +6,11 @@ package main
 import (
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/ginsvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
@@ -20,11 +19,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.Use(gin.Recovery())
-	r.GET("/metrics", gin.WrapH(promhttp.Handler()))
-	r.GET("/debug/pprof/*any", gin.WrapH(http.DefaultServeMux))
+	r := ginsvc.New()
 	r.GET("/login", func(c *gin.Context) {
 		pw := c.DefaultQuery("password", "correct horse battery staple")
 		if bcrypt.CompareHashAndPassword(hash, []byte(pw)) != nil {

@@ -6,13 +6,12 @@ package main
 import (
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/ginsvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
@@ -34,11 +33,7 @@ func (s *sessions) login(c *gin.Context) {
 
 func main() {
 	s := &sessions{}
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.Use(gin.Recovery())
-	r.GET("/metrics", gin.WrapH(promhttp.Handler()))
-	r.GET("/debug/pprof/*any", gin.WrapH(http.DefaultServeMux))
+	r := ginsvc.New()
 	r.GET("/login", s.login)
 	log.Fatal(r.RunListener(svc.Listen()))
 }

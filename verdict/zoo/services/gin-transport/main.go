@@ -8,12 +8,11 @@ import (
 	"encoding/json"
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/ginsvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
@@ -46,11 +45,7 @@ func main() {
 			MaxConnsPerHost: 4, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
 		}},
 	}
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.Use(gin.Recovery())
-	r.GET("/metrics", gin.WrapH(promhttp.Handler()))
-	r.GET("/debug/pprof/*any", gin.WrapH(http.DefaultServeMux))
+	r := ginsvc.New()
 	r.GET("/quotes/:sku", q.price)
 	log.Fatal(r.RunListener(svc.Listen()))
 }

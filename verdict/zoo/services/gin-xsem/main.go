@@ -8,23 +8,18 @@ import (
 	"io"
 	"log"
 	"net/http"
-	_ "net/http/pprof"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/apiperf/apiperf/verdict/zoo/internal/ginsvc"
 	"github.com/apiperf/apiperf/verdict/zoo/internal/svc"
 )
 
 func main() {
 	store := svc.Env("DOWNSTREAM_URL")
 	fetches := semaphore.NewWeighted(4)
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.Use(gin.Recovery())
-	r.GET("/metrics", gin.WrapH(promhttp.Handler()))
-	r.GET("/debug/pprof/*any", gin.WrapH(http.DefaultServeMux))
+	r := ginsvc.New()
 	r.GET("/thumbs/:id", func(c *gin.Context) {
 		if err := fetches.Acquire(c.Request.Context(), 1); err != nil {
 			c.AbortWithStatus(http.StatusServiceUnavailable)
