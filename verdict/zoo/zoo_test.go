@@ -24,6 +24,7 @@ type claim struct {
 	Evidence   []string `json:"evidence"`
 }
 
+// text is the claim's summary and evidence, one a line.
 func (c claim) text() string { return c.Summary + "\n" + strings.Join(c.Evidence, "\n") }
 
 // runVerdict is run.json's verdict: its claims and what it could not judge.
@@ -53,6 +54,7 @@ func (v *runVerdict) dump() string {
 // binDir holds the binaries of a test run; TestMain removes it.
 var binDir string
 
+// TestMain removes the binaries the tests built.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
