@@ -140,7 +140,7 @@ func TestWaitSitesRequestPath(t *testing.T) {
 	}{
 		{"database/sql: waiting for a connection", "pool", per - 1},
 		{"http.Transport: waiting for a connection to the downstream", "pool", per - 1},
-		{"a send on a full channel", "channel send", per - 1},
+		{"a send on a full channel (or an unbuffered one", "channel send", per - 1},
 		{"sync.Mutex: waiting for the lock", "mutex", per - 1},
 	}
 	for _, wnt := range want {
@@ -224,6 +224,31 @@ func TestRequestPathShapes(t *testing.T) {
 		"bufio.(*Reader).Peek", "github.com/valyala/fasthttp.(*Server).serveConn", "github.com/valyala/fasthttp.(*workerPool).workerFunc"}
 	if kind, _, _ := requestPath(idle); kind != pathIdle {
 		t.Errorf("fasthttp connection reading its next request: kind %d, want idle", kind)
+	}
+	// pgxpool around puddle around a semaphore: the outermost pool names the wait.
+	pgx := []string{"runtime.gopark", "runtime.selectgo", "golang.org/x/sync/semaphore.(*Weighted).Acquire",
+		"github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).acquire", "github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).Acquire",
+		"github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire", "main.(*store).balance", "net/http.HandlerFunc.ServeHTTP",
+		"net/http.(*ServeMux).ServeHTTP", "net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
+	_, _, root = requestPath(pgx)
+	if site := nameSite(pgx, root); site.Function != "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire" || !strings.HasPrefix(site.What, "pgxpool: waiting") || site.Caller != "main.(*store).balance" {
+		t.Errorf("pgxpool: site %+v, want pgxpool's Acquire asked by main.(*store).balance", site)
+	}
+	// go-redis v9.23 parks in its FastSemaphore inside the pool's Get.
+	redis923 := []string{"runtime.gopark", "runtime.selectgo", "github.com/redis/go-redis/v9/internal.(*FastSemaphore).Acquire",
+		"github.com/redis/go-redis/v9/internal/pool.(*ConnPool).waitTurn", "github.com/redis/go-redis/v9/internal/pool.(*ConnPool).Get",
+		"github.com/redis/go-redis/v9.(*baseClient).getConn", "main.main.func3", "github.com/gofiber/fiber/v2.(*App).next",
+		"github.com/gofiber/fiber/v2.(*App).handler", "github.com/valyala/fasthttp.(*Server).serveConn"}
+	_, _, root = requestPath(redis923)
+	if site := nameSite(redis923, root); !strings.HasPrefix(site.What, "go-redis: waiting") || site.Caller != "main.main.func3" {
+		t.Errorf("go-redis v9.23: site %+v, want go-redis's pool asked by main.main.func3", site)
+	}
+	// Allocating and held up by the collector: CPU work, not a wait.
+	gc := []string{"runtime.gopark", "runtime.semacquire1", "runtime.gcStart", "runtime.mallocgc", "runtime.newobject", "main.buildFeed",
+		"main.main.func1", "net/http.HandlerFunc.ServeHTTP", "net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
+	_, _, root = requestPath(gc)
+	if site := nameSite(gc, root); site.Reason != "GC" || site.Function != "main.buildFeed" {
+		t.Errorf("allocation held up by GC: site %+v, want reason GC in main.buildFeed", site)
 	}
 	bg := []string{"runtime.gopark", "runtime.selectgo", "database/sql.(*DB).connectionOpener"}
 	if kind, _, _ := requestPath(bg); kind != pathBackground {

@@ -42,8 +42,10 @@ type WaitSite struct {
 	Caller   string `json:"caller,omitempty"` // first frame of the application that led there, if not Function
 	// What names a library's pool or a primitive in words, e.g. "database/sql: waiting
 	// for a connection"; "" when the function says it.
-	What   string `json:"what,omitempty"`
-	Reason string `json:"reason"` // mutex, cond, channel, select, semaphore, I/O, sleep, pool, running
+	What string `json:"what,omitempty"`
+	// Reason is why: mutex, cond, channel send, channel receive, select, semaphore, I/O,
+	// sleep, pool (all parked), or running, GC (allocating or held up by the collector: CPU).
+	Reason string `json:"reason"`
 	Count  int64  `json:"count"`
 }
 
@@ -194,11 +196,18 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 	site := WaitSite{Reason: unknown}
 	i := 0
 	best := len(reasons)
+	gc := false
 	for ; i < len(stk) && isRuntime(stk[i]); i++ {
 		if r := slices.Index(reasons, waitReason(stk[i])); r >= 0 && r < best {
 			best = r
 			site.Reason = reasons[r]
 		}
+		gc = gc || isGC(stk[i]) || isAlloc(stk[i]) || slices.Contains(gcWaits, stk[i])
+	}
+	if gc {
+		// Allocating, or held up by the collector (an assist, a GC start): CPU work, not a
+		// resource, whatever the runtime parked on.
+		site.Reason = "GC"
 	}
 	if i == len(stk) {
 		if len(stk) > 0 {
@@ -214,15 +223,24 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 	if site.Function == "time.Sleep" {
 		site.Reason = "sleep"
 	}
-	if site.Reason == "running" {
-		// On a CPU: name where, and whose code it is.
+	if site.Reason == "running" || site.Reason == "GC" {
+		// On a CPU, or wanting it: name where, and whose code it is.
 		site.Caller = appFrame(stk, i, root, site.Function)
 		return site
 	}
-	if what, ok := poolWait(site.Function, site.Reason); ok {
-		site.What, site.Reason = what, "pool"
-	} else if what := primitive(site.Function, site.Reason); what != "" {
-		site.What = what
+	// A known pool further out (pgxpool around a semaphore) names the wait.
+	parkedHere := parked(site.Reason)
+	for k := i + 1; parkedHere && k < min(root, len(stk)) && !strings.HasPrefix(stk[k], "main."); k++ {
+		if what, ok := knownPool(stk[k]); ok {
+			i, site.Function, site.What, site.Reason = k, stk[k], what, "pool"
+		}
+	}
+	if site.Reason != "pool" {
+		if what, ok := poolWait(site.Function, site.Reason); ok {
+			site.What, site.Reason = what, "pool"
+		} else {
+			site.What = primitive(site.Function, site.Reason)
+		}
 	}
 	site.Caller = appFrame(stk, i, root, site.Function)
 	return site
@@ -237,6 +255,9 @@ func isRuntime(name string) bool {
 	}
 	return false
 }
+
+// gcWaits are where the runtime holds up an allocating goroutine for the collector.
+var gcWaits = []string{"runtime.gcStart", "runtime.gcParkAssist", "runtime.stopTheWorld", "runtime.stopTheWorldWithSema", "runtime.GC"}
 
 // reasons are the wait reasons, most specific first (a mutex waits on a semaphore).
 var reasons = []string{"mutex", "cond", "channel send", "channel receive", "select", "I/O", "semaphore"}

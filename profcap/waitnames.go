@@ -3,15 +3,41 @@ package profcap
 import "strings"
 
 // poolWaits name the places libraries park a goroutine waiting for one of a bounded set of
-// connections or tokens, by the function it parks in (leaf side, after the runtime).
+// connections or tokens, by a function on its stack (a prefix, or with "*" a part of the
+// name); the outermost of them names the wait (pgxpool's Acquire, not the semaphore inside).
 var poolWaits = []struct{ fn, what string }{
 	{"database/sql.(*DB).conn", "database/sql: waiting for a connection (pool at SetMaxOpenConns)"},
 	{"net/http.(*Transport).getConn", "http.Transport: waiting for a connection to the downstream (MaxConnsPerHost, or a slow dial)"},
 	{"golang.org/x/sync/semaphore.(*Weighted).Acquire", "x/sync/semaphore: waiting to acquire"},
-	{"/internal/pool.(*ConnPool).waitTurn", "go-redis: waiting for a pool connection (PoolSize)"},
-	{"/internal/pool.(*ConnPool).Get", "go-redis: waiting for a pool connection (PoolSize)"},
-	{"github.com/jackc/puddle/v2.(*Pool[...]).Acquire", "pgxpool: waiting for a connection (MaxConns)"},
-	{"github.com/jackc/puddle/v2.(*Pool[go.shape", "pgxpool: waiting for a connection (MaxConns)"},
+	{"*redis*/internal/pool.(*ConnPool).", "go-redis: waiting for a pool connection (PoolSize)"},
+	{"*jackc/puddle", "pgxpool: waiting for a connection (MaxConns)"},
+	{"*pgxpool.(*Pool).Acquire", "pgxpool: waiting for a connection (MaxConns)"},
+}
+
+// knownPool names fn when it is one of poolWaits.
+func knownPool(fn string) (string, bool) {
+	for _, p := range poolWaits {
+		pat, anywhere := strings.CutPrefix(p.fn, "*")
+		if !anywhere && strings.HasPrefix(fn, pat) {
+			return p.what, true
+		}
+		if anywhere && matchParts(fn, strings.Split(pat, "*")) {
+			return p.what, true
+		}
+	}
+	return "", false
+}
+
+// matchParts reports whether s holds parts in order.
+func matchParts(s string, parts []string) bool {
+	for _, p := range parts {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return true
 }
 
 // parked are the wait reasons of a goroutine parked on a channel, select, cond or semaphore.
@@ -29,10 +55,8 @@ func poolWait(fn, reason string) (string, bool) {
 	if !parked(reason) {
 		return "", false
 	}
-	for _, p := range poolWaits {
-		if strings.HasPrefix(fn, p.fn) || strings.HasPrefix(p.fn, "/") && strings.Contains(fn, p.fn) {
-			return p.what, true
-		}
+	if what, ok := knownPool(fn); ok {
+		return what, true
 	}
 	if recv := receiver(fn); strings.Contains(strings.ToLower(recv), "pool") && !isStd(fn) {
 		return shortPkg(fn) + "." + recv + ": waiting in a pool", true
@@ -61,7 +85,7 @@ func primitive(fn, reason string) string {
 	}
 	switch reason {
 	case "channel send":
-		return "a send on a full channel (a buffered channel used as a semaphore or queue?)"
+		return "a send on a full channel (or an unbuffered one: a semaphore, a queue, or workers all busy)"
 	case "channel receive":
 		return "a channel receive"
 	case "I/O":

@@ -23,13 +23,15 @@ func cpuClaim(j *judgement) *Claim {
 			why = "; " + in.TargetProcess
 		}
 		j.silent("target CPU: not measured (give --target-pid PID, or --metrics for a Go target" + why + ")")
-		if j.runningShare() < 0.5 {
+		if _, sh, _ := j.running(); sh < 0.5 {
 			return nil
 		}
 		t = &Usage{} // the goroutine profile alone may still show CPU demand
 	}
 	cores := j.targetCores(t)
 	m := j.machineAt(in.Peak)
+	runAt, runShareAt, runSiteAt := j.runningAt(in.Peak)
+	runP, runShare, runSite := j.running()
 	var ev []string
 	conf := Low
 	capped := "" // why the confidence stays below high
@@ -65,20 +67,18 @@ func cpuClaim(j *judgement) *Claim {
 		if in.SameMachine && m != nil && m.Shared {
 			sum = fmt.Sprintf("the target is short of CPU: other processes took %.2f cores at %s", m.Others+m.Steal, pk.Label)
 		}
-	case in.SameMachine && m != nil && (m.Shared || m.Full) && j.runningShareAt(in.Peak) >= 0.5:
+	case in.SameMachine && m != nil && (m.Shared || m.Full) && runShareAt >= 0.5:
 		// Few cores for the target, and its requests want CPU: others took it.
-		p := j.runningProfileAt(in.Peak)
-		ev = append(ev, fmt.Sprintf("%s of %s request goroutines were running or waiting to run in %s: they want CPU, not a resource",
-			num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site), sharedNote(m))
+		ev = append(ev, fmt.Sprintf("%.0f%% of %s request goroutines were running, runnable or held up by the garbage collector (most in %s): they want CPU, not a resource",
+			100*runShareAt, num(float64(runAt.Goroutines)), runSiteAt.Site), sharedNote(m))
 		if t.RunWaitCores > 0 {
 			ev = append(ev, t.starvation("the target", cores))
 		}
 		sum = fmt.Sprintf("the target is short of CPU: its requests want CPU and other processes took %.2f cores", m.Others+m.Steal)
 		conf = Low
-	case j.sat.ok && j.runningShare() >= 0.5:
-		p := j.runningProfile()
-		ev = append(ev, fmt.Sprintf("%s of %s request goroutines were running or waiting to run in %s: they want CPU, not a resource",
-			num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
+	case j.sat.ok && runShare >= 0.5:
+		ev = append(ev, fmt.Sprintf("%.0f%% of %s request goroutines were running, runnable or held up by the garbage collector (most in %s): they want CPU, not a resource",
+			100*runShare, num(float64(runP.Goroutines)), runSite.Site))
 		conf = Low
 	default:
 		return nil

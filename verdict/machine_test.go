@@ -268,3 +268,22 @@ func TestWaitingBesideAMediumGenerator(t *testing.T) {
 		t.Errorf("no wait site beside a starved generator: %v, want no target-waiting", v.Claim(TargetWaiting))
 	}
 }
+
+// Zoo chi-gc: requests allocating and held up by the collector (and running in main.buildFeed)
+// on a machine others filled are not "parked": short of CPU, not target-waiting.
+func TestAllocatingIsNotWaiting(t *testing.T) {
+	levels := with(plateauLevels(), func(_ int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.42, RunWaitCores: 0.3, Cores: 2}
+		l.Generator = &Usage{CPUCores: 0.02, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 2}
+		l.Profile = &Profile{Goroutines: 8, GCPct: 35, Waits: []Wait{{Site: "main.buildFeed", Count: 5, Reason: "GC"},
+			{Site: "fmt.Sprint from main.buildFeed", Count: 2, Reason: "running"}, {Site: "sync.(*Pool).pin", Count: 1, Reason: "semaphore"}}}
+	})
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	if v.Has(TargetWaiting) || !v.Has(TargetCPU) {
+		t.Fatalf("allocating requests on a full machine: %v, want target-cpu-bound and no target-waiting\n%+v", v.Kinds(), v)
+	}
+	if c := v.Claim(TargetCPU); !strings.Contains(text(c), "88% of 8 request goroutines were running, runnable or held up by the garbage collector (most in main.buildFeed)") {
+		t.Errorf("claim %s\nwant the running share and site", text(c))
+	}
+}

@@ -88,41 +88,51 @@ func (j *judgement) little() []LittleCheck {
 	return out
 }
 
-// runningProfileAt is the profile with wait sites at level i or the nearest after it, or nil.
-func (j *judgement) runningProfileAt(i int) *Profile {
-	for ; i >= 0 && i < len(j.in.Levels); i++ {
-		if p := j.in.Levels[i].Profile; p != nil && len(p.Waits) > 0 && p.Goroutines > 0 {
-			return p
+// wantsCPU: a request goroutine running, runnable, or allocating and held up by the
+// garbage collector wants CPU, not a resource.
+func wantsCPU(reason string) bool { return reason == "running" || reason == "GC" }
+
+// cpuShare is the share of p's request goroutines that want CPU, and the site with the most.
+func (p *Profile) cpuShare() (float64, *Wait) {
+	if p == nil || p.Goroutines <= 0 {
+		return 0, nil
+	}
+	var n int64
+	var top *Wait
+	for i, w := range p.Waits {
+		if wantsCPU(w.Reason) {
+			n += w.Count
+			if top == nil {
+				top = &p.Waits[i]
+			}
 		}
 	}
-	return nil
+	return float64(n) / float64(p.Goroutines), top
 }
 
-// runningShareAt is runningShare of runningProfileAt(i).
-func (j *judgement) runningShareAt(i int) float64 {
-	p := j.runningProfileAt(i)
-	if p == nil || p.Waits[0].Reason != "running" {
-		return 0
+// runningAt is the profile from level i on whose request goroutines most want CPU, its
+// share and top site; nil when no profile there has wait sites.
+func (j *judgement) runningAt(i int) (*Profile, float64, *Wait) {
+	var best *Profile
+	var share float64
+	var site *Wait
+	for ; i >= 0 && i < len(j.in.Levels); i++ {
+		p := j.in.Levels[i].Profile
+		if sh, w := p.cpuShare(); w != nil && (best == nil || sh > share) {
+			best, share, site = p, sh, w
+		}
 	}
-	return float64(p.Waits[0].Count) / float64(p.Goroutines)
+	return best, share, site
 }
 
-// runningProfile is the latest profile on the plateau with wait sites, or nil.
-func (j *judgement) runningProfile() *Profile {
+// running is the plateau's latest goroutine profile: the share of its request goroutines
+// that want CPU, and their top site; 0 without a plateau or a profile.
+func (j *judgement) running() (*Profile, float64, *Wait) {
 	for i := j.sat.to; j.sat.ok && i >= j.sat.from; i-- {
 		if p := j.in.Levels[i].Profile; p != nil && len(p.Waits) > 0 && p.Goroutines > 0 {
-			return p
+			sh, w := p.cpuShare()
+			return p, sh, w
 		}
 	}
-	return nil
-}
-
-// runningShare is the share of request goroutines at the top wait site when that site is
-// "running" (on CPU or runnable), on the plateau's latest goroutine profile; 0 otherwise.
-func (j *judgement) runningShare() float64 {
-	p := j.runningProfile()
-	if p == nil || p.Waits[0].Reason != "running" {
-		return 0
-	}
-	return float64(p.Waits[0].Count) / float64(p.Goroutines)
+	return nil, 0, nil
 }

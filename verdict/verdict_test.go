@@ -117,7 +117,7 @@ func TestJudge(t *testing.T) {
 			levels: with(plateauLevels(), func(_ int, l *Level) {
 				l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "main.hash", Count: 60, Reason: "running"}}}
 			}),
-			want: []Kind{TargetCPU}, conf: Medium, says: "60 of 64 request goroutines were running",
+			want: []Kind{TargetCPU}, conf: Medium, says: "94% of 64 request goroutines were running",
 		},
 		{
 			// Plateau, latency growing, CPU idle, wait sites known: waiting, high.

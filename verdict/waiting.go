@@ -58,7 +58,7 @@ func waitingClaim(j *judgement) *Claim {
 	if m == nil {
 		missing = append(missing, "the machine's CPU (other processes')")
 	}
-	if j.runningShare() >= 0.5 {
+	if _, sh, _ := j.running(); sh >= 0.5 {
 		return nil // most request goroutines run or wait to run: CPU, not a resource
 	}
 	site := ""
@@ -67,7 +67,7 @@ func waitingClaim(j *judgement) *Claim {
 			ev = append(ev, fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site))
 			// On a full machine only a wait that needs no CPU names the place: parked in a
 			// pool, a lock, a channel or a sleep (I/O may be slow for want of a CPU too).
-			if i == 0 && float64(w.Count) >= th.WaitShare*float64(p.Goroutines) && w.Reason != "running" && (!full || w.Reason != "I/O") {
+			if i == 0 && float64(w.Count) >= th.WaitShare*float64(p.Goroutines) && !wantsCPU(w.Reason) && (!full || w.Reason != "I/O") {
 				site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
 			}
 		}
