@@ -255,3 +255,21 @@ func TestRequestPathShapes(t *testing.T) {
 		t.Errorf("connectionOpener: kind %d, want background", kind)
 	}
 }
+
+// A server between requests: its idle connection and accept loop say a server is there, so
+// no background goroutine (the program's main, a library's) is taken for a request.
+func TestWaitSitesIdleServer(t *testing.T) {
+	p := synthProfile([][]string{
+		{"runtime.gopark", "runtime.netpollblock", "internal/poll.(*FD).Read", "net.(*netFD).Read", "net.(*conn).Read",
+			"net/http.(*connReader).Read", "bufio.(*Reader).fill", "bufio.(*Reader).Peek", "net/http.(*conn).readRequest", "net/http.(*conn).serve"},
+		{"runtime.gopark", "runtime.chanrecv1", "main.main.func1"},
+		{"runtime.gopark", "runtime.netpollblock", "internal/poll.(*FD).Accept", "net.(*TCPListener).Accept", "net/http.(*Server).Serve", "main.main"},
+	}, []int64{3, 1, 1})
+	w := WaitSites(p, 5)
+	if w.Server != "net/http" || w.Requests != 0 || len(w.Sites) != 0 || w.Idle != 5 {
+		t.Errorf("WaitSites of an idle server = %+v, want net/http, no request sites, all 5 idle", w)
+	}
+	if len(w.Background) != 1 || w.Background[0].Function != "main.main.func1" {
+		t.Errorf("Background = %+v, want main.main.func1's channel receive", w.Background)
+	}
+}

@@ -99,7 +99,12 @@ func WaitSites(p *profile.Profile, n int) Waits {
 			w.Server = server
 			w.Requests += v
 			requests[nameSite(buf, root)] += v
+		case pathIdle:
+			w.Server = cmp.Or(w.Server, server)
 		case pathBackground:
+			if srv := serverLoop(buf); srv != "" {
+				w.Server = cmp.Or(w.Server, srv)
+			}
 			if !slices.ContainsFunc(buf, isPlumbing) {
 				if site := nameSite(buf, len(buf)); site.Function != "" {
 					background[site] += v
@@ -108,12 +113,12 @@ func WaitSites(p *profile.Profile, n int) Waits {
 		}
 	}
 	w.Background = sortSites(background, n)
-	if w.Requests > 0 {
+	if w.Server != "" { // a server between requests, or serving some: only requests are sites
 		w.Sites = sortSites(requests, n)
 		w.Idle = w.Total - w.Requests
 		return w
 	}
-	// No server found (a gRPC or custom server, or none): every goroutine but plumbing.
+	// No server seen (a gRPC or custom server, or none): every goroutine but plumbing.
 	w.Sites = w.Background
 	w.Idle = w.Total
 	for _, s := range background {
@@ -153,6 +158,19 @@ const (
 	pathRequest           // running a request's handler
 )
 
+// serverLoop is the server whose accept loop a stack is in, "" for none.
+func serverLoop(stk []string) string {
+	for _, f := range stk {
+		switch {
+		case strings.HasPrefix(f, "net/http.(*Server).Serve"):
+			return "net/http"
+		case strings.HasPrefix(f, "github.com/valyala/fasthttp.(*Server).Serve"):
+			return "fasthttp"
+		}
+	}
+	return ""
+}
+
 // requestPath places a stack (leaf first): running a request's handler below a server's
 // connection loop (a request), a server's connection between requests (idle), or
 // elsewhere (background). For a request it returns the server and the index of the
@@ -165,21 +183,22 @@ func requestPath(stk []string) (kind int, server string, root int) {
 		switch f := stk[i]; f {
 		case "net/http.serverHandler.ServeHTTP", "golang.org/x/net/http2.(*serverConn).runHandler":
 			if slices.ContainsFunc(stk[:i], isPlumbing) {
-				return pathIdle, "", 0 // the profiler's or the metrics' own request
+				return pathIdle, "net/http", 0 // the profiler's or the metrics' own request
 			}
 			return pathRequest, "net/http", i
 		case "net/http.(*conn).serve":
 			idle = true
+			server = "net/http"
 		case "github.com/valyala/fasthttp.(*Server).serveConn":
 			if i > 0 && !strings.HasPrefix(stk[i-1], "github.com/valyala/fasthttp.") && !isStd(stk[i-1]) &&
 				!slices.ContainsFunc(stk[:i], isPlumbing) {
 				return pathRequest, "fasthttp", i
 			}
-			return pathIdle, "", 0
+			return pathIdle, "fasthttp", 0
 		}
 	}
 	if idle {
-		return pathIdle, "", 0
+		return pathIdle, server, 0
 	}
 	return pathBackground, "", 0
 }

@@ -267,6 +267,14 @@ func TestWaitingBesideAMediumGenerator(t *testing.T) {
 	if v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true}); v.Has(TargetWaiting) {
 		t.Errorf("no wait site beside a starved generator: %v, want no target-waiting", v.Claim(TargetWaiting))
 	}
+	// The generator demo as measured: 2 request goroutines at c=64, one in a channel
+	// receive: requests did not queue in the target, nothing to name.
+	for i := range levels {
+		levels[i].Profile = &Profile{Goroutines: 2, Waits: []Wait{{Site: "a channel receive in main.main.func1", Count: 1, Reason: "channel receive"}}}
+	}
+	if v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true}); v.Has(TargetWaiting) {
+		t.Errorf("2 request goroutines for 64 connections beside a starved generator: %v, want no target-waiting", v.Claim(TargetWaiting))
+	}
 }
 
 // Zoo chi-gc: requests allocating and held up by the collector (and running in main.buildFeed)

@@ -62,7 +62,14 @@ func waitingClaim(j *judgement) *Claim {
 		return nil // most request goroutines run or wait to run: CPU, not a resource
 	}
 	site := ""
-	if p := j.waitProfile(); p != nil {
+	p, at := j.waitProfile()
+	if p != nil && !in.Levels[at].Open && float64(p.Goroutines) < 0.25*in.Levels[at].Load {
+		// Few requests were inside the target: they did not queue there.
+		missing = append(missing, fmt.Sprintf("requests queued in the target (%s request goroutines at %s for %s connections)",
+			num(float64(p.Goroutines)), in.Levels[at].Label, num(in.Levels[at].Load)))
+		p = nil
+	}
+	if p != nil {
 		for i, w := range p.Waits[:min(3, len(p.Waits))] {
 			ev = append(ev, fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site))
 			// On a full machine only a wait that needs no CPU names the place: parked in a
@@ -71,7 +78,7 @@ func waitingClaim(j *judgement) *Claim {
 				site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
 			}
 		}
-	} else {
+	} else if at < 0 {
 		j.silent("wait sites: no goroutine profile on the plateau (give --pprof to name where the target waits)")
 	}
 	cev, csite := j.contention()
@@ -125,14 +132,14 @@ func waitingClaim(j *judgement) *Claim {
 	}
 }
 
-// waitProfile is the plateau's latest profile with wait sites, or nil.
-func (j *judgement) waitProfile() *Profile {
+// waitProfile is the plateau's latest profile with wait sites and its level, or nil, -1.
+func (j *judgement) waitProfile() (*Profile, int) {
 	for i := j.sat.to; i >= j.sat.from; i-- {
 		if p := j.in.Levels[i].Profile; p != nil && len(p.Waits) > 0 {
-			return p
+			return p, i
 		}
 	}
-	return nil
+	return nil, -1
 }
 
 // contention is the evidence of the block and mutex profiles on the plateau's latest level
