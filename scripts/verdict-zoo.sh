@@ -11,6 +11,10 @@ DOC=$(realpath "${1:-docs/VERDICT.md}")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
+if [ -z "${ZOO_APIPERF:-}" ]; then # built once for both runs
+  go build -o "$tmp/apiperf" ./cmd/apiperf || exit 1
+  export ZOO_APIPERF="$tmp/apiperf"
+fi
 (cd verdict/zoo && ZOO_TABLE="$tmp/idle.md" go test -count=1 -timeout 20m .) >"$tmp/idle.log" 2>&1 || status=1
 (cd verdict/zoo && ZOO_BUSY=1 ZOO_TABLE="$tmp/busy.md" go test -count=1 -timeout 20m .) >"$tmp/busy.log" 2>&1 || status=1
 for m in idle busy; do
