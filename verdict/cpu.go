@@ -32,6 +32,10 @@ func cpuClaim(j *judgement) *Claim {
 	m := j.machineAt(in.Peak)
 	runAt, runShareAt, runSiteAt := j.runningAt(in.Peak)
 	runP, runShare, runSite := j.running()
+	// Where most attempts lost their connection a closed loop reconnects at once: the
+	// target's CPU goes to that churn, and the machine is full of it; only a target at its
+	// own cores is judged there.
+	churn := !pk.Open && pk.brokenPct() >= th.ErrorStartPct
 	var ev []string
 	conf := Low
 	capped := "" // why the confidence stays below high
@@ -40,6 +44,9 @@ func cpuClaim(j *judgement) *Claim {
 	case cores > 0 && t.CPUCores >= th.CPUSaturated*cores:
 		ev = append(ev, fmt.Sprintf("target CPU %.2f of %g cores at %s (the peak, %s req/s)", t.CPUCores, cores, pk.Label, num(pk.QPS)))
 		conf = Medium
+	case churn:
+		j.silent(fmt.Sprintf("target short of CPU: not judged at %s, where %.1f%% of attempts lost their connection (the CPU went to reconnecting)", pk.Label, pk.brokenPct()))
+		return nil
 	case in.SameMachine && m != nil && m.Full && t.CPUCores >= th.StarvedShare*cores:
 		// The target used a fair share of its cores and nothing was left to give it more.
 		ev = append(ev, fmt.Sprintf("the machine's cores were full at %s (the peak): %s", pk.Label, m))

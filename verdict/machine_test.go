@@ -295,3 +295,21 @@ func TestAllocatingIsNotWaiting(t *testing.T) {
 		t.Errorf("claim %s\nwant the running share and site", text(c))
 	}
 }
+
+// The connection-limit demo as measured: at c=32, 96% of attempts lost their connection
+// and the machine filled with the reconnecting; the errors are the story, not the CPU.
+func TestConnectionChurnIsNotShortOfCPU(t *testing.T) {
+	levels := with(closed([3]float64{4, 380, 10.5}, [3]float64{8, 760, 10.5}, [3]float64{32, 1300, 10.7}), func(i int, l *Level) {
+		l.Target = &Usage{CPUCores: []float64{0.03, 0.04, 0.5}[i], Cores: 2}
+		l.Generator = &Usage{CPUCores: []float64{0.01, 0.02, 0.59}[i], Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 2}
+	})
+	levels[2].Attempts, levels[2].Errors = 61630, measure.Errors{Connect: 9731, Read: 49507, Write: 22}
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	if got := v.Kinds(); !slices.Equal(got, []Kind{ErrorsStart}) {
+		t.Fatalf("connection churn on a full machine: %v, want only errors\n%+v", got, v)
+	}
+	if s := strings.Join(v.Silent, "\n"); !strings.Contains(s, "target short of CPU: not judged at c=32, where 96.2% of attempts lost their connection") {
+		t.Errorf("Silent = %q, want the CPU not judged at c=32", v.Silent)
+	}
+}
