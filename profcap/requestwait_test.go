@@ -273,3 +273,40 @@ func TestWaitSitesIdleServer(t *testing.T) {
 		t.Errorf("Background = %+v, want main.main.func1's channel receive", w.Background)
 	}
 }
+
+// Response bodies never closed keep their connections' reader and writer goroutines: the
+// background sites name them by what they are, with the count that piled up.
+func TestWaitSitesUnclosedBodies(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write(make([]byte, 64<<10))
+	}))
+	defer down.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var bodies []io.Closer
+	defer func() {
+		for _, b := range bodies {
+			b.Close()
+		}
+	}()
+	const n = 20
+	for range n {
+		resp, err := client.Get(down.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, resp.Body) // read nothing, close only at the end
+	}
+	time.Sleep(50 * time.Millisecond)
+	w := WaitSites(lookup(t, "goroutine"), 10)
+	found := false
+	for _, s := range w.Background {
+		if strings.Contains(s.Site(), "http.Transport: an open connection's") && s.Count >= n {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("Background = %+v, want an open connection's reader or writer, %d of them", w.Background, n)
+	}
+}

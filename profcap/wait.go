@@ -70,8 +70,8 @@ func (w WaitSite) Site() string {
 // request's nor a leak's: accept loops, connection readers, signal handling, and the
 // requests of the profiler and the metrics scraper themselves.
 var plumbing = []string{
-	"net.(*TCPListener).Accept", "net.(*UnixListener).Accept", "net/http.(*persistConn).readLoop",
-	"net/http.(*persistConn).writeLoop", "net/http.(*connReader).backgroundRead", "runtime/pprof.", "net/http/pprof.",
+	"net.(*TCPListener).Accept", "net.(*UnixListener).Accept",
+	"net/http.(*connReader).backgroundRead", "runtime/pprof.", "net/http/pprof.",
 	"os/signal.", "runtime.ensureSigM", "github.com/valyala/fasthttp.(*workerPool)",
 	"github.com/valyala/fasthttp.(*Server).Serve", "github.com/prometheus/client_golang/prometheus/promhttp.",
 	"github.com/valyala/fasthttp/pprofhandler.", "expvar.",

@@ -82,6 +82,10 @@ func primitive(fn, reason string) string {
 		return "errgroup: waiting for the group's goroutines"
 	case "net/http.(*persistConn).roundTrip":
 		return "http.Transport: waiting for the downstream's response"
+	case "net/http.(*persistConn).readLoop":
+		return "http.Transport: an open connection's reader (many: response bodies not closed or not read to the end?)"
+	case "net/http.(*persistConn).writeLoop":
+		return "http.Transport: an open connection's writer (many: response bodies not closed or not read to the end?)"
 	}
 	switch reason {
 	case "channel send":
