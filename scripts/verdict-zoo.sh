@@ -31,8 +31,11 @@ head='| service (router, handlers) | its one bottleneck | verdict | place named 
   echo 'plain net/http; handlers as closures in `main` or as methods; client_golang'"'"'s /metrics; pprof'
   echo 'mounted through the router) and has exactly one bottleneck. `make zoo` sweeps each for three'
   echo 'short levels with `--pprof` and `--metrics` (no `--target-pid`) and checks the claim'"'"'s kind, the'
-  echo 'place it names (before any of the router'"'"'s wrapper frames), and that nothing else is claimed with'
-  echo 'high confidence. "place named" is the line of the claim where the place is first named.'
+  echo 'place it names (the pool or lock and the code that asked, or the hot library, in the claim'"'"'s'
+  echo 'summary; before any of the router'"'"'s wrapper frames), and that nothing else is claimed with high'
+  echo 'confidence. "place named" is the part of the summary naming it (for GC and leaks, whose summary'
+  echo 'names no place, the evidence line). The machine is a shared 2-core one: "other processes" took'
+  echo 'one to two cores during most levels even without the busy loop.'
   echo
   echo '### On the machine as it is'
   echo

@@ -20,9 +20,13 @@ type zooCase struct {
 	needs      string   // "postgres", "redis" or ""
 	want       string   // the claim's kind; "" for none at all
 	// place: patterns the claim must name (summary or evidence), each before any of the
-	// router's wrapper frames; the first one found is shown in the docs' table. A pool or
-	// lock may be named by its frame (sync.(*Mutex).Lock) or by what it is (sync.Mutex).
+	// router's wrapper frames. A pool or lock may be named by its frame (sync.(*Mutex).Lock)
+	// or by what it is (sync.Mutex).
 	place []string
+	// inSummary: how many of place's patterns, from the first, the claim's summary itself
+	// must name (what limited the target: the pool or lock and the code that asked, or the
+	// hot library); the part of the summary naming the first is shown in the docs' table.
+	inSummary int
 	// never: patterns the claim's summary must not name (a place no one would change).
 	never []string
 	// known, knownBusy: why the verdict is still wrong on this case (idle machine, and
@@ -44,41 +48,53 @@ var (
 var cases = []zooCase{
 	{name: "gin-bcrypt", router: "gin", handlers: "closures in main", bottleneck: "bcrypt at cost 7 per request (GOMAXPROCS=1)",
 		path: "/login", plan: cpuPlan, env: oneCore, want: "target-cpu-bound",
-		place: []string{`golang\.org/x/crypto/(bcrypt|blowfish)`}},
+		inSummary: 1,
+		place:     []string{`golang\.org/x/crypto/(bcrypt|blowfish)`}},
 	{name: "fiber-argon2", router: "fiber", handlers: "closures in main", bottleneck: "argon2id, 19 MiB and two passes per request (GOMAXPROCS=1)",
 		path: "/signup", plan: cpuPlan, env: oneCore, want: "target-cpu-bound",
-		place: []string{`golang\.org/x/crypto/(argon2|blake2b)`}},
+		inSummary: 1,
+		place:     []string{`golang\.org/x/crypto/(argon2|blake2b)`}},
 	{name: "echo-json", router: "echo", handlers: "methods", bottleneck: "encoding/json of 2,000 orders per request (GOMAXPROCS=1)",
 		path: "/orders", plan: cpuPlan, env: oneCore, want: "target-cpu-bound",
-		place: []string{`encoding/json`}},
+		inSummary: 1,
+		place:     []string{`encoding/json`}},
 	{name: "chi-postgres", router: "chi", handlers: "methods", bottleneck: "database/sql pool of 2 over PostgreSQL (pgx), 5 ms per query",
 		path: "/accounts/7", plan: waitPlan, needs: "postgres", want: "target-waiting",
-		place: []string{`database/sql`, `\(\*accounts\)\.get`}, never: []string{`connectionOpener`, `net\.\(\*netFD\)\.Read`}},
+		inSummary: 2,
+		place:     []string{`database/sql`, `\(\*accounts\)\.get`}, never: []string{`connectionOpener`, `net\.\(\*netFD\)\.Read`}},
 	{name: "nethttp-sqlite", router: "net/http", handlers: "closures in main", bottleneck: "database/sql pool of 1 over SQLite, the transaction held across a 5 ms downstream call",
 		path: "/pay", plan: []string{"--levels", "2,8,32"}, want: "target-waiting",
-		place: []string{`database/sql`, `main\.main\.func`}, never: []string{`connectionOpener`, `net\.\(\*netFD\)\.Read`}},
+		inSummary: 2,
+		place:     []string{`database/sql`, `main\.main\.func`}, never: []string{`connectionOpener`, `net\.\(\*netFD\)\.Read`}},
 	{name: "fiber-redis", router: "fiber", handlers: "closures in main", bottleneck: "go-redis pool of 4, each request blocking in XREAD (10 ms asked, about 100 ms in Redis)",
 		path: "/events/7", plan: waitPlan, needs: "redis", want: "target-waiting",
-		place: []string{`go-redis`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
+		inSummary: 2,
+		place:     []string{`go-redis`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "gin-transport", router: "gin", handlers: "methods", bottleneck: "http.Transport MaxConnsPerHost 4 to a 10 ms downstream",
 		path: "/quotes/sku-1", plan: waitPlan, want: "target-waiting",
-		place: []string{`(?i)transport[^\n]{0,40}(connection|MaxConnsPerHost)|getConn`, `\(\*quotes\)\.price`},
-		never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
+		inSummary: 2,
+		place:     []string{`(?i)transport[^\n]{0,40}(connection|MaxConnsPerHost)|getConn`, `\(\*quotes\)\.price`},
+		never:     []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "chi-mutex", router: "chi", handlers: "closures in main", bottleneck: "a global sync.Mutex held across a 5 ms downstream call (block and mutex profiles on)",
 		path: "/entries", plan: append([]string{"-m", "POST", "--body", `{"amount":100}`}, waitPlan...), want: "target-waiting",
-		place: []string{`sync\.(\(\*)?Mutex\b`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
+		inSummary: 2,
+		place:     []string{`sync\.(\(\*)?Mutex\b`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "nethttp-rwmutex", router: "net/http", handlers: "methods", bottleneck: "a sync.RWMutex write-locked across a 5 ms reload by every reader that finds the cache stale",
 		path: "/price?sku=sku-1", plan: waitPlan, want: "target-waiting",
-		place: []string{`sync\.(\(\*)?RWMutex\b`, `\(\*priceList\)\.lookup`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
+		inSummary: 2,
+		place:     []string{`sync\.(\(\*)?RWMutex\b`, `\(\*priceList\)\.lookup`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "nethttp-chansem", router: "net/http", handlers: "methods", bottleneck: "a buffered channel of 4 slots around a 10 ms downstream call",
 		path: "/render?page=home", plan: waitPlan, want: "target-waiting",
-		place: []string{`\(\*renderer\)\.render`, `(?i)send on a( full)? channel|channel[^\n]{0,30}semaphore|chansend`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
+		inSummary: 2,
+		place:     []string{`\(\*renderer\)\.render`, `(?i)send on a( full)? channel|channel[^\n]{0,30}semaphore|chansend`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "gin-xsem", router: "gin", handlers: "closures in main", bottleneck: "x/sync/semaphore of weight 4 around a 10 ms downstream call",
 		path: "/thumbs/7", plan: waitPlan, want: "target-waiting",
-		place: []string{`(golang\.org/)?x/sync/semaphore`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
+		inSummary: 2,
+		place:     []string{`(golang\.org/)?x/sync/semaphore`, `main\.main\.func`}, never: []string{`net\.\(\*netFD\)\.Read`, downstreamBlamed}},
 	{name: "echo-errgroup", router: "echo", handlers: "methods", bottleneck: "an errgroup fan-out of four SHA-256 checksums per request (the work in the errgroup's goroutines)",
 		path: "/reports/7", plan: cpuPlan, want: "target-cpu-bound",
-		place: []string{`sha256`, `\(\*reports\)\.checksum`}},
+		inSummary: 1,
+		place:     []string{`sha256`, `\(\*reports\)\.checksum`}},
 	{name: "chi-gc", router: "chi", handlers: "closures in main", bottleneck: "GC pressure: about 50,000 small objects allocated and dropped per request",
 		path: "/feed", plan: cpuPlan, want: "target-cpu-bound",
 		// The allocating function, and GC or allocation named as a fifth or more of the CPU.

@@ -167,9 +167,10 @@ func explain(t *testing.T, apiperf string, s *service, c zooCase) (*runVerdict, 
 	return run.Verdict, string(out)
 }
 
-// check returns what is wrong with v for case c ("" when it is right): the wanted claim
-// (kind and place, the place named before any of the router's wrapper frames), no other
-// claim with high confidence, and no claim at all for a healthy service.
+// check returns what is wrong with v for case c (nothing when it is right): the wanted claim
+// (kind and place: the place named before any of the router's wrapper frames, its first
+// c.inSummary patterns in the summary itself), no other claim with high confidence, and no
+// claim at all for a healthy service; and the part of the claim that names the place.
 func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 	if c.want == "" {
 		for _, cl := range v.Claims {
@@ -195,8 +196,21 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 	if loc := wrappers[c.router].FindStringIndex(text); loc != nil {
 		wrapper = loc[0]
 	}
-	for _, p := range c.place {
-		loc := regexp.MustCompile(p).FindStringIndex(text)
+	for i, p := range c.place {
+		re := regexp.MustCompile(p)
+		if i < c.inSummary {
+			if loc := re.FindStringIndex(got.Summary); loc == nil {
+				problems = append(problems, fmt.Sprintf("%s claim's summary does not name %s", c.want, p))
+			} else if placeLine == "" {
+				start := strings.LastIndex(got.Summary[:loc[0]], "; ") + 1
+				end := strings.Index(got.Summary[loc[0]:], "; ")
+				if end < 0 {
+					end = len(got.Summary) - loc[0]
+				}
+				placeLine = strings.TrimSpace(got.Summary[start : loc[0]+end])
+			}
+		}
+		loc := re.FindStringIndex(text)
 		switch {
 		case loc == nil:
 			problems = append(problems, fmt.Sprintf("%s claim does not name %s", c.want, p))

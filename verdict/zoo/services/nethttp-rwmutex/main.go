@@ -1,8 +1,9 @@
 // Command nethttp-rwmutex is a price-list service on plain net/http, its handlers methods on
 // a struct: the price list is cached behind a sync.RWMutex and must be at most 5 ms old.
 // A reader that finds it stale takes the write lock and reloads it from the catalogue
-// service (a slow downstream, 5 ms) without checking again whether another reader already
-// did, so under load every request reloads in turn. The one bottleneck is that lock.
+// service (a slow downstream, 5 ms), without checking again whether another reader already
+// did. The list is stamped with the time it was asked for, so it is already 5 ms old when
+// it arrives: every request reloads, one at a time. The one bottleneck is that lock.
 package main
 
 import (
@@ -29,6 +30,7 @@ type priceList struct {
 }
 
 func (p *priceList) reload() error {
+	asOf := time.Now() // the prices are as of the request for them
 	resp, err := http.Get(p.source + "/prices?delay=5ms")
 	if err != nil {
 		return err
@@ -38,7 +40,7 @@ func (p *priceList) reload() error {
 	if err := json.NewDecoder(resp.Body).Decode(&fresh); err != nil {
 		return err
 	}
-	p.prices, p.loaded = fresh, time.Now()
+	p.prices, p.loaded = fresh, asOf
 	return nil
 }
 
