@@ -250,6 +250,14 @@ func TestRequestPathShapes(t *testing.T) {
 	if site := nameSite(gc, root); site.Reason != "GC" || site.Function != "main.buildFeed" {
 		t.Errorf("allocation held up by GC: site %+v, want reason GC in main.buildFeed", site)
 	}
+	// An RWMutex's writer waits in the sync.Mutex inside it: named by the RWMutex.
+	rw := []string{"runtime.gopark", "runtime.semacquire1", "internal/sync.runtime_SemacquireMutex", "internal/sync.(*Mutex).lockSlow",
+		"internal/sync.(*Mutex).Lock", "sync.(*Mutex).Lock", "sync.(*RWMutex).Lock", "main.(*priceList).lookup", "net/http.HandlerFunc.ServeHTTP",
+		"net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
+	_, _, root = requestPath(rw)
+	if site := nameSite(rw, root); site.What != "sync.RWMutex: waiting for the write lock" || site.Caller != "main.(*priceList).lookup" {
+		t.Errorf("RWMutex writer: site %+v, want the RWMutex's write lock asked by main.(*priceList).lookup", site)
+	}
 	bg := []string{"runtime.gopark", "runtime.selectgo", "database/sql.(*DB).connectionOpener"}
 	if kind, _, _ := requestPath(bg); kind != pathBackground {
 		t.Errorf("connectionOpener: kind %d, want background", kind)

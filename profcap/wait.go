@@ -235,7 +235,10 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 		return site
 	}
 	site.Function = stk[i]
-	if site.Function == "sync.(*WaitGroup).Wait" && i+1 < len(stk) && stk[i+1] == "golang.org/x/sync/errgroup.(*Group).Wait" {
+	// The outermost frame of the primitive names it: an RWMutex's writers wait in the
+	// sync.Mutex inside it, errgroup's Wait in a WaitGroup's.
+	for i+1 < len(stk) && strings.HasPrefix(stk[i], "sync.") && (strings.HasPrefix(stk[i+1], "sync.") ||
+		stk[i+1] == "golang.org/x/sync/errgroup.(*Group).Wait") {
 		i++
 		site.Function = stk[i]
 	}

@@ -74,7 +74,7 @@ func cpuClaim(j *judgement) *Claim {
 		if in.SameMachine && m != nil && m.Shared {
 			sum = fmt.Sprintf("the target is short of CPU: other processes took %.2f cores at %s", m.Others+m.Steal, pk.Label)
 		}
-	case in.SameMachine && m != nil && (m.Shared || m.Full) && runShareAt >= 0.5:
+	case in.SameMachine && m != nil && (m.Shared || m.Full) && runShareAt >= 0.5 && j.limited():
 		// Few cores for the target, and its requests want CPU: others took it.
 		ev = append(ev, fmt.Sprintf("%.0f%% of %s request goroutines were running, runnable or held up by the garbage collector (most in %s): they want CPU, not a resource",
 			100*runShareAt, num(float64(runAt.Goroutines)), runSiteAt.Site), sharedNote(m))
@@ -143,6 +143,21 @@ func cpuClaim(j *judgement) *Claim {
 		Evidence: ev,
 		Fix:      "make the hot functions cheaper (less work, fewer allocations if GC is high), or give the target more cores (or the machine, if others use it)",
 	}
+}
+
+// limited reports whether the target did not keep up with the load: throughput stopped
+// (a plateau, or an open loop short of its rate), or a closed loop's mean latency grew
+// LatencyGrowth times from the first level to the last. A healthy target, whose few
+// requests happen to be running when the profile is taken, is neither.
+func (j *judgement) limited() bool {
+	if j.sat.ok {
+		return true
+	}
+	ls := j.in.Levels
+	if len(ls) < 2 || ls[0].Open || ls[0].Mean <= 0 {
+		return false
+	}
+	return float64(ls[len(ls)-1].Mean) >= j.t.LatencyGrowth*float64(ls[0].Mean)
 }
 
 // hotEvidence names where the CPU time goes: self time by function and by package, and

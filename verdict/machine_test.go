@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apiperf/apiperf/measure"
 )
@@ -311,5 +312,20 @@ func TestConnectionChurnIsNotShortOfCPU(t *testing.T) {
 	}
 	if s := strings.Join(v.Silent, "\n"); !strings.Contains(s, "target short of CPU: not judged at c=32, where 96.2% of attempts lost their connection") {
 		t.Errorf("Silent = %q, want the CPU not judged at c=32", v.Silent)
+	}
+}
+
+// Zoo run 7: a healthy fiber service at 100-300 req/s on a machine others filled, its one
+// request running when profiled: it kept up with every rate, so nothing is claimed.
+func TestHealthyOnAFullMachine(t *testing.T) {
+	var levels []Level
+	for _, r := range []float64{100, 200, 300} {
+		levels = append(levels, Level{Label: "rate=" + num(r) + "/s", Load: r, Open: true, QPS: r, Mean: time.Millisecond, Attempts: int64(2 * r),
+			Target: &Usage{CPUCores: 0.05, RunWaitCores: 0.05, Cores: 2}, Generator: &Usage{CPUCores: 0.02, Cores: 2},
+			Machine: &Machine{CPUs: 2, Busy: 2},
+			Profile: &Profile{Goroutines: 1, Waits: []Wait{{Site: "main.main.func1", Count: 1, Reason: "running"}}}})
+	}
+	if v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true}); len(v.Claims) != 0 {
+		t.Errorf("a healthy service on a full machine: %v, want no claim\n%+v", v.Kinds(), v)
 	}
 }
