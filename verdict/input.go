@@ -8,7 +8,8 @@
 //
 // Each claim is one file: its Kind and a function of the judgement (generator.go, cpu.go,
 // waiting.go, growth.go, errors.go). Adding a claim is adding such a file and one line to
-// the claims list in verdict.go; a threshold it needs is a field of Thresholds.
+// the claims list in verdict.go (a file may make several claims); a threshold it needs is a
+// field of Thresholds.
 package verdict
 
 import (

@@ -124,22 +124,31 @@ func (t Thresholds) Judge(in Input) Verdict {
 	v.Machine = j.machine()
 	j.sat = j.saturation()
 	for _, claim := range claims {
-		if c := claim(j); c != nil {
-			v.Claims = append(v.Claims, *c)
-		}
+		v.Claims = append(v.Claims, claim(j)...)
 	}
 	return v
 }
 
 // claims are the verdict's claims in the order it lists them, each a function of the
 // judgement in a file of its own named for it; a claim may read the claims made before it
-// (j.v.Claim). Adding a claim is adding its file, with its Kind, and one line here.
-var claims = []func(*judgement) *Claim{
-	generatorClaim, // generator.go
-	cpuClaim,       // cpu.go
-	waitingClaim,   // waiting.go
-	growthClaim,    // growth.go
-	errorsClaim,    // errors.go
+// (j.v.Claim). Adding a claim is adding its file, with its Kind, and one line here: one(f)
+// for a function making at most one claim, or a func(*judgement) []Claim making several.
+var claims = []func(*judgement) []Claim{
+	one(generatorClaim), // generator.go
+	one(cpuClaim),       // cpu.go
+	one(waitingClaim),   // waiting.go
+	one(growthClaim),    // growth.go
+	one(errorsClaim),    // errors.go
+}
+
+// one adapts a function making at most one claim to the claims list.
+func one(f func(*judgement) *Claim) func(*judgement) []Claim {
+	return func(j *judgement) []Claim {
+		if c := f(j); c != nil {
+			return []Claim{*c}
+		}
+		return nil
+	}
 }
 
 // judgement is what every claim reads: the input, the thresholds, where throughput stopped
