@@ -39,6 +39,8 @@ func growthClaim(j *judgement) *Claim {
 	if len(ev) == 0 {
 		return nil
 	}
+	sum := "a leak: the target keeps goroutines or memory it never releases"
+	goroutinesGrew := conf == High
 	for i := len(in.Levels) - 1; i >= 0; i-- {
 		p := in.Levels[i].Profile
 		if p == nil {
@@ -48,18 +50,24 @@ func growthClaim(j *judgement) *Claim {
 		case len(p.Background) > 0 && (len(p.Waits) == 0 || p.Background[0].Count > p.Waits[0].Count):
 			ev = append(ev, fmt.Sprintf("at %s %s goroutines serving no request wait in %s", in.Levels[i].Label,
 				num(float64(p.Background[0].Count)), p.Background[0].Site))
+			if goroutinesGrew {
+				sum += fmt.Sprintf("; %s goroutines serving no request wait in %s", num(float64(p.Background[0].Count)), p.Background[0].Site)
+			}
 		case len(p.Waits) > 0:
 			ev = append(ev, fmt.Sprintf("at %s %s of %s request goroutines wait in %s", in.Levels[i].Label,
 				num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
 		}
 		if len(p.Inuse) > 0 {
 			ev = append(ev, "live heap by site: "+functions(p.Inuse, 3))
+			if !goroutinesGrew {
+				sum += fmt.Sprintf("; most live heap allocated in %s", p.Inuse[0].Name)
+			}
 		}
 		break
 	}
 	return &Claim{
 		Kind: Growth, Confidence: conf, Level: in.Levels[0].Label,
-		Summary:  "a leak: the target keeps goroutines or memory it never releases",
+		Summary:  sum,
 		Evidence: ev,
 		Fix:      "find what the named sites start or keep and make sure it ends (a context, a close, a bounded cache)",
 	}

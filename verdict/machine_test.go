@@ -329,3 +329,17 @@ func TestHealthyOnAFullMachine(t *testing.T) {
 		t.Errorf("a healthy service on a full machine: %v, want no claim\n%+v", v.Kinds(), v)
 	}
 }
+
+// A leak's summary names what piled up: the background goroutines (here connections whose
+// response bodies were never closed), not the requests in flight.
+func TestGrowthNamesTheBackground(t *testing.T) {
+	levels := with(closed([3]float64{1, 500, 2}, [3]float64{2, 1000, 2}, [3]float64{4, 2000, 2}), func(i int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.2, Cores: 2, Goroutines: []float64{471, 1388, 2776}[i], GoroutineRise: []float64{400, 900, 1400}[i]}
+		l.Profile = &Profile{Goroutines: 17, Waits: []Wait{{Site: "http.Transport: waiting for the downstream's response from main.main.func1", Count: 17, Reason: "select"}},
+			Background: []Wait{{Site: "http.Transport: an open connection's reader (many: response bodies not closed or not read to the end?)", Count: 1380, Reason: "select"}}}
+	})
+	c := claimOf(Input{Levels: levels, Peak: 2}, Growth)
+	if c == nil || !strings.Contains(c.Summary, "1,380 goroutines serving no request wait in http.Transport: an open connection's reader") {
+		t.Fatalf("growth claim %v, want its summary naming the connections' readers", c)
+	}
+}
