@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= ./apiperf
 PKGS    := ./...
 
-.PHONY: all build test vet unit timing e2e demo bench bench-h2 fuzz clean image-context worker-efficiency k8s-e2e
+.PHONY: all build test vet unit timing e2e zoo zoo-idle zoo-busy demo bench bench-h2 fuzz clean image-context worker-efficiency k8s-e2e
 
 all: build
 
@@ -13,8 +13,8 @@ build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/apiperf
 
 ## test: what CI runs: vet, gofmt check, the tests with -race, the timing tests one package at a
-## time without -race, and an end-to-end run of the binary.
-test: vet unit timing e2e
+## time without -race, an end-to-end run of the binary, and the verdict's zoo.
+test: vet unit timing e2e zoo
 
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -30,6 +30,17 @@ timing:
 
 e2e: build
 	./scripts/e2e.sh $(BIN)
+
+## zoo: the verdict on third-party services (verdict/zoo, a module of its own: gin, echo, chi, fiber,
+## net/http; PostgreSQL, SQLite, Redis, pools, locks, leaks), each with one bottleneck, on an idle
+## machine and again with a busy loop on one core (ZOO_BUSY=1). About 3 minutes each.
+zoo: zoo-idle zoo-busy
+
+zoo-idle:
+	cd verdict/zoo && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m .
+
+zoo-busy:
+	cd verdict/zoo && ZOO_BUSY=1 $(GO) test -count=1 -timeout 20m .
 
 ## demo: the newcomer's first command: a short sweep of the built-in target, ending with where its report is.
 demo: build

@@ -78,21 +78,47 @@ type listener struct{ inode, uid string }
 // port, bound to ip or to the unspecified address (which accepts on every address).
 func parseListeners(b []byte, ip netip.Addr, port uint16) []listener {
 	var out []listener
+	for _, s := range parseSockets(b) {
+		if s.state != tcpListen || s.local.Port() != port || s.inode == "0" {
+			continue
+		}
+		// An IPv4 wildcard accepts IPv4 only; an IPv6 one both (unless IPV6_V6ONLY).
+		if a := s.local.Addr(); a.Unmap() == ip || a.IsUnspecified() && (a.Is6() || ip.Is4()) {
+			out = append(out, listener{inode: s.inode, uid: s.uid})
+		}
+	}
+	return out
+}
+
+// TCP states as /proc/net/tcp prints them.
+const (
+	tcpEstablished = "01"
+	tcpListen      = "0A"
+)
+
+// socket is one line of /proc/net/tcp or tcp6.
+type socket struct {
+	local, remote netip.AddrPort
+	state         string
+	uid, inode    string
+}
+
+// parseSockets reads the sockets of a /proc/net/tcp or tcp6 text, skipping malformed lines.
+func parseSockets(b []byte) []socket {
+	var out []socket
 	lines := strings.Split(string(b), "\n")
 	for _, line := range lines[min(1, len(lines)):] {
 		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...
 		f := strings.Fields(line)
-		if len(f) < 10 || f[3] != "0A" { // 0A is TCP_LISTEN
+		if len(f) < 10 {
 			continue
 		}
-		a, p, ok := parseSockAddr(f[1])
-		if !ok || p != port || f[9] == "0" {
+		la, lp, ok1 := parseSockAddr(f[1])
+		ra, rp, ok2 := parseSockAddr(f[2])
+		if !ok1 || !ok2 {
 			continue
 		}
-		// An IPv4 wildcard accepts IPv4 only; an IPv6 one both (unless IPV6_V6ONLY).
-		if a.Unmap() == ip || a.IsUnspecified() && (a.Is6() || ip.Is4()) {
-			out = append(out, listener{inode: f[9], uid: f[7]})
-		}
+		out = append(out, socket{local: netip.AddrPortFrom(la, lp), remote: netip.AddrPortFrom(ra, rp), state: f[3], uid: f[7], inode: f[9]})
 	}
 	return out
 }

@@ -26,11 +26,11 @@ type Machine struct {
 // MachineUse is the machine's CPU use between two readings, in cores.
 type MachineUse struct {
 	// Busy is how many cores were busy on average, for every process and the kernel.
-	Busy float64
+	Busy float64 `json:"busy_cores"`
 	// Steal is how many cores a hypervisor took for other machines.
-	Steal float64
+	Steal float64 `json:"steal_cores,omitempty"`
 	// CPUs is the number of logical CPUs.
-	CPUs int
+	CPUs int `json:"cpus"`
 }
 
 // StealShare is the share (0-1) of the machine's CPU time a hypervisor took.

@@ -12,6 +12,8 @@ import (
 type Analysis struct {
 	// CPU is the top table of CPU time.
 	CPU *TopTable `json:"cpu,omitempty"`
+	// Hot is where the CPU time goes without the wrappers every request passes through.
+	Hot *HotSpots `json:"hot,omitempty"`
 	// Shares are the GC and allocation shares of CPU time.
 	Shares *Shares `json:"shares,omitempty"`
 	// AllocSpace lists allocation sites by bytes allocated since start.
@@ -42,6 +44,9 @@ func Analyze(p *Profiles, n int) (Analysis, []string) {
 			warn("cpu top table", err)
 		} else {
 			a.CPU = &t
+		}
+		if h, err := Hot(p.CPU.Parsed, "cpu", 0); err == nil && len(h.Functions) > 0 {
+			a.Hot = &h
 		}
 		if s, err := CPUShares(p.CPU.Parsed, "cpu"); err == nil {
 			a.Shares = &s

@@ -13,7 +13,8 @@ const DefaultContentionSites = 5
 
 // Contention is what a block or mutex profile says: where goroutines waited (block: on
 // channels, selects, sync.Cond and locks; mutex: the lock holders that made others wait),
-// by time spent waiting, with the server's own plumbing left out. The profiles exist only
+// by time spent waiting: the request goroutines' sites when the profile has any, else
+// every site but the server's own plumbing. The profiles exist only
 // when the target turned them on (runtime.SetBlockProfileRate, SetMutexProfileFraction).
 type Contention struct {
 	Kind Kind `json:"kind"`
@@ -28,14 +29,15 @@ type Contention struct {
 // ContendSite is one place goroutines waited, e.g. sync.(*Cond).Wait from main.(*pool).get.
 type ContendSite struct {
 	Function string `json:"function"`         // first frame outside the runtime
-	Caller   string `json:"caller,omitempty"` // first frame outside the standard library, if not Function
+	Caller   string `json:"caller,omitempty"` // first frame of the application that led there, if not Function
+	What     string `json:"what,omitempty"`   // the pool or primitive in words (WaitSite.What)
 	Events   int64  `json:"events"`
 	DelayNs  int64  `json:"delay_ns"`
 }
 
 // Site is the site in words, e.g. "sync.(*Mutex).Unlock from main.(*cache).put".
 func (c ContendSite) Site() string {
-	return WaitSite{Function: c.Function, Caller: c.Caller}.Site()
+	return WaitSite{Function: c.Function, Caller: c.Caller, What: c.What}.Site()
 }
 
 // Pct is the site's share of c's delay, in percent.
@@ -73,42 +75,59 @@ func ContentionSites(kind Kind, p *profile.Profile, n int) (c Contention, ok boo
 	if delay < 0 {
 		return c, false
 	}
-	type key struct{ fn, caller string }
-	sums := map[key]*ContendSite{}
+	// Samples of request goroutines when the profile has any (the server's and libraries'
+	// background goroutines, such as database/sql's connectionOpener, block too); else
+	// every sample but the plumbing's.
+	type key struct{ fn, caller, what string }
+	sums := [2]map[key]*ContendSite{{}, {}}
+	var totals [2][2]int64 // [request?][delay, events]
 	var buf []string
 	for _, s := range p.Sample {
 		if len(s.Value) <= delay {
 			continue
 		}
 		buf = stack(s, buf)
-		if slices.ContainsFunc(buf, isIdleFrame) {
+		kind, _, root := requestPath(buf)
+		req := 0
+		switch {
+		case kind == pathRequest:
+			req = 1
+		case kind == pathIdle, slices.ContainsFunc(buf, isPlumbing):
 			continue
+		default:
+			root = len(buf)
 		}
 		var trimmed []string
 		for i, f := range buf {
 			if !slices.ContainsFunc(contentionFrames, func(p string) bool { return strings.HasPrefix(f, p) }) {
 				trimmed = buf[i:]
+				root -= i
 				break
 			}
 		}
-		site := waitSite(trimmed)
+		site := nameWait(trimmed, root, "blocked")
 		if site.Function == "" {
 			continue
 		}
-		k := key{site.Function, site.Caller}
-		cs := sums[k]
+		k := key{site.Function, site.Caller, site.What}
+		cs := sums[req][k]
 		if cs == nil {
-			cs = &ContendSite{Function: site.Function, Caller: site.Caller}
-			sums[k] = cs
+			cs = &ContendSite{Function: site.Function, Caller: site.Caller, What: site.What}
+			sums[req][k] = cs
 		}
 		cs.DelayNs += s.Value[delay]
-		c.DelayNs += s.Value[delay]
+		totals[req][0] += s.Value[delay]
 		if events >= 0 {
 			cs.Events += s.Value[events]
-			c.Events += s.Value[events]
+			totals[req][1] += s.Value[events]
 		}
 	}
-	for _, cs := range sums {
+	pick := 0
+	if totals[1][0] > 0 {
+		pick = 1
+	}
+	c.DelayNs, c.Events = totals[pick][0], totals[pick][1]
+	for _, cs := range sums[pick] {
 		if cs.DelayNs > 0 {
 			c.Sites = append(c.Sites, *cs)
 		}

@@ -74,7 +74,7 @@ func TestContentionSites(t *testing.T) {
 		t.Fatalf("ContentionSites(block) = %+v, %v; want the contended lock", c, ok)
 	}
 	top := c.Sites[0]
-	if top.Function != "sync.(*Mutex).Lock" || !strings.HasSuffix(top.Caller, "apiperfTestContend") {
+	if top.Function != "sync.(*Mutex).Lock" || !strings.HasSuffix(top.Caller, "apiperfTestContend") || top.What != "sync.Mutex: waiting for the lock" {
 		t.Errorf("top block site = %s, want sync.(*Mutex).Lock from apiperfTestContend (all: %+v)", top.Site(), c.Sites)
 	}
 	// 8 goroutines x 3 rounds waited about 20 ms each: at least 8 x 3 x 15 ms in all.

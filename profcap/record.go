@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/exectrace"
+	"github.com/apiperf/apiperf/procfs"
 )
 
 // Record is what a capture Session took from the target while the load ran: the pprof
@@ -13,6 +14,9 @@ type Record struct {
 	Pprof string `json:"pprof,omitempty"`
 	// Metrics is the target's Prometheus text endpoint.
 	Metrics string `json:"metrics,omitempty"`
+	// PIDSource says how the target's process was found ("--target-pid", "listening on
+	// 127.0.0.1:8080") or why it was not.
+	PIDSource string `json:"pid_source,omitempty"`
 	// ProfileLevels is what --profile-levels asked for ("peak", "last", labels, "all").
 	ProfileLevels []string `json:"profile_levels,omitempty"`
 	// Steps holds one entry per measured step that had something captured, by label.
@@ -47,6 +51,11 @@ type StepRecord struct {
 	// ProcessSummary the same over the step's window; nil without --target-pid.
 	Process        *Series  `json:"process,omitempty"`
 	ProcessSummary *Summary `json:"process_summary,omitempty"`
+	// Outbound lists the connections the target's process had open to other services as
+	// the step ended (a database, a cache, a downstream), by remote address; nil without a PID.
+	Outbound []procfs.Peer `json:"outbound,omitempty"`
+	// Machine is the whole machine's CPU over the step (/proc/stat), everyone's.
+	Machine *procfs.MachineUse `json:"machine,omitempty"`
 	// Warnings are this step's capture problems, e.g. "captured 2 of 3 profiles: heap: 404 Not Found".
 	Warnings []string `json:"warnings,omitempty"`
 }

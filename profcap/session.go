@@ -13,6 +13,7 @@ import (
 
 	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/sweep"
 )
 
@@ -46,9 +47,14 @@ var Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, Dis
 // capture; Finish keeps what --profile-levels chose and makes the Record. Its zero value
 // (nothing to capture) does nothing.
 type Session struct {
-	Pprof   string   // net/http/pprof base URL; "" captures no profile
-	Metrics string   // Prometheus text endpoint; "" scrapes nothing
-	PID     int      // the target's process id: its CPU and RSS sampled from /proc; 0: none
+	Pprof   string // net/http/pprof base URL; "" captures no profile
+	Metrics string // Prometheus text endpoint; "" scrapes nothing
+	PID     int    // the target's process id: its CPU and RSS sampled from /proc; 0: none
+	// PIDSource says how PID was found ("--target-pid", "listening on 127.0.0.1:8080"),
+	// or why no PID was (PID 0), for the record.
+	PIDSource string
+	// Machine reads the whole machine's CPU (/proc/stat) at each step's start and end.
+	Machine bool
 	Levels  []string // steps whose profiles are kept: LevelsPeak, LevelsLast, LevelsAll, labels or numbers
 	TopN    int      // rows of the top tables shown (at least storedTopRows are kept)
 	// Trace is how long to record the target's execution trace at each step, after its
@@ -75,11 +81,14 @@ type Step struct {
 
 	profiles *Profiles
 	series   *Series
-	process  *Series  // the /proc samples
-	note     string   // why the CPU profile was skipped
-	swarn    []string // the scraper's warnings
-	pwarn    []string // the profile capture's warnings
-	warnings []string // all of them, once Wait has returned
+	process  *Series            // the /proc samples
+	machine  [2]*procfs.Machine // the machine's CPU at the step's start and end
+	pid      int                // the target's process
+	peers    []procfs.Peer      // its outbound connections at the step's end
+	note     string             // why the CPU profile was skipped
+	swarn    []string           // the scraper's warnings
+	pwarn    []string           // the profile capture's warnings
+	warnings []string           // all of them, once Wait has returned
 }
 
 // Begin starts capturing for a step of length window with the given label and
@@ -89,8 +98,11 @@ func (s *Session) Begin(ctx context.Context, label string, rep int, window time.
 	if !s.Enabled() {
 		return nil
 	}
-	c := &Step{label: label, rep: rep, start: time.Now(), done: make(chan struct{})}
+	c := &Step{label: label, rep: rep, start: time.Now(), done: make(chan struct{}), pid: s.PID}
 	s.steps = append(s.steps, c)
+	if s.Machine {
+		c.machine[0] = readMachine()
+	}
 	if s.Metrics != "" {
 		sctx, cancel := context.WithCancel(ctx)
 		c.cancel = cancel
@@ -138,11 +150,26 @@ func (c *Step) addWarnings(w []string) {
 	c.pmu.Unlock()
 }
 
+// readMachine is the machine's CPU now, nil when /proc/stat cannot be read.
+func readMachine() *procfs.Machine {
+	m, err := procfs.ReadMachine()
+	if err != nil {
+		return nil
+	}
+	return &m
+}
+
 // Wait ends the scraper as soon as the load has ended and waits, bounded, for the
 // profiles: pending fetches get the rest of their window plus slack, then are abandoned.
 func (c *Step) Wait() {
 	if c == nil {
 		return
+	}
+	if c.machine[0] != nil {
+		c.machine[1] = readMachine()
+	}
+	if c.pid > 0 {
+		c.peers, _ = procfs.Outbound(c.pid) // the pools' connections, still open as the load ends
 	}
 	if c.cancel != nil {
 		c.cancel()
@@ -179,7 +206,7 @@ func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
 	if !s.Enabled() || len(s.steps) == 0 {
 		return nil
 	}
-	tc := &Record{Pprof: s.Pprof, Metrics: s.Metrics}
+	tc := &Record{Pprof: s.Pprof, Metrics: s.Metrics, PIDSource: s.PIDSource}
 	keep := func(*measure.Step) bool { return true }
 	if len(s.Levels) > 0 && len(steps) > 1 {
 		tc.ProfileLevels = s.Levels
@@ -206,6 +233,11 @@ func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
 			}
 			sum := c.process.Summarize(0, to)
 			ts.ProcessSummary = &sum
+		}
+		ts.Outbound = c.peers
+		if m0, m1 := c.machine[0], c.machine[1]; m0 != nil && m1 != nil {
+			use := m1.Since(*m0)
+			ts.Machine = &use
 		}
 		if s.Pprof != "" && c.req.CPU > 0 {
 			ts.CPUFrom, ts.CPUSeconds = c.req.CPUAfter, int(c.req.CPU/time.Second)

@@ -62,8 +62,8 @@ func TestWaitSites(t *testing.T) {
 		count  int64
 		reason string
 	}{
-		"sync.(*Mutex).Lock from github.com/apiperf/apiperf/profcap.apiperfTestWaitMutex": {20, "mutex"},
-		"github.com/apiperf/apiperf/profcap.apiperfTestWaitChan":                          {10, "channel"},
+		"sync.Mutex: waiting for the lock from github.com/apiperf/apiperf/profcap.apiperfTestWaitMutex": {20, "mutex"},
+		"a channel receive in github.com/apiperf/apiperf/profcap.apiperfTestWaitChan":                   {10, "channel receive"},
 	}
 	found := 0
 	for _, s := range w.Sites {

@@ -40,6 +40,12 @@ func WriteVerdict(w io.Writer, v *verdict.Verdict) {
 			fmt.Fprintf(w, "    - %s\n", o)
 		}
 	}
+	if v.SharedMachine() {
+		fmt.Fprintln(w, "  Other processes took CPU on this machine (cores per level):")
+		for _, m := range v.Machine {
+			fmt.Fprintf(w, "    - %s: %s\n", m.Label, m)
+		}
+	}
 	for _, s := range v.Silent {
 		fmt.Fprintf(w, "  not judged: %s\n", s)
 	}
@@ -61,7 +67,10 @@ var verdictTmpl = sync.OnceValue(func() *template.Template {
 {{end}}<table id="little"><thead><tr><th>level</th><th>load</th><th>in flight (QPS x mean)</th><th>ratio</th><th>Little's law</th></tr></thead><tbody>
 {{range .V.Little}}<tr><td>{{.Label}}</td><td>{{printf "%g" .Load}}</td><td>{{printf "%.1f" .InFlight}}</td><td>{{if .Ratio}}{{printf "%.2f" .Ratio}}{{else}}-{{end}}</td><td>{{if .OK}}consistent{{else}}off{{end}}{{if .Note}}: {{.Note}}{{end}}</td></tr>
 {{end}}</tbody></table>
-{{if .V.Silent}}<p class="note">Not judged:</p><ul class="silent">{{range .V.Silent}}<li>{{.}}</li>{{end}}</ul>{{end}}`))
+{{if .V.SharedMachine}}<p class="note">Other processes took CPU on this machine:</p><table id="machine"><thead><tr><th>level</th><th>CPUs</th><th>busy</th><th>apiperf</th><th>target</th><th>others</th><th>stolen</th></tr></thead><tbody>
+{{range .V.Machine}}<tr{{if .Shared}} class="shared"{{end}}><td>{{.Label}}</td><td>{{.CPUs}}</td><td>{{printf "%.2f" .Busy}}</td><td>{{printf "%.2f" .Apiperf}}</td><td>{{if .TargetUnknown}}?{{else}}{{printf "%.2f" .Target}}{{end}}</td><td>{{printf "%.2f" .Others}}</td><td>{{printf "%.2f" .Steal}}</td></tr>
+{{end}}</tbody></table>
+{{end}}{{if .V.Silent}}<p class="note">Not judged:</p><ul class="silent">{{range .V.Silent}}<li>{{.}}</li>{{end}}</ul>{{end}}`))
 })
 
 // verdictSection is the report's verdict, shown first after the headline; nil when the run

@@ -33,7 +33,7 @@ func TestVerdictText(t *testing.T) {
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
 		"    - throughput stopped growing from c=8 to c=64",
-		"    - 60 of 140 busy goroutines wait in sync.(*Cond).Wait",
+		"    - 60 of 140 request goroutines wait in sync.(*Cond).Wait",
 		"    - block profile at c=64: 59.5 goroutines on average blocked in sync.(*Mutex).Lock from main.(*pool).get (99% of the time blocked, 800 waits)",
 		"    fix: widen or remove",
 	} {
@@ -147,5 +147,27 @@ func TestTargetContentionText(t *testing.T) {
 	golden.Check(t, "target_contention.txt", []byte(b.String()))
 	if !strings.Contains(b.String(), "59.8      800  sync.(*Mutex).Lock from main.(*pool).get") {
 		t.Errorf("TargetText =\n%s\nwant the pool's lock with 59.8 goroutines waiting on average", b.String())
+	}
+}
+
+// When other processes took CPU, the text and the HTML verdict list the machine's CPU per
+// level by who used it.
+func TestVerdictSharedMachine(t *testing.T) {
+	in := verdict.Input{Peak: 1, MachineCores: 2, SameMachine: true, Levels: []verdict.Level{
+		{Label: "c=5", Load: 5, QPS: 500, Mean: 10 * time.Millisecond, Attempts: 2500,
+			Generator: &verdict.Usage{CPUCores: 0.1, Cores: 2}, Target: &verdict.Usage{CPUCores: 0.5, Cores: 2},
+			Machine: &verdict.Machine{CPUs: 2, Busy: 1.9}},
+		{Label: "c=20", Load: 20, QPS: 600, Mean: 33 * time.Millisecond, Attempts: 3000,
+			Generator: &verdict.Usage{CPUCores: 0.1, Cores: 2}, Target: &verdict.Usage{CPUCores: 0.6, Cores: 2},
+			Machine: &verdict.Machine{CPUs: 2, Busy: 2}},
+	}}
+	v := verdict.Judge(in)
+	text := VerdictText(&v)
+	if !strings.Contains(text, "Other processes took CPU on this machine") || !strings.Contains(text, "    - c=20: 2.0 of 2 cores busy: apiperf 0.10, the target 0.60, other processes 1.30") {
+		t.Errorf("VerdictText =\n%s\nwant the machine's CPU per level", text)
+	}
+	sec := verdictSection(&result.Run{Verdict: &v})
+	if body := string(sec.Body); !strings.Contains(body, `<table id="machine">`) || !strings.Contains(body, "<td>c=20</td><td>2</td><td>2.00</td><td>0.10</td><td>0.60</td><td>1.30</td>") {
+		t.Errorf("verdict section lacks the machine table:\n%s", body)
 	}
 }

@@ -1,11 +1,14 @@
 package result
 
 import (
+	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/verdict"
 )
@@ -28,7 +31,10 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 	if r.Sweep == nil || len(r.Sweep.Levels) == 0 {
 		return verdict.Input{}, false
 	}
-	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine()}
+	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine(), Ran: r.probeOrder()}
+	if r.Target != nil {
+		in.TargetProcess = r.Target.PIDSource
+	}
 	for _, p := range r.Sweep.Levels {
 		l := verdict.Level{Label: p.Label, Load: p.Value, Open: p.Open, QPS: p.QPS,
 			Mean: p.Mean.Duration(), P99: p.P99.Duration(), Attempts: p.Attempts, Errors: p.Errors,
@@ -69,6 +75,7 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		l.Generator = generatorUsage(gens)
 		l.Target, l.Profile = targetUsage(targets)
 		l.Trace = traceOf(targets) // trace.go
+		l.Machine = machineUsage(targets)
 		in.Levels = append(in.Levels, l)
 	}
 	for _, l := range in.Levels {
@@ -77,6 +84,86 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		}
 	}
 	return in, true
+}
+
+// transportWait is how profcap names a wait for one of http.Transport's connections, whose
+// downstream a goroutine profile cannot tell.
+const transportWait = "http.Transport: waiting for a connection to the downstream"
+
+// storePorts are the usual ports of databases, caches and brokers: not an HTTP downstream.
+var storePorts = []uint16{5432, 3306, 6379, 11211, 27017, 9042, 1433, 1521, 5672, 9092, 2181, 4222}
+
+// nameDownstream names the downstream of http.Transport waits in p from the target's
+// outbound connections: the one address it held connections to (stores' usual ports left
+// out when there are several), else the candidates.
+func nameDownstream(p *verdict.Profile, peers []procfs.Peer) {
+	if p == nil || len(peers) == 0 {
+		return
+	}
+	cand := peers
+	if len(cand) > 1 {
+		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(storePorts, q.Addr.Port()) })
+	}
+	var to string
+	switch {
+	case len(cand) == 1:
+		to = fmt.Sprintf("http.Transport: waiting for a connection to %s, %d open", cand[0].Addr, cand[0].Conns)
+	case len(cand) > 1:
+		var parts []string
+		for _, q := range cand[:min(3, len(cand))] {
+			parts = append(parts, fmt.Sprintf("%s (%d)", q.Addr, q.Conns))
+		}
+		to = "http.Transport: waiting for a connection to one of " + strings.Join(parts, ", ")
+	default:
+		return
+	}
+	for _, ws := range [][]verdict.Wait{p.Waits, p.Background} {
+		for i := range ws {
+			ws[i].Site = strings.Replace(ws[i].Site, transportWait, to, 1)
+		}
+	}
+	for _, cs := range [][]verdict.Contention{p.Block, p.Mutex} {
+		for i := range cs {
+			cs[i].Site = strings.Replace(cs[i].Site, transportWait, to, 1)
+		}
+	}
+}
+
+// machineUsage is the machine's CPU over a level's repetitions, nil when not measured.
+func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
+	var m verdict.Machine
+	n := 0.0
+	for _, ts := range caps {
+		if u := ts.Machine; u != nil && u.CPUs > 0 {
+			m.CPUs = u.CPUs
+			m.Busy += u.Busy
+			m.Steal += u.Steal
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	m.Busy /= n
+	m.Steal /= n
+	return &m
+}
+
+// probeOrder is the order a capacity search probed its levels, as indexes of its levels;
+// nil for other runs.
+func (r *Run) probeOrder() []int {
+	if r.Capacity == nil || r.Sweep == nil {
+		return nil
+	}
+	var out []int
+	for _, p := range r.Capacity.Probes {
+		for i, l := range r.Sweep.Levels {
+			if l.Value == p.Rate && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // sameMachine: the target is on loopback or was sampled from /proc.
@@ -121,6 +208,7 @@ func generatorUsage(gens []*measure.Generator) *verdict.Usage {
 func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) {
 	var u verdict.Usage
 	var prof *verdict.Profile
+	var peers []procfs.Peer
 	n := 0.0
 	for _, ts := range caps {
 		cpu, rss := stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.CPUCores }),
@@ -158,7 +246,11 @@ func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) 
 		if ts.Profiles != nil {
 			prof = profileOf(ts.Profiles)
 		}
+		if ts.Outbound != nil {
+			peers = ts.Outbound
+		}
 	}
+	nameDownstream(prof, peers)
 	if n > 0 {
 		u.CPUCores /= n
 		u.RunWaitCores /= n
@@ -208,6 +300,15 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 			p.TopCum = append(p.TopCum, verdict.Function{Name: e.Function, Pct: e.CumPct})
 		}
 	}
+	if h := a.Hot; h != nil {
+		for _, f := range h.Functions {
+			p.Hot = append(p.Hot, verdict.Function{Name: f.Name, Pct: f.Pct})
+		}
+		for _, f := range h.Packages {
+			p.HotPackages = append(p.HotPackages, verdict.Function{Name: f.Name, Pct: f.Pct})
+		}
+		p.HotPath = h.PathString()
+	}
 	if a.Shares != nil {
 		p.GCPct, p.AllocPct = a.Shares.GCPct, a.Shares.AllocPct
 	}
@@ -215,6 +316,9 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 		p.Goroutines = a.Waits.Total - a.Waits.Idle
 		for _, s := range a.Waits.Sites {
 			p.Waits = append(p.Waits, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
+		}
+		for _, s := range a.Waits.Background {
+			p.Background = append(p.Background, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
 		}
 	} else if a.Goroutines != nil {
 		p.Goroutines = *a.Goroutines

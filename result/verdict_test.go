@@ -1,13 +1,17 @@
 package result
 
 import (
+	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
+	"github.com/apiperf/apiperf/verdict"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -54,5 +58,36 @@ func TestVerdictInput(t *testing.T) {
 	}
 	if in.Levels[0].Target != nil {
 		t.Errorf("level c=4 target = %+v, want nil (nothing captured)", in.Levels[0].Target)
+	}
+}
+
+// The target's outbound connections name the downstream of http.Transport waits: the one
+// address it held connections to, a database's usual port left out; and the machine's CPU
+// and the capacity probes' order reach the verdict.
+func TestVerdictInputDownstreamAndMachine(t *testing.T) {
+	site := profcap.WaitSite{Function: "net/http.(*Transport).getConn", What: "http.Transport: waiting for a connection to the downstream (MaxConnsPerHost, or a slow dial)",
+		Caller: "main.fetch", Reason: "pool", Count: 30}
+	peers := []procfs.Peer{{Addr: netip.MustParseAddrPort("127.0.0.1:5432"), Conns: 5}, {Addr: netip.MustParseAddrPort("127.0.0.1:9001"), Conns: 4}}
+	r := &Run{
+		Scenario: scenario.Scenario{URL: "http://127.0.0.1:8080/x"},
+		Steps:    []*measure.Step{{Label: "c=4", Concurrency: 4, Attempts: 100, Requests: 100, Elapsed: measure.Duration(time.Second)}},
+		Sweep:    sweep.NewRecord(sweep.Plan{Levels: []int{4}}, sweep.Objective{}, sweep.Rules{}),
+		Target: &profcap.Record{PIDSource: "listening on 127.0.0.1:8080", Steps: []profcap.StepRecord{{Label: "c=4", Outbound: peers,
+			Machine:  &procfs.MachineUse{Busy: 1.5, Steal: 0.1, CPUs: 2},
+			Profiles: &profcap.Analysis{Waits: &profcap.Waits{Total: 40, Idle: 8, Requests: 32, Sites: []profcap.WaitSite{site}}}}}},
+	}
+	r.Sweep.Analyze(r.Steps)
+	in, _ := r.VerdictInput()
+	l := in.Levels[0]
+	if want := "http.Transport: waiting for a connection to 127.0.0.1:9001, 4 open (MaxConnsPerHost, or a slow dial) from main.fetch"; l.Profile == nil || l.Profile.Waits[0].Site != want {
+		t.Errorf("wait site = %+v, want %q", l.Profile, want)
+	}
+	if l.Machine == nil || *l.Machine != (verdict.Machine{CPUs: 2, Busy: 1.5, Steal: 0.1}) || in.TargetProcess != "listening on 127.0.0.1:8080" {
+		t.Errorf("machine %+v, target process %q; want 1.5 of 2 busy, 0.1 stolen, found listening", l.Machine, in.TargetProcess)
+	}
+	r.Capacity = &sweep.Capacity{Probes: []sweep.Probe{{Rate: 100}, {Rate: 50}, {Rate: 100}}}
+	r.Sweep.Levels = []sweep.Level{{Value: 50}, {Value: 100}}
+	if got := r.probeOrder(); !slices.Equal(got, []int{1, 0}) {
+		t.Errorf("probeOrder = %v, want [1 0]", got)
 	}
 }

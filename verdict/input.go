@@ -1,9 +1,15 @@
 // Package verdict says what limited a sweep or capacity run: the generator, the target's
 // CPU, something the target waits on off-CPU, growth that does not come back, or errors.
-// Each claim carries its evidence and a confidence; where the evidence is missing the
-// verdict stays silent and says what it would have needed. The rules are pure functions
-// of plain inputs (Input), so the verdict is table-tested and can be recomputed from
-// run.json alone.
+// Each claim carries its evidence and a confidence: "high" only when what would make it
+// another claim was measured, else "medium" or "low" with what was missing said; where the
+// evidence is missing the verdict stays silent and says what it would have needed. The
+// claims are pure functions of plain inputs (Input) and of Thresholds (saved with the
+// verdict), so the verdict is table-tested and can be recomputed from run.json alone.
+//
+// Each claim is one file: its Kind and a function of the judgement (generator.go, cpu.go,
+// waiting.go, growth.go, errors.go). Adding a claim is adding such a file and one line to
+// the claims list in verdict.go (a file may make several claims); a threshold it needs is a
+// field of Thresholds.
 package verdict
 
 import (
@@ -22,6 +28,12 @@ type Input struct {
 	// SameMachine says the target ran on the same machine (a spawned target or --target-pid),
 	// so the generator and the target share MachineCores.
 	SameMachine bool `json:"same_machine,omitempty"`
+	// TargetProcess says how the target's process was found for its CPU ("--target-pid",
+	// "listening on 127.0.0.1:8080") or why it was not; "" when nobody looked.
+	TargetProcess string `json:"target_process,omitempty"`
+	// Ran is the order the levels ran, as indexes of Levels, when it was not plan order (a
+	// capacity search's probes); nil: plan order.
+	Ran []int `json:"ran,omitempty"`
 }
 
 // Level is one load level as the verdict sees it.
@@ -55,6 +67,8 @@ type Level struct {
 	ServerTiming *measure.ServerTiming `json:"server_timing,omitempty"`
 	// Exemplars are the requests kept at the level (its first run that kept any); nil: none.
 	Exemplars *measure.Exemplars `json:"exemplars,omitempty"`
+	// Machine is the whole machine's CPU during the level; nil when not measured.
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // Usage is a process's resource use over a level. A zero field is unknown.
@@ -78,14 +92,24 @@ type Usage struct {
 
 // Profile is what the target's pprof profiles showed at one level.
 type Profile struct {
-	// TopCum lists the functions with the most cumulative CPU, in percent of the profile.
+	// TopCum lists the functions with the most cumulative CPU, in percent of the profile,
+	// without the wrappers every request passes through.
 	TopCum []Function `json:"top_cum,omitempty"`
+	// Hot lists functions by self CPU time and HotPackages packages by it, in percent of
+	// the profile, wrappers left out; HotPath is the path from the request's handler to the
+	// hottest function, e.g. "main.login -> bcrypt.CompareHashAndPassword -> ...".
+	Hot         []Function `json:"hot,omitempty"`
+	HotPackages []Function `json:"hot_packages,omitempty"`
+	HotPath     string     `json:"hot_path,omitempty"`
 	// GCPct and AllocPct are the shares of CPU time in GC and in allocation.
 	GCPct    float64 `json:"gc_pct,omitempty"`
 	AllocPct float64 `json:"alloc_pct,omitempty"`
-	// Goroutines is the goroutine count; Waits the sites where the busy ones were parked.
+	// Goroutines counts the request goroutines (those serving a request, not the server's
+	// or libraries' background ones); Waits the places they were parked or running, most first.
 	Goroutines int64  `json:"goroutines,omitempty"`
 	Waits      []Wait `json:"waits,omitempty"`
+	// Background lists where the goroutines serving no request were (a leak shows here).
+	Background []Wait `json:"background,omitempty"`
 	// Inuse lists allocation sites by live heap, in percent of it.
 	Inuse []Function `json:"inuse,omitempty"`
 	// Block and Mutex are the top sites of the block and mutex profiles, when the target
@@ -111,7 +135,8 @@ type Function struct {
 	Pct  float64 `json:"pct"`
 }
 
-// Wait is a site where goroutines were parked, e.g. sync.(*Mutex).Lock called from a handler.
+// Wait is a place request goroutines were parked, e.g. "database/sql: waiting for a
+// connection, from main.(*store).user" or "sync.(*Mutex).Lock from main.handler".
 type Wait struct {
 	Site   string `json:"site"`
 	Count  int64  `json:"count"`

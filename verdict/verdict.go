@@ -2,20 +2,12 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // Kind names what a claim says limited the run.
 type Kind string
-
-// The kinds of claim, in the order a verdict lists them.
-const (
-	GeneratorBound Kind = "generator-bound"  // apiperf itself was short of CPU: the numbers understate the target
-	TargetCPU      Kind = "target-cpu-bound" // the target's CPU was at its cores at the peak
-	TargetWaiting  Kind = "target-waiting"   // throughput flat, latency growing, CPU idle: something off-CPU
-	Growth         Kind = "growth"           // heap or goroutines grew level after level: a leak
-	ErrorsStart    Kind = "errors"           // where errors start and of which class
-)
 
 // Confidence says how strongly the evidence supports a claim.
 type Confidence string
@@ -66,6 +58,10 @@ type Verdict struct {
 	// Silent lists what the verdict could not judge and what it would need, e.g.
 	// "target CPU: not measured (give --target-pid or --metrics)".
 	Silent []string `json:"silent,omitempty"`
+	// Machine is the machine's CPU per level, by who used it; empty when not measured.
+	Machine []MachineCheck `json:"machine,omitempty"`
+	// Thresholds are the ones the claims used, every field filled in.
+	Thresholds *Thresholds `json:"thresholds,omitempty"`
 }
 
 // Has reports whether the verdict makes a claim of kind k.
@@ -96,6 +92,11 @@ func (v *Verdict) Kinds() []Kind {
 	return out
 }
 
+// SharedMachine reports whether other processes or a hypervisor took CPU at some level.
+func (v *Verdict) SharedMachine() bool {
+	return v != nil && slices.ContainsFunc(v.Machine, func(m MachineCheck) bool { return m.Shared })
+}
+
 // Headline is the verdict in one line: the claims' kinds, or that nothing limited the run.
 func (v *Verdict) Headline() string {
 	if v == nil {
@@ -111,17 +112,72 @@ func (v *Verdict) Headline() string {
 	return "verdict: " + strings.Join(parts, ", ")
 }
 
-// Judge applies every rule to in and returns the verdict.
-func Judge(in Input) Verdict {
-	v := Verdict{Little: little(in)}
-	lim, in := genLimitClaim(in), targetLevels(in)
-	sat := saturation(in)
-	gen := generatorClaim(in, sat, &v)
-	for _, c := range []*Claim{lim, gen, cpuClaim(in, sat, &v), waitingClaim(in, sat, gen != nil, &v), growthClaim(in, &v), errorsClaim(in), serverTimingClaim(in)} {
-		if c != nil {
-			v.Claims = append(v.Claims, *c)
-		}
+// Judge applies every claim to in with the default thresholds and returns the verdict.
+func Judge(in Input) Verdict { return Thresholds{}.Judge(in) }
+
+// Judge applies every claim to in with thresholds t (zero fields: the defaults).
+func (t Thresholds) Judge(in Input) Verdict {
+	t = t.Filled()
+	v := Verdict{Thresholds: &t}
+	j := &judgement{in: in, t: t, v: &v}
+	v.Little = j.little()
+	// A level the generator limited says nothing of the target: the generator-limited claim
+	// reads every level, the others only the levels the generator did not limit (genlimit.go).
+	if lim := genLimitClaim(in); lim != nil {
+		v.Claims = append(v.Claims, *lim)
 	}
-	v.Claims = append(v.Claims, traceClaims(in, &v)...) // trace.go
+	j.in = targetLevels(in)
+	v.Machine = j.machine()
+	j.sat = j.saturation()
+	for _, claim := range claims {
+		v.Claims = append(v.Claims, claim(j)...)
+	}
 	return v
+}
+
+// claims are the verdict's claims in the order it lists them, each a function of the
+// judgement in a file of its own named for it; a claim may read the claims made before it
+// (j.v.Claim). Adding a claim is adding its file, with its Kind, and one line here: one(f)
+// for a function making at most one claim, or a func(*judgement) []Claim making several.
+var claims = []func(*judgement) []Claim{
+	one(generatorClaim), // generator.go
+	one(cpuClaim),       // cpu.go
+	one(waitingClaim),   // waiting.go
+	one(growthClaim),    // growth.go
+	one(errorsClaim),    // errors.go
+	func(j *judgement) []Claim { return oneOf(serverTimingClaim(j.in)) }, // servertiming.go
+	func(j *judgement) []Claim { return traceClaims(j.in, j.v) },         // trace.go
+}
+
+// oneOf is c as a list of claims: none when c is nil.
+func oneOf(c *Claim) []Claim {
+	if c == nil {
+		return nil
+	}
+	return []Claim{*c}
+}
+
+// one adapts a function making at most one claim to the claims list.
+func one(f func(*judgement) *Claim) func(*judgement) []Claim {
+	return func(j *judgement) []Claim { return oneOf(f(j)) }
+}
+
+// judgement is what every claim reads: the input, the thresholds, where throughput stopped
+// following load, and the verdict so far.
+type judgement struct {
+	in  Input
+	t   Thresholds
+	sat plateau
+	v   *Verdict
+}
+
+// silent adds what a claim could not judge and why.
+func (j *judgement) silent(s string) { j.v.Silent = append(j.v.Silent, s) }
+
+// peak is the peak level, or nil.
+func (j *judgement) peak() *Level {
+	if j.in.Peak < 0 || j.in.Peak >= len(j.in.Levels) {
+		return nil
+	}
+	return &j.in.Levels[j.in.Peak]
 }

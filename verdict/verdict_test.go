@@ -117,7 +117,7 @@ func TestJudge(t *testing.T) {
 			levels: with(plateauLevels(), func(_ int, l *Level) {
 				l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "main.hash", Count: 60, Reason: "running"}}}
 			}),
-			want: []Kind{TargetCPU}, conf: Medium, says: "60 of 64 busy goroutines were running",
+			want: []Kind{TargetCPU}, conf: Medium, says: "94% of 64 request goroutines were running",
 		},
 		{
 			// Plateau, latency growing, CPU idle, wait sites known: waiting, high.
@@ -126,7 +126,7 @@ func TestJudge(t *testing.T) {
 				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
 				l.Profile = waits
 			}),
-			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 busy goroutines wait in sync.(*Cond).Wait",
+			want: []Kind{TargetWaiting}, conf: High, says: "128 of 140 request goroutines wait in sync.(*Cond).Wait",
 		},
 		{
 			// Block and mutex profiles enabled: their top sites are named beside the goroutine waits.
@@ -147,7 +147,7 @@ func TestJudge(t *testing.T) {
 				l.Target = &Usage{CPUCores: 0.2, Cores: 2}
 				l.Profile = &Profile{Block: []Contention{{Site: "sync.(*Cond).Wait from main.(*pool).get", Events: 90, Waiting: 30, Pct: 95}}}
 			}),
-			want: []Kind{TargetWaiting}, conf: High, says: "most busy goroutines wait in sync.(*Cond).Wait from main.(*pool).get",
+			want: []Kind{TargetWaiting}, conf: High, says: "the block profile names sync.(*Cond).Wait from main.(*pool).get",
 		},
 		{
 			// Contention too small to matter (the server's own short waits): not evidence.
@@ -197,18 +197,30 @@ func TestJudge(t *testing.T) {
 			levels: with(plateauLevels(), func(_ int, l *Level) {
 				l.Generator = &Usage{CPUCores: 0.8, RunWaitCores: 0.15, Cores: 1}
 				l.Target = &Usage{CPUCores: 0.05, Cores: 2}
+				l.Machine = &Machine{CPUs: 2, Busy: 0.95} // nobody else took CPU
 			}),
 			same: true, want: []Kind{GeneratorBound}, conf: High, says: "it wanted 0.95 of its 1 cores",
 		},
 		{
 			// Under three other busy processes one thread got 0.45 of its core and waited
-			// 0.65 s/s for it (measured): still generator-bound.
+			// 0.65 s/s for it (measured): still generator-bound, but the CPU was taken by
+			// others (1.5 cores): medium, and the claim says so.
 			name: "generator on a crowded machine",
 			levels: with(plateauLevels(), func(_ int, l *Level) {
 				l.Generator = &Usage{CPUCores: 0.45, RunWaitCores: 0.65, Cores: 1}
 				l.Target = &Usage{CPUCores: 0.05, Cores: 2}
+				l.Machine = &Machine{CPUs: 2, Busy: 2}
 			}),
-			same: true, want: []Kind{GeneratorBound}, conf: High, says: "it wanted 1.10 of its 1 cores",
+			same: true, want: []Kind{GeneratorBound}, conf: Medium, says: "shared with other processes (1.50 cores at c=32)",
+		},
+		{
+			// The same wait with the machine not measured: others may have caused it, medium.
+			name: "generator starved, machine unknown",
+			levels: with(plateauLevels(), func(_ int, l *Level) {
+				l.Generator = &Usage{CPUCores: 0.45, RunWaitCores: 0.65, Cores: 1}
+				l.Target = &Usage{CPUCores: 0.05, Cores: 2}
+			}),
+			same: true, want: []Kind{GeneratorBound}, conf: Medium, says: "not measured: the machine's CPU",
 		},
 		{
 			// A generator at half its core that waited little: not at its core, no claim.
@@ -242,7 +254,7 @@ func TestJudge(t *testing.T) {
 				l.Target = &Usage{CPUCores: 0.2, Cores: 2, Goroutines: []float64{1000, 3000, 7000}[i], GoroutineRise: []float64{1000, 2000, 4000}[i]}
 				l.Profile = &Profile{Goroutines: 7000, Waits: []Wait{{Site: "target.apiperfLeak", Count: 6990}}}
 			}),
-			want: []Kind{Growth}, conf: High, says: "6,990 of 7,000 busy goroutines wait in target.apiperfLeak",
+			want: []Kind{Growth}, conf: High, says: "6,990 of 7,000 request goroutines wait in target.apiperfLeak",
 		},
 		{
 			// Goroutines that follow the load but stay flat within a level: no leak.
@@ -322,7 +334,7 @@ func TestLittle(t *testing.T) {
 		{"open loop", Level{Label: "rate=100/s", Load: 100, QPS: 100, Mean: 20 * time.Millisecond, Open: true}, true, 0},
 	}
 	for _, tt := range tests {
-		c := little(Input{Levels: []Level{tt.level}})[0]
+		c := Judge(Input{Levels: []Level{tt.level}, Peak: 0}).Little[0]
 		if c.OK != tt.ok || c.Ratio != tt.ratio {
 			t.Errorf("%s: little = ok %v ratio %v (%s), want ok %v ratio %v", tt.name, c.OK, c.Ratio, c.Note, tt.ok, tt.ratio)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
-	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
@@ -35,8 +33,8 @@ func startConditions(ctx context.Context, cfg load.Config, tgt scenario.Target, 
 	case tf != nil && tf.pid > 0:
 		t = conditions.ReadTarget(tf.pid, "--target-pid")
 	case local:
-		if pid, addr, err := listeningPID(tgt); err == nil {
-			t = conditions.ReadTarget(pid, "listening on "+addr.String())
+		if pid, how, err := findTargetPIDOf(tgt); err == nil {
+			t = conditions.ReadTarget(pid, how) // profile.go finds it, as for the verdict
 		}
 	}
 	if t == nil && tf != nil && tf.pprof != "" {
@@ -54,33 +52,6 @@ func isLoopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// listeningPID is the process listening on the target's loopback address ("localhost":
-// 127.0.0.1, then ::1).
-func listeningPID(tgt scenario.Target) (int, netip.AddrPort, error) {
-	port, err := strconv.ParseUint(tgt.Port, 10, 16)
-	if err != nil {
-		return 0, netip.AddrPort{}, fmt.Errorf("port %q: %w", tgt.Port, err)
-	}
-	hosts := []string{tgt.Host}
-	if strings.EqualFold(tgt.Host, "localhost") {
-		hosts = []string{"127.0.0.1", "::1"}
-	}
-	var last error
-	for _, h := range hosts {
-		ip, err := netip.ParseAddr(h)
-		if err != nil {
-			return 0, netip.AddrPort{}, err
-		}
-		addr := netip.AddrPortFrom(ip, uint16(port))
-		pid, err := procfs.ListenPID(addr)
-		if err == nil {
-			return pid, addr, nil
-		}
-		last = err
-	}
-	return 0, netip.AddrPort{}, last
 }
 
 // pprofCmdline asks the target's net/http/pprof for its command line; nil when it cannot.

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,6 +21,7 @@ import (
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
 )
 
@@ -80,10 +84,79 @@ func (f *targetFlags) validate(window time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// session is the capture session the flags ask for (it does nothing when none is).
-func (f *targetFlags) session() *profcap.Session {
-	return &profcap.Session{Pprof: f.pprof, Metrics: f.metrics, PID: f.pid, Levels: f.levels, TopN: f.topN,
+// session is the capture session the flags ask for against the target at rawURL (it does
+// nothing when none is). Without --target-pid and when asked to find it (a sweep, whose
+// verdict needs it, without --workers, whose loopback is not this machine's), it looks for
+// the process listening on a loopback target's port, to sample its CPU and its wait for a
+// CPU; note says what it found
+// or why it found nothing ("" for a target inside apiperf's own process, as in tests).
+func (f *targetFlags) session(rawURL string, find bool) (s *profcap.Session, note string) {
+	s = &profcap.Session{Pprof: f.pprof, Metrics: f.metrics, PID: f.pid, Levels: f.levels, TopN: f.topN, Machine: true,
 		Trace: time.Duration(f.trace * float64(time.Second))}
+	if f.pid > 0 {
+		s.PIDSource = "--target-pid"
+		return s, ""
+	}
+	if !find {
+		return s, ""
+	}
+	pid, how, err := findTargetPID(rawURL)
+	switch {
+	case errors.Is(err, errNotLoopback):
+		s.PIDSource = "not looked for: " + err.Error()
+		return s, ""
+	case err != nil:
+		s.PIDSource = "its process was not found: " + err.Error()
+		return s, "target process not found, so its CPU is not measured (give --target-pid): " + err.Error()
+	case pid == os.Getpid():
+		return s, ""
+	}
+	s.PID, s.PIDSource = pid, how
+	return s, fmt.Sprintf("target process %d (%s): sampling its CPU from /proc (--target-pid to choose another)", pid, how)
+}
+
+// errNotLoopback: a target not on loopback may be on another host; its process is not sought.
+var errNotLoopback = errors.New("not a loopback address, the target may be on another host")
+
+// findTargetPID finds the process listening on a loopback target's address: for
+// "localhost", on 127.0.0.1 or ::1.
+func findTargetPID(rawURL string) (int, string, error) {
+	t, err := scenario.ParseTarget(rawURL)
+	if err != nil {
+		return 0, "", err
+	}
+	return findTargetPIDOf(t)
+}
+
+// findTargetPIDOf is findTargetPID of a parsed target.
+func findTargetPIDOf(t scenario.Target) (int, string, error) {
+	port, err := strconv.ParseUint(t.Port, 10, 16)
+	if err != nil {
+		return 0, "", fmt.Errorf("port %q: %w", t.Port, err)
+	}
+	var addrs []netip.Addr
+	if t.Host == "localhost" {
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	} else if a, err := netip.ParseAddr(t.Host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		return 0, "", fmt.Errorf("%s is a host name: %w", t.Host, errNotLoopback)
+	}
+	if !addrs[0].Unmap().IsLoopback() {
+		return 0, "", fmt.Errorf("%s: %w", t.Host, errNotLoopback)
+	}
+	var first error
+	for _, a := range addrs {
+		ap := netip.AddrPortFrom(a, uint16(port))
+		pid, err := procfs.ListenPID(ap)
+		if err == nil {
+			return pid, "listening on " + ap.String(), nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return 0, "", first
 }
 
 // captureHook starts the session's capture of every measured step (warmups are not

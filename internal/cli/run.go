@@ -261,6 +261,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
+	capture, _ := tf.session(sc.URL, false)                   // a run's summary shows the target's process for --target-pid only
 	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
 	if err != nil {
 		return err
@@ -290,7 +291,6 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		watch.Close(ctx)
 		return err
 	}
-	capture := tf.session()
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
 	}), sweep.Hooks(captureHook(capture), localHook(coord, conditionsHook(cond))))

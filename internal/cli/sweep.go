@@ -287,6 +287,10 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
+	capture, note := tf.session(sc.URL, j.cf.workers == 0) // before the live view: the search reads /proc
+	if note != "" && !wf.quiet {
+		fmt.Fprintf(e.stderr, "apiperf: %s\n", note)
+	}
 	// what the run is measured on (conditions.go), read before --listen serves it
 	cond := startConditions(ctx, cfg, tgt, &tf, j.sf.load.redact)
 	watch, err := j.lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
@@ -304,7 +308,6 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		defer coord.Close()
 		coord.WatchIntervals(watch.Feed())
 	}
-	capture := tf.session()
 	runPath := filepath.Join(dir, "run.json")
 	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(coord, conditionsHook(cond))), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {

@@ -95,8 +95,8 @@ func TestTimingVerdictOnDemoTargets(t *testing.T) {
 		// Four pool slots held 5 ms each: waiting, in the pool's get; the pool turns on the
 		// block and mutex profiles, which name its lock too.
 		{"pool", nil, nil, "/demo/pool", []string{"--levels", "4,16,64"}, []verdict.Kind{verdict.TargetWaiting},
-			[]string{"wait in sync.(*Mutex).Lock from github.com/apiperf/apiperf/target.(*demoPool).get",
-				"blocked in sync.(*Mutex).Lock from github.com/apiperf/apiperf/target.(*demoPool).get",
+			[]string{"wait in sync.Mutex: waiting for the lock from github.com/apiperf/apiperf/target.(*demoPool).get",
+				"blocked in sync.Mutex: waiting for the lock from github.com/apiperf/apiperf/target.(*demoPool).get",
 				"the lock released in sync.(*Mutex).Unlock from github.com/apiperf/apiperf/target.(*demoPool).put"}, ""},
 		// A downstream reached over four connections: waiting, in the call to it; no block or
 		// mutex profile is enabled there, and the verdict says nothing of them.
@@ -149,4 +149,44 @@ func verdictDump(v *verdict.Verdict) string {
 	}
 	b.WriteString("silent: " + strings.Join(v.Silent, "; "))
 	return b.String()
+}
+
+// TestTimingVerdictBusyCore is issue 27's check of README's Explain example with another
+// process spinning on one of the cores: the demo's CPU-heavy handler is not "waiting", and
+// no claim is high for target-waiting or generator-bound. The sweep is README's command,
+// without --target-pid: apiperf finds the demo's process itself.
+func TestTimingVerdictBusyCore(t *testing.T) {
+	testenv.Timing(t)
+	if testing.Short() {
+		t.Skip("sweeps the demo for about ten seconds")
+	}
+	busy := testenv.BusyChild(t)
+	if _, err := testenv.Pin(busy, 0); err != nil {
+		t.Skipf("cannot pin the busy loop to core 0: %v", err)
+	}
+	p := spawnDemo(t, nil)
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "sweep", "--levels", "5,20", "-d", "3s", "--warmup", "500ms", "--no-history",
+		"--pprof", p.URL()+"/debug/pprof", "--metrics", p.URL()+"/metrics", "--dir", dir, "--name", "busy", p.URL()+"/api/users/7")
+	if code != ExitOK {
+		t.Fatalf("apiperf sweep = %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := "target process " + strconv.Itoa(p.Pid()); !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr)
+	}
+	r, err := result.Load(filepath.Join(dir, "busy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := r.Verdict
+	t.Logf("%s", stdout[strings.Index(stdout, "verdict: "):])
+	if v.Has(verdict.TargetWaiting) {
+		t.Errorf("the CPU-heavy demo on a machine with a busy core: %s", v.Claim(verdict.TargetWaiting))
+	}
+	if c := v.Claim(verdict.GeneratorBound); c != nil && c.Confidence == verdict.High {
+		t.Errorf("generator-bound high on a busy machine: %s", c)
+	}
+	if !v.SharedMachine() {
+		t.Errorf("the verdict does not say other processes took CPU: %+v", v.Machine)
+	}
 }

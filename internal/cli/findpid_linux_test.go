@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apiperf/apiperf/result"
+)
+
+// TestHelperServeInherited is not a test: run by TestSweepFindsTargetPID as a child, it
+// serves HTTP on the listener it inherited as fd 3 until killed.
+func TestHelperServeInherited(t *testing.T) {
+	if os.Getenv("APIPERF_HELPER_SERVE") != "1" {
+		t.Skip("a helper process of TestSweepFindsTargetPID")
+	}
+	ln, err := net.FileListener(os.NewFile(3, "listener"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+}
+
+// A sweep of a loopback target served by another process finds that process by its
+// listening socket, without --target-pid: run.json says how, and has the target's CPU and
+// the machine's per level.
+func TestSweepFindsTargetPID(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperServeInherited$")
+	child.Env = append(os.Environ(), "APIPERF_HELPER_SERVE=1")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	f.Close()
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "sweep", "--levels", "1", "-d", "1s", "--warmup", "0s", "--no-history",
+		"--dir", dir, "--name", "found", "http://"+addr+"/")
+	if code != ExitOK {
+		t.Fatalf("apiperf sweep = %d\n%s\n%s", code, stdout, stderr)
+	}
+	want := "target process " + strconv.Itoa(child.Process.Pid) + " (listening on " + addr + ")"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr)
+	}
+	r, err := result.Load(filepath.Join(dir, "found"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Target == nil || r.Target.PIDSource != "listening on "+addr || len(r.Target.Steps) != 1 {
+		t.Fatalf("run.json target = %+v, want one step found listening on %s", r.Target, addr)
+	}
+	s := r.Target.Steps[0]
+	if s.Process == nil || s.Process.URL != "/proc/"+strconv.Itoa(child.Process.Pid) || s.Machine == nil || s.Machine.CPUs < 1 || s.Machine.Busy <= 0 {
+		t.Errorf("step capture: process %+v, machine %+v; want the child's /proc and the machine's CPU", s.Process, s.Machine)
+	}
+	in, _ := r.VerdictInput()
+	if l := in.Levels[0]; l.Machine == nil || l.Target == nil {
+		t.Errorf("verdict input level: machine %+v, target %+v; want both", l.Machine, l.Target)
+	}
+}
+
+// Targets whose process is not sought or not found: the note says why, for the record.
+func TestSessionTargetPID(t *testing.T) {
+	var tf targetFlags
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	// In apiperf's own process (as in tests): nothing to separate, nothing said.
+	if s, note := tf.session("http://"+addr+"/", true); s.PID != 0 || note != "" {
+		t.Errorf("in-process target: pid %d, note %q; want none", s.PID, note)
+	}
+	ln.Close()
+	s, note := tf.session("http://"+addr+"/", true)
+	if s.PID != 0 || !strings.Contains(note, "no socket listens there") || !strings.Contains(s.PIDSource, "not found") {
+		t.Errorf("nothing listening: pid %d, note %q, source %q", s.PID, note, s.PIDSource)
+	}
+	s, note = tf.session("http://example.com/", true)
+	if s.PID != 0 || note != "" || !strings.Contains(s.PIDSource, "not looked for") {
+		t.Errorf("remote host: pid %d, note %q, source %q; want not looked for, quietly", s.PID, note, s.PIDSource)
+	}
+	if s, _ := tf.session("http://"+addr+"/", false); s.PID != 0 || s.PIDSource != "" {
+		t.Errorf("not asked to find it (run, --workers): pid %d, source %q; want not looked for", s.PID, s.PIDSource)
+	}
+}
