@@ -240,6 +240,7 @@ func outputShape(out string) []string {
 		n := strings.TrimSpace(shape(l))
 		switch {
 		case n == "", strings.HasPrefix(n, "Drained:"), strings.HasPrefix(n, "apiperf: warning"), strings.HasPrefix(n, "Socket errors"), strings.HasPrefix(n, "Non-2xx"),
+			strings.HasPrefix(n, "Conditions:"), strings.HasPrefix(n, "Generator-bound:"), // only when the machine was busy
 			strings.HasPrefix(n, "apiperf: ") && strings.Contains(n, " loop: "): // the banner, on stderr, shown or not
 			continue
 		}
