@@ -57,7 +57,12 @@ var cases = []zooCase{
 	{name: "echo-json", router: "echo", handlers: "methods", bottleneck: "encoding/json of 2,000 orders per request (GOMAXPROCS=1)",
 		path: "/orders", plan: cpuPlan, env: oneCore, want: "target-cpu-bound",
 		inSummary: 1,
-		place:     []string{`encoding/json`}},
+		place:     []string{`encoding/json`},
+		known: "the summary names the hottest single function, and JSON's self time is spread over " +
+			"primitives it calls (bytes.Buffer, maps.Iter, strconv): in some runs the summary names one of " +
+			"those, not encoding/json (verdict/zoo/STATUS.md, run 8)",
+		knownBusy: "as on the idle machine: the summary may name a primitive JSON calls, not encoding/json",
+	},
 	{name: "chi-postgres", router: "chi", handlers: "methods", bottleneck: "database/sql pool of 2 over PostgreSQL (pgx), 5 ms per query",
 		path: "/accounts/7", plan: waitPlan, needs: "postgres", want: "target-waiting",
 		inSummary: 2,
@@ -134,7 +139,7 @@ func TestZoo(t *testing.T) {
 			recorded := false
 			defer func() { // a case that stopped early (a skip, apiperf failing) has its row too
 				if !recorded {
-					rows = append(rows, row(c, nil, "", []string{"not judged: see the test's output"}))
+					rows = append(rows, row(c, nil, "", []string{"not judged: see the test's output"}, ""))
 				}
 			}()
 			env := append([]string{"DOWNSTREAM_URL=" + d.downstream, "SQLITE_PATH=" + filepath.Join(t.TempDir(), "ledger.db")}, c.env...)
@@ -149,17 +154,17 @@ func TestZoo(t *testing.T) {
 			v, out := explain(t, filepath.Join(bin, "apiperf"), s, c)
 			problems, place := check(c, v)
 			t.Logf("%s:\n%s", c.name, v.dump())
-			rows = append(rows, row(c, v, place, problems))
+			known := c.known
+			if busy {
+				known = c.knownBusy
+			}
+			rows = append(rows, row(c, v, place, problems, known))
 			recorded = true
 			if len(problems) == 0 {
 				return
 			}
 			msg := fmt.Sprintf("%s (%s, %s; %s): %s\nverdict:\n%s\napiperf said:\n%s",
 				c.name, c.router, c.handlers, c.bottleneck, strings.Join(problems, "; "), v.dump(), out)
-			known := c.known
-			if busy {
-				known = c.knownBusy
-			}
 			if known != "" {
 				t.Skipf("known failure (%s): %s", known, msg)
 			}
@@ -182,8 +187,9 @@ func missing(t *testing.T, why string) {
 	t.Skip(why)
 }
 
-// row is the docs' table row of a case: service | bottleneck | verdict | place named | result.
-func row(c zooCase, v *runVerdict, place string, problems []string) string {
+// row is the docs' table row of a case: service | bottleneck | verdict | place named | result
+// (a known failure said so).
+func row(c zooCase, v *runVerdict, place string, problems []string, known string) string {
 	var kinds []string
 	for _, cl := range v.claims() {
 		kinds = append(kinds, fmt.Sprintf("%s (%s)", cl.Kind, cl.Confidence))
@@ -195,6 +201,9 @@ func row(c zooCase, v *runVerdict, place string, problems []string) string {
 	result := "right"
 	if len(problems) > 0 {
 		result = "WRONG: " + strings.Join(problems, "; ")
+		if known != "" {
+			result = "WRONG (a known failure): " + strings.Join(problems, "; ")
+		}
 	}
 	if place == "" {
 		place = "-"
