@@ -23,28 +23,51 @@ const growCheck = time.Millisecond
 // A backlog the pool drains by itself opens none: the generator woke late, was stopped or
 // descheduled, and the responses to what it sent then come back within a response time. Its
 // wait is in the corrected latency all the same.
+//
+// What a backlog holds when it is first seen (or seen again after a gap in the checks) is the
+// generator's debt: a target that holds the connections makes a backlog grow by the rate,
+// from nothing, between two checks a millisecond apart, while a generator that was stopped
+// finds, when it runs again, every request due in the stop at once (5,000 after a second at
+// -R 5000). The debt opens no connection, however long the stop was: only the backlog above
+// it can, the part that the target made since. And while the pool works the debt off, every
+// connection is busy, so that any hiccup of the target (or of a loaded machine) shows as a
+// backlog that does not shrink: the pool grows only once the debt has not shrunk for
+// debtHold (or a response time, when longer), when the pool is too small for the rate.
 type backlogWatch struct {
-	at, n int64 // the check that last saw a backlog (at 0: none since it was gone), and its size
+	at, n   int64 // the check that last saw a backlog (at 0: none since it was gone), and its excess over debt
+	debt    int64 // the backlog at its first sighting, as drained since: the generator's
+	drained int64 // when the debt last shrank (or was taken on)
 }
 
+// debtHold is how long a debt must not shrink before the backlog above it opens connections.
+const debtHold = 50 * time.Millisecond
+
 // grow returns how many connections to open for a backlog of n at now, rt being the response
-// time (meanRT): none until a check at least a response time after the first one to see it
-// finds it no smaller.
+// time (meanRT): none until two checks, each at least a response time after the one before,
+// find an excess over the debt, the second no smaller, and the debt has not shrunk for
+// debtHold; then that excess.
 func (w *backlogWatch) grow(now, n, rt int64) int64 {
 	if n <= 0 {
-		w.at, w.n = 0, 0
+		*w = backlogWatch{}
 		return 0
 	}
 	span := max(int64(growCheck), rt)
 	if w.at != 0 && now-w.at < span {
 		return 0 // too soon to tell: the earlier sighting stands
 	}
-	at, prev := w.at, w.n
-	w.at, w.n = now, n
-	if at == 0 || now-at > span+int64(4*growCheck) || n < prev {
-		return 0 // a first sighting (or one after a long gap), or a backlog that drains
+	if w.at == 0 || now-w.at > span+int64(4*growCheck) {
+		*w = backlogWatch{at: now, debt: n, drained: now} // a first sighting, or one after a long gap
+		return 0
 	}
-	return n
+	if n < w.debt {
+		w.debt, w.drained = n, now
+	}
+	prev := w.n
+	w.at, w.n = now, n-w.debt
+	if prev == 0 || w.n < prev || now-w.drained < max(int64(debtHold), span) {
+		return 0 // a backlog that drains (to its debt, or below the excess seen before), or a debt that does
+	}
+	return w.n
 }
 
 // meanRT moves the response time rt, a moving average of how long exchanges held their
@@ -229,7 +252,7 @@ func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull bool) string
 	var why string
 	switch {
 	case starved && manyBusy:
-		why = "the generator was short of CPU (goroutines waited over 1ms to run), so it did not open more connections"
+		why = "the generator was short of CPU (goroutines waited over 1ms to run), and it opens no connection while it is"
 	case starved:
 		why = "the generator was short of CPU (goroutines waited over 1ms to run)"
 	case manyBusy && poolFull:

@@ -62,7 +62,7 @@ func TestLateWarning(t *testing.T) {
 		{"late with free connections: the generator woke late", 50, 0, 1000, false, false, "woke late"},
 		{"late for want of a connection", 50, 40, 1000, false, false, "every connection was busy for 40"},
 		{"busy and the pool at its limit", 50, 40, 1000, false, true, "--max-connections was reached"},
-		{"short of CPU, busy: the pool did not grow", 50, 40, 1000, true, false, "so it did not open more connections"},
+		{"short of CPU, busy: the pool does not grow then", 50, 40, 1000, true, false, "and it opens no connection while it is"},
 		{"short of CPU, connections free", 50, 0, 1000, true, false, "short of CPU (goroutines waited over 1ms to run); "},
 	}
 	for _, c := range cases {

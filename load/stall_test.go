@@ -1,0 +1,100 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/internal/testenv"
+	"github.com/apiperf/apiperf/measure"
+)
+
+// loadProcessEnv, in a copy of this test binary, names the URL to load and the I/O path
+// (loadProcess).
+const loadProcessEnv = "APIPERF_LOAD_PROCESS"
+
+func TestTimingOpenLoopLongStall(t *testing.T) {
+	if v := os.Getenv(loadProcessEnv); v != "" {
+		loadProcess(t, v)
+		return
+	}
+	testenv.Timing(t)
+	openIO(t, testOpenLoopLongStall)
+}
+
+// testOpenLoopLongStall: the generator, a process of its own, is stopped for 2 s (SIGSTOP,
+// as a loaded CI runner or a swapped-out process is) in the middle of an open loop at 1000
+// req/s over 20 connections; 2,000 requests fall due at once. The target, here, counts the
+// connections it accepts: the pool drains that backlog by itself and grows by little (before,
+// it opened a connection for most of the late requests: thousands).
+func testOpenLoopLongStall(t *testing.T, mode ioMode) {
+	var accepted, served atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTimingOpenLoopLongStall$")
+	cmd.Env = append(os.Environ(), loadProcessEnv+"="+string(rune('0'+mode))+srv.URL)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for served.Load() < 300 { // 0.3 s into the run: the pool is open and at work
+		time.Sleep(time.Millisecond)
+	}
+	before := accepted.Load()
+	cmd.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(2 * time.Second)
+	cmd.Process.Signal(syscall.SIGCONT)
+	var s measure.Step
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if err := json.Unmarshal([]byte(line), &s); err != nil {
+		t.Fatalf("the load process said %q: %v", line, err)
+	}
+	cmd.Wait()
+	t.Logf("accepted %d connections before the stop, %d in all; open %+v; errors %+v; successes %d; warnings %q",
+		before, accepted.Load(), s.Open, s.Errors, s.Successes, s.Warnings)
+	if s.Open == nil || s.Open.MaxLag < measure.Duration(1500*time.Millisecond) {
+		t.Fatalf("open %+v: want a send lag of the 2s stop (it did not land in the window)", s.Open)
+	}
+	if n := accepted.Load(); n > 60 {
+		t.Errorf("the target accepted %d connections (%d before the stop); want at most 60 for a pool of 20 whose backlog was its generator's", n, before)
+	}
+	if s.Errors.Total() != 0 || s.Successes < 3300 {
+		t.Errorf("errors %+v, successes %d; want none and about 3500", s.Errors, s.Successes)
+	}
+}
+
+// loadProcess runs, in a copy of the test binary, an open loop of 3.5 s at 1000 req/s over 20
+// connections on v's I/O path (its first byte) against v's URL (the rest), and prints its step
+// as one line of JSON.
+func loadProcess(t *testing.T, v string) {
+	s := run(t, ioMode(v[0]-'0'), context.Background(), v[1:],
+		Config{Rate: 1000, Duration: measure.Duration(3500 * time.Millisecond), Connections: 20, Threads: 1, Timeout: measure.Duration(5 * time.Second)})
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.Write(append(b, '\n'))
+}
