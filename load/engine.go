@@ -119,6 +119,12 @@ type tally struct {
 	lateBusy atomic.Int64 // open loop: late sends that waited for a free connection
 }
 
+// sentIn reports whether an attempt started at t (an offset from base) started inside the
+// measured window: it counts in an open loop's achieved rate.
+func (w *window) sentIn(t int64) bool {
+	return t >= int64(w.from) && (w.to == 0 || t < int64(w.to))
+}
+
 // scriptStops are the engine threads a script stopped (wrk.thread:stop()).
 type scriptStops struct {
 	threadStop []atomic.Bool // threadStop[t]: a script stopped engine thread t; its connections end

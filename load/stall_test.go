@@ -98,3 +98,49 @@ func loadProcess(t *testing.T, v string) {
 	}
 	os.Stdout.Write(append(b, '\n'))
 }
+
+// TestBacklogWatch walks the growth rule through its cases at 1000 req/s (allow: 51), checked
+// every millisecond, with a response time of 100 us.
+func TestBacklogWatch(t *testing.T) {
+	const ms, rt = int64(time.Millisecond), int64(100 * time.Microsecond)
+	t.Run("a backlog a running generator sees grows the pool when it does not shrink", func(t *testing.T) {
+		w := newBacklogWatch(1000)
+		if g := w.grow(1*ms, 2, rt); g != 0 {
+			t.Errorf("first sighting: grow %d, want 0", g)
+		}
+		if g := w.grow(2*ms, 3, rt); g != 3 {
+			t.Errorf("no smaller a millisecond later: grow %d, want 3", g)
+		}
+	})
+	t.Run("a stop's debt that drains opens nothing, however long it takes", func(t *testing.T) {
+		w := newBacklogWatch(1000)
+		w.grow(1*ms, 2000, rt) // 2 s of requests at once: 1949 of them a debt
+		for i, n := int64(2), int64(2000); n > 0; i, n = i+1, n-5+1 {
+			// the pool sends 5 a millisecond and 1 falls due; every 3rd check it sends none
+			if i%3 == 0 {
+				n += 5
+			}
+			if g := w.grow(i*ms, n, rt); g != 0 {
+				t.Fatalf("at %d ms, backlog %d: grow %d while the debt drains", i, n, g)
+			}
+		}
+	})
+	t.Run("a debt that stops shrinking lets what is above it grow the pool, never the debt", func(t *testing.T) {
+		w := newBacklogWatch(1000)
+		w.grow(1*ms, 2000, rt)
+		var grown int64
+		n := int64(2000)
+		for i := int64(2); i < 400; i++ {
+			n++ // the target holds every connection: nothing is sent
+			g := w.grow(i*ms, n, rt)
+			if g > 0 && time.Duration((i-1)*ms) < debtHold {
+				t.Fatalf("at %d ms: grow %d before the debt was held for %v", i, g, debtHold)
+			}
+			grown += g
+			n -= g // the new connections take requests (the oldest: the debt's)
+		}
+		if grown < 300 || grown > 450 {
+			t.Errorf("grew %d over 400 ms of 1 request a millisecond above a debt of 1949; want about 400 (what fell due since), not the debt", grown)
+		}
+	})
+}
