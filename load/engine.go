@@ -129,6 +129,7 @@ func (w *window) sentIn(t int64) bool {
 type scriptStops struct {
 	threadStop []atomic.Bool // threadStop[t]: a script stopped engine thread t; its connections end
 	stopped    atomic.Int32  // threads stopped by a script
+	srcErr     error         // the source's failure that stopped the run (scenario.Failer); set by supervise
 }
 
 // driver is one I/O strategy's runtime (goroutine workers closed or open, event loops closed

@@ -41,6 +41,9 @@ func (e *engine) finish(names []string) *measure.Step {
 		s.Interrupted = true
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
 	}
+	if e.srcErr != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("stopped early: %v", e.srcErr))
+	}
 	if n := e.stopped.Load(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the script stopped %d of %d threads (wrk.thread:stop()); they sent nothing more", n, e.cfg.Threads))
 	}

@@ -41,6 +41,23 @@ type source struct {
 	banner string
 }
 
+// Failed passes on a script's failure (scenario.Failer), so that the engine stops the run
+// when request() fails; never for other sources.
+func (s *source) Failed() <-chan struct{} {
+	if f, ok := s.Source.(scenario.Failer); ok {
+		return f.Failed()
+	}
+	return nil
+}
+
+// Err is the script's failure, if any.
+func (s *source) Err() error {
+	if f, ok := s.Source.(scenario.Failer); ok {
+		return f.Err()
+	}
+	return nil
+}
+
 // describe is what the run sends, e.g. "POST http://127.0.0.1:8080/ (from post.lua)".
 func (s *source) describe() string {
 	if s.banner != "" {

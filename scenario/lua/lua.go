@@ -65,7 +65,8 @@ type Source struct {
 
 	failed atomic.Bool // a callback raised an error: stop the run
 	errMu  sync.Mutex
-	err    error // the first error a callback raised while the load ran
+	err    error         // the first error a callback raised while the load ran
+	fails  chan struct{} // closed with err (scenario.Failer)
 }
 
 // thread is one engine thread: its Lua state and what was learned about the script in it.
@@ -101,7 +102,7 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{name: name, code: code, sc: sc, target: t, out: o.Stdout, base: o.Context, budget: o.LoadBudget}
+	s := &Source{name: name, code: code, sc: sc, target: t, out: o.Stdout, base: o.Context, budget: o.LoadBudget, fails: make(chan struct{})}
 	if s.out == nil {
 		s.out = io.Discard
 	}
@@ -346,11 +347,15 @@ func (s *Source) Err() error {
 	return s.err
 }
 
+// Failed is closed once a callback raised an error (Err): the engine stops the run.
+func (s *Source) Failed() <-chan struct{} { return s.fails }
+
 // fail keeps the first runtime error and stops the run.
 func (s *Source) fail(err error) {
 	s.errMu.Lock()
 	if s.err == nil {
 		s.err = err
+		close(s.fails)
 	}
 	s.errMu.Unlock()
 	s.failed.Store(true)
