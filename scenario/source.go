@@ -43,6 +43,13 @@ type Failer interface {
 	Err() error
 }
 
+// Busy is implemented by a Source whose requests cost the generator time of their own (a
+// script's request() and response()): the time spent in them so far, summed over the engine
+// threads. When it is most of a run's, the generator set the pace, and the run says so.
+type Busy interface {
+	Busy() time.Duration
+}
+
 // Source makes a Requester per connection; thread is the engine thread the connection
 // belongs to (0..threads-1).
 type Source interface {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -56,6 +57,15 @@ func (s *source) Err() error {
 		return f.Err()
 	}
 	return nil
+}
+
+// Busy passes on a script's time in its callbacks (scenario.Busy), so that the run warns
+// when the script set the pace; 0 for other sources.
+func (s *source) Busy() time.Duration {
+	if b, ok := s.Source.(scenario.Busy); ok {
+		return b.Busy()
+	}
+	return 0
 }
 
 // describe is what the run sends, e.g. "POST http://127.0.0.1:8080/ (from post.lua)".

@@ -110,3 +110,16 @@ func TestRunScriptRequestErrorStops(t *testing.T) {
 		t.Errorf("exit %d after %v (of 5s), stdout %q, stderr %q: want the run stopped early, exit 1, the error naming boom.lua", code, took, out.String(), errb.String())
 	}
 }
+
+// A script whose request() stalls for most of the run: one warning line says the script set
+// the pace. Each call stalls 100 ms: the target shares this process (and -t1 its one P), so
+// that its answers wait for the script's loop to be preempted, tens of milliseconds.
+func TestRunScriptBusyWarning(t *testing.T) {
+	srv, _ := sourceServer(t)
+	script := tempFile(t, "slow.lua", "request = function()\n  local t0 = os.clock()\n  while os.clock() - t0 < 0.1 do end\n  return wrk.format()\nend\n")
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"run", "-q", "-c1", "-t1", "-d", "1s", "-s", script, srv.URL}, &out, &errb)
+	if code != ExitOK || strings.Count(out.String(), "the script, not the target, set the pace") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q: want one warning that the script set the pace", code, out.String(), errb.String())
+	}
+}

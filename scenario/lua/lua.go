@@ -83,7 +83,8 @@ type thread struct {
 	hasRequest  bool
 	hasResponse bool
 	hasDelay    bool
-	stopped     atomic.Bool // thread:stop() was called: this thread's connections end
+	stopped     atomic.Bool  // thread:stop() was called: this thread's connections end
+	busy        atomic.Int64 // ns spent in request() and response() while the load ran (Busy)
 }
 
 // New loads the wrk script at path for the request sc (URL, method, headers and body from
@@ -345,6 +346,20 @@ func (s *Source) Err() error {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	return s.err
+}
+
+// Busy implements scenario.Busy: the time the threads spent in request() and response(),
+// summed over them.
+func (s *Source) Busy() time.Duration {
+	s.mainMu.Lock()
+	defer s.mainMu.Unlock()
+	var d int64
+	for _, t := range s.threads {
+		if t != nil {
+			d += t.busy.Load()
+		}
+	}
+	return time.Duration(d)
 }
 
 // Failed is closed once a callback raised an error (Err): the engine stops the run.

@@ -108,3 +108,35 @@ end`
 		}
 	}
 }
+
+// TestScriptBusyWarning: a request() that stalls (busy for 20 ms each call) takes most of
+// the run's time on its thread; the step says that the script set the pace. A quick
+// request() gets no such warning.
+func TestScriptBusyWarning(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	sc := scenario.Scenario{URL: srv.URL + "/"}
+	target, _ := scenario.ParseTarget(sc.URL)
+	for _, tc := range []struct {
+		name, code string
+		warn       bool
+	}{
+		{"stalls", "request = function()\n  local t0 = os.clock()\n  while os.clock() - t0 < 0.02 do end\n  return wrk.format()\nend\n", true},
+		{"quick", "request = function() return wrk.format() end\n", false},
+	} {
+		src, err := NewString(tc.name+".lua", tc.code, sc, Options{})
+		if err != nil {
+			t.Fatalf("%s: NewString: %v", tc.name, err)
+		}
+		step, err := load.Run(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(time.Second), Timeout: measure.Duration(time.Second)}, src, target)
+		src.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		warned := strings.Contains(strings.Join(step.Warnings, "\n"), "the script, not the target, set the pace")
+		t.Logf("%s: %d requests, warnings %q", tc.name, step.Requests, step.Warnings)
+		if warned != tc.warn {
+			t.Errorf("%s: warned %v, want %v (warnings %q)", tc.name, warned, tc.warn, step.Warnings)
+		}
+	}
+}
