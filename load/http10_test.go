@@ -58,38 +58,22 @@ func testHTTP10Close(t *testing.T, mode ioMode, open bool) {
 // it counts the connections and the requests that arrived on them after the response.
 func lateCloser(t *testing.T, resp string) (url string, conns, late *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	conns, late = new(atomic.Int64), new(atomic.Int64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				if _, err := readRequest(r); err != nil {
-					return
-				}
-				if _, err := c.Write([]byte(resp)); err != nil {
-					return
-				}
-				c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
-				if _, err := readRequest(r); err == nil {
-					late.Add(1)
-				}
-			}()
+	url = serveLoopback(t, func(c net.Conn) {
+		conns.Add(1)
+		r := bufio.NewReader(c)
+		if _, err := readRequest(r); err != nil {
+			return
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); <-done })
-	return "http://" + ln.Addr().String() + "/", conns, late
+		if _, err := c.Write([]byte(resp)); err != nil {
+			return
+		}
+		c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+		if _, err := readRequest(r); err == nil {
+			late.Add(1)
+		}
+	})
+	return url, conns, late
 }
 
 // readRequest reads a request's head (the engine's GETs have no body).
@@ -151,7 +135,18 @@ s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 `
-	cmd := exec.Command(py, "-c", script, dir)
+	out := startChild(t, exec.Command(py, "-c", script, dir))
+	port, err := out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("python3 http.server did not say its port: %v", err)
+	}
+	return "http://127.0.0.1:" + strings.TrimSpace(port) + "/ok.txt"
+}
+
+// startChild starts cmd, its standard error on the test's, and returns its standard output;
+// it is killed when the test ends.
+func startChild(t *testing.T, cmd *exec.Cmd) *bufio.Reader {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -164,9 +159,5 @@ s.serve_forever()
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	port, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("python3 http.server did not say its port: %v", err)
-	}
-	return "http://127.0.0.1:" + strings.TrimSpace(port) + "/ok.txt"
+	return bufio.NewReader(out)
 }

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net"
@@ -51,15 +50,7 @@ func testOpenLoopLongStall(t *testing.T, mode ioMode) {
 	defer srv.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTimingOpenLoopLongStall$")
 	cmd.Env = append(os.Environ(), loadProcessEnv+"="+string(rune('0'+mode))+srv.URL)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	out := startChild(t, cmd)
 	for served.Load() < 300 { // 0.3 s into the run: the pool is open and at work
 		time.Sleep(time.Millisecond)
 	}
@@ -68,11 +59,10 @@ func testOpenLoopLongStall(t *testing.T, mode ioMode) {
 	time.Sleep(2 * time.Second)
 	cmd.Process.Signal(syscall.SIGCONT)
 	var s measure.Step
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	line, _ := out.ReadString('\n')
 	if err := json.Unmarshal([]byte(line), &s); err != nil {
 		t.Fatalf("the load process said %q: %v", line, err)
 	}
-	cmd.Wait()
 	t.Logf("accepted %d connections before the stop, %d in all; open %+v; errors %+v; successes %d; warnings %q",
 		before, accepted.Load(), s.Open, s.Errors, s.Successes, s.Warnings)
 	if s.Open == nil || s.Open.MaxLag < measure.Duration(1500*time.Millisecond) {
