@@ -308,7 +308,7 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 		}
 		sum += sec.Requests
 	}
-	if o := s.Open; o != nil && (o.Scheduled < 0 || o.Scheduled > maxSize || o.LateSends < 0 || o.LateSends > o.Scheduled ||
+	if o := s.Open; o != nil && (o.Scheduled < 0 || o.Scheduled > maxSize || o.Sent < 0 || o.Sent > maxSize || o.LateSends < 0 || o.LateSends > o.Scheduled ||
 		o.MaxLag < 0 || o.Connections < 0 || !finite(o.TargetRate)) {
 		return forged("its step: open loop %+v", *o)
 	}

@@ -120,10 +120,18 @@ type tally struct {
 	lateBusy atomic.Int64 // open loop: late sends that waited for a free connection
 }
 
+// sentIn reports whether an attempt started at t (an offset from base) started inside the
+// measured window: it counts in an open loop's achieved rate.
+func (w *window) sentIn(t int64) bool {
+	return t >= int64(w.from) && (w.to == 0 || t < int64(w.to))
+}
+
 // scriptStops are the engine threads a script stopped (wrk.thread:stop()).
 type scriptStops struct {
 	threadStop []atomic.Bool // threadStop[t]: a script stopped engine thread t; its connections end
 	stopped    atomic.Int32  // threads stopped by a script
+	srcErr     error         // the source's failure that stopped the run (scenario.Failer); set by supervise
+	busy0      time.Duration // the source's time in its scripts when the run began (scenario.Busy)
 }
 
 // driver is one I/O strategy's runtime (goroutine workers closed or open, event loops closed
@@ -205,6 +213,9 @@ func newEngine(ctx context.Context, cfg Config, src scenario.Source, target scen
 	}
 	e.slack = min(e.timeout/8, 100*time.Millisecond)
 	e.usage0 = readUsage()
+	if b, ok := src.(scenario.Busy); ok {
+		e.busy0 = b.Busy()
+	}
 	e.from = cfg.Warmup.Duration()
 	if d := cfg.Duration.Duration(); d > 0 {
 		e.to = e.from + d

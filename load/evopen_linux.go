@@ -87,6 +87,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	starved := false
 	for _, l := range loops {
 		s.Open.Scheduled += l.o.scheduled
+		s.Open.Sent += l.o.sent
 		starved = starved || l.o.seen
 	}
 	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, d.pool.size.Load() >= int64(e.cfg.MaxConns()), e.limit.Load() != nil); w != "" {
@@ -100,7 +101,7 @@ func (l *evloop) openInit(t, n int, pool *sharedPool, netpoll, raw bool) error {
 	e := l.e
 	o := &openLoop{
 		openShare:   openShare{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to), total: e.cfg.Requests},
-		openPool:    openPool{thread: t, shared: pool},
+		openPool:    openPool{thread: t, shared: pool, backlog: newBacklogWatch(e.cfg.Rate / float64(n))},
 		waker:       waker{tfd: -1, raw: raw},
 		stampState:  stampState{stampable: !netpoll},
 		starveWatch: starveWatch{starve: newStarvation()},
@@ -237,6 +238,9 @@ func (l *evloop) take(c *econn, now int64) {
 	c.due, c.waited = o.due, o.noFreeAt >= o.due
 	if c.due >= int64(l.e.from) {
 		o.scheduled++
+	}
+	if l.e.sentIn(now) {
+		o.sent++
 	}
 	o.advance()
 	raw, n, ep, head := c.req.Request()

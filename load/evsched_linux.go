@@ -17,6 +17,7 @@ type openShare struct {
 	total       int64 // -n: the schedule's length (0: by duration)
 	over        bool  // the loop sends nothing more
 	scheduled   int64 // requests due inside the measured window that were taken
+	sent        int64 // requests taken inside the measured window (sentIn)
 }
 
 // past reports whether the loop's next request is beyond the schedule.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // finish combines what was recorded. The window ends when sending stopped (the duration, or
@@ -43,8 +44,31 @@ func (e *engine) finish(names []string) *measure.Step {
 		s.Interrupted = true
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
 	}
+	if b, ok := e.src.(scenario.Busy); ok {
+		if w := busyWarning(b.Busy()-e.busy0, time.Since(e.base), e.cfg.Threads); w != "" {
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
+	if e.srcErr != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("stopped early: %v", e.srcErr))
+	}
 	if n := e.stopped.Load(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the script stopped %d of %d threads (wrk.thread:stop()); they sent nothing more", n, e.cfg.Threads))
 	}
 	return s
+}
+
+// busyWarning says when a script's request() and response() took most of the run's time on
+// its threads (busy, summed over threads, of wall each): the script, not the target, set the
+// pace (a request() that stalls, a response() that does heavy work).
+func busyWarning(busy, wall time.Duration, threads int) string {
+	if wall <= 0 || threads < 1 {
+		return ""
+	}
+	share := float64(busy) / float64(threads) / float64(wall)
+	if share <= 0.5 {
+		return ""
+	}
+	return fmt.Sprintf("the script's request() and response() ran for %.0f%% of the run (%v of %v on each of %d threads, on average): the script, not the target, set the pace",
+		100*min(share, 1), (busy / time.Duration(threads)).Round(time.Millisecond), wall.Round(time.Millisecond), threads)
 }

@@ -136,7 +136,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 			h.MaxConcurrent, h.Streams, h.MaxConcurrent))
 	}
 	if sched != nil {
-		s.Open.Scheduled = sched.scheduled.Load()
+		s.Open.Scheduled, s.Open.Sent = sched.scheduled.Load(), sched.sent.Load()
 		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(ws.all) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 			s.Warnings = append(s.Warnings, w)
 		}
@@ -311,6 +311,9 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		if c.sched != nil {
 			due = c.gate
 			c.sched.scheduled.Add(1)
+			if c.e.sentIn(now) {
+				c.sched.sent.Add(1)
+			}
 			if lag := now - due; lag > int64(lateThreshold) {
 				c.e.noteLag(lag)
 			}

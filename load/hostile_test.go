@@ -99,11 +99,31 @@ func testHostileTargets(t *testing.T, mode ioMode) {
 // fuzzServer answers every request on loopback with resp, then closes when close is set.
 func fuzzServer(tb testing.TB, resp []byte, closeAfter bool) (string, *atomic.Int64) {
 	tb.Helper()
+	var requests atomic.Int64
+	url := serveLoopback(tb, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for {
+			k, err := c.Read(buf)
+			if err != nil || k == 0 {
+				return
+			}
+			requests.Add(1) // the engine's requests are small: one read, one request
+			if _, err := c.Write(resp); err != nil || closeAfter {
+				return
+			}
+		}
+	})
+	return url, &requests
+}
+
+// serveLoopback accepts connections on a loopback port until the test ends, handing each
+// to handle on a goroutine of its own (and closing it after), and returns the URL of "/".
+func serveLoopback(tb testing.TB, handle func(net.Conn)) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var requests atomic.Int64
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -114,22 +134,12 @@ func fuzzServer(tb testing.TB, resp []byte, closeAfter bool) (string, *atomic.In
 			}
 			go func() {
 				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					k, err := c.Read(buf)
-					if err != nil || k == 0 {
-						return
-					}
-					requests.Add(1) // the engine's requests are small: one read, one request
-					if _, err := c.Write(resp); err != nil || closeAfter {
-						return
-					}
-				}
+				handle(c)
 			}()
 		}
 	}()
 	tb.Cleanup(func() { ln.Close(); <-done })
-	return "http://" + ln.Addr().String() + "/", &requests
+	return "http://" + ln.Addr().String() + "/"
 }
 
 // FuzzHostileResponse sends what the fuzzer makes as the response to every request, over a

@@ -23,28 +23,67 @@ const growCheck = time.Millisecond
 // A backlog the pool drains by itself opens none: the generator woke late, was stopped or
 // descheduled, and the responses to what it sent then come back within a response time. Its
 // wait is in the corrected latency all the same.
+//
+// A backlog that is first seen larger than what falls due in debtStall is the generator's
+// debt: a target that holds the connections makes a backlog grow by the rate from nothing,
+// checked every millisecond, while a generator that was stopped finds, when it runs again,
+// every request due in the stop at once (5,000 after a second at -R 5000). While the pool works a
+// debt off, every connection is busy, so that any hiccup of the target (or of a loaded
+// machine) shows as a backlog that does not shrink: nothing opens a connection then, however
+// long the stop was. A debt that has not shrunk for debtHold is not worked off: the target
+// holds the connections (or answers too slowly to tell), and the backlog above the debt
+// counts, as it does without one; the debt itself never opens a connection (opened for it,
+// a stop of 2 s at -R 5000 would open 10,000 at once): the connections opened for what is
+// above it take the oldest requests first, the debt's.
 type backlogWatch struct {
-	at, n int64 // the check that last saw a backlog (at 0: none since it was gone), and its size
+	at, n   int64 // the check that last saw a backlog (at 0: none since it was gone), and its size over debt
+	debt    int64 // the part of the backlog at its first sighting that the generator made, as drained since
+	drained int64 // when the debt last shrank (or was taken on)
+	allow   int64 // the backlog first seen that is no debt: what falls due in debtStall
+}
+
+// debtStall is the shortest stop of the generator whose backlog is its debt: shorter ones
+// (a loaded machine's) are not told from a target that holds the connections as long, and
+// the rule above holds for them alone. debtHold is how long a debt must not shrink before it
+// counts as the target's.
+const (
+	debtStall = 50 * time.Millisecond
+	debtHold  = 200 * time.Millisecond
+)
+
+// newBacklogWatch watches the backlog of a schedule of rate requests per second.
+func newBacklogWatch(rate float64) backlogWatch {
+	return backlogWatch{allow: 1 + int64(rate*debtStall.Seconds())}
 }
 
 // grow returns how many connections to open for a backlog of n at now, rt being the response
 // time (meanRT): none until a check at least a response time after the first one to see it
-// finds it no smaller.
+// finds it (above its debt) no smaller, and none while a debt is being worked off; then the
+// backlog above the debt.
 func (w *backlogWatch) grow(now, n, rt int64) int64 {
 	if n <= 0 {
-		w.at, w.n = 0, 0
+		*w = backlogWatch{allow: w.allow}
 		return 0
 	}
 	span := max(int64(growCheck), rt)
 	if w.at != 0 && now-w.at < span {
 		return 0 // too soon to tell: the earlier sighting stands
 	}
-	at, prev := w.at, w.n
-	w.at, w.n = now, n
-	if at == 0 || now-at > span+int64(4*growCheck) || n < prev {
-		return 0 // a first sighting (or one after a long gap), or a backlog that drains
+	if w.at == 0 || now-w.at > span+int64(4*growCheck) {
+		// A first sighting, or one after a long gap: what exceeds a short stop is a debt.
+		debt := max(n-w.allow, 0)
+		*w = backlogWatch{at: now, n: n - debt, debt: debt, drained: now, allow: w.allow}
+		return 0
 	}
-	return n
+	if n < w.debt {
+		w.debt, w.drained = n, now
+	}
+	prev := w.n
+	w.at, w.n = now, n-w.debt
+	if (w.debt > 0 && now-w.drained < int64(debtHold)) || w.n < prev {
+		return 0 // a debt being worked off, or a backlog that drains
+	}
+	return w.n
 }
 
 // meanRT moves the response time rt, a moving average of how long exchanges held their
@@ -62,9 +101,10 @@ type openSchedule struct {
 	pacer     Pacer
 	next      atomic.Int64 // the next request index to claim
 	scheduled atomic.Int64 // requests sent (or attempted) from the schedule
+	sent      atomic.Int64 // attempts started inside the window (sentIn)
 	limit     time.Duration
 	total     int64        // with -n: the number of requests; 0: by duration
-	watch     backlogWatch // used by growPool alone
+	watch     backlogWatch // used by growPool alone (newBacklogWatch)
 	// rt is the workers' response time (meanRT); a worker's update may overwrite another's
 	// made at the same time: it only sets how long growth watches a backlog.
 	rt atomic.Int64
@@ -88,7 +128,7 @@ func (s *openSchedule) claim() (int64, time.Duration, bool) {
 // (then more connections would only add load to it).
 // reqs are the initial pool's requesters.
 func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
-	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests}
+	sched := &openSchedule{pacer: Pacer{Rate: e.cfg.Rate}, limit: e.to, total: e.cfg.Requests, watch: newBacklogWatch(e.cfg.Rate)}
 	ws := &workerSet{e: e}
 	e.drv = &openWorkers{ws}
 	var clk *clock // wakes the workers when their requests are due (nil: Go timers)
@@ -155,7 +195,7 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 	}()
 	e.supervise(&all, o)
 	s := e.finish(names)
-	s.Open.Scheduled = sched.scheduled.Load()
+	s.Open.Scheduled, s.Open.Sent = sched.scheduled.Load(), sched.sent.Load()
 	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(ws.all) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
@@ -229,7 +269,7 @@ func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull, limited boo
 	var why string
 	switch {
 	case starved && manyBusy:
-		why = "the generator was short of CPU (goroutines waited over 1ms to run), so it did not open more connections"
+		why = "the generator was short of CPU (goroutines waited over 1ms to run), and it opens no connection while it is"
 	case starved:
 		why = "the generator was short of CPU (goroutines waited over 1ms to run)"
 	case manyBusy && limited:
@@ -275,6 +315,9 @@ func (w *worker) openLoop(sched *openSchedule, clk *clock) {
 		}
 		raw, n, ep, head := w.req.Request()
 		start := w.e.now() // without keep-alive the connect is part of every request
+		if w.e.sentIn(start) {
+			sched.sent.Add(1)
+		}
 		if w.nc == nil && !w.connect(n, ep) {
 			if w.gaveUp {
 				return // at a limit of the generator's machine

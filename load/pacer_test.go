@@ -63,7 +63,7 @@ func TestLateWarning(t *testing.T) {
 		{"late with free connections: the generator woke late", 50, 0, 1000, false, false, false, "woke late"},
 		{"late for want of a connection", 50, 40, 1000, false, false, false, "every connection was busy for 40"},
 		{"busy and the pool at its limit", 50, 40, 1000, false, true, false, "--max-connections was reached"},
-		{"short of CPU, busy: the pool did not grow", 50, 40, 1000, true, false, false, "so it did not open more connections"},
+		{"short of CPU, busy: the pool does not grow then", 50, 40, 1000, true, false, false, "and it opens no connection while it is"},
 		{"short of CPU, connections free", 50, 0, 1000, true, false, false, "short of CPU (goroutines waited over 1ms to run); "},
 		{"busy and the machine could open no more", 50, 40, 1000, false, false, true, "apiperf's own machine could not open more"},
 	}

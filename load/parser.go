@@ -12,9 +12,9 @@ var errProtocol = errors.New("invalid HTTP response")
 
 // parser is a streaming HTTP/1.x response parser. It keeps no buffer: it consumes bytes as
 // they arrive, remembers only what it needs to find the end of the response (status,
-// Content-Length, chunked, Connection: close) and the Server-Timing metrics (a header line
-// split across reads is the only thing it copies, into a buffer it keeps), and does not
-// allocate in steady state.
+// Content-Length, chunked, whether the server closes the connection after it) and the
+// Server-Timing metrics (a header line split across reads is the only thing it copies, into a
+// buffer it keeps), and does not allocate in steady state.
 type parser struct {
 	state    pstate
 	pos      int   // position within the current token (status line, header name)
@@ -25,8 +25,11 @@ type parser struct {
 	clen     int64 // Content-Length (-1 when absent)
 	remain   int64 // body bytes (or chunk bytes) left
 	chunked  bool  // Transfer-Encoding: chunked
-	close    bool  // Connection: close
+	close    bool  // the server closes the connection after this response (see endHeaders)
+	http10   bool  // an HTTP/1.0 response
+	alive    bool  // Connection: keep-alive (an HTTP/1.0 response's connection stays open)
 	match    int   // progress matching "chunked"/"close" in a value
+	matchKA  int   // progress matching "keep-alive" in a Connection value
 	noBody   bool  // HEAD request: no body whatever the headers say
 	lineLen  int   // length of the current header line (0 at a line start)
 	sawDigit bool  // a chunk size line had a digit
@@ -180,7 +183,7 @@ func (p *parser) statusLine(line []byte) error {
 	if len(line) > 12 && line[12] != ' ' && line[12] != '\r' {
 		return errProtocol
 	}
-	p.status, p.digits, p.state = code, 3, sLineStart
+	p.status, p.digits, p.state, p.http10 = code, 3, sLineStart, line[7] == '0'
 	return nil
 }
 
@@ -233,9 +236,8 @@ func (p *parser) headerLine(line []byte) error {
 			p.chunked = true
 		}
 	case equalFold(name, hdrNames[2]):
-		if containsFold(value, "close") {
-			p.close = true
-		}
+		p.close = p.close || containsFold(value, "close")
+		p.alive = p.alive || containsFold(value, "keep-alive")
 	case equalFold(name, hdrNames[3]):
 		p.serverTiming(value)
 	}
@@ -294,6 +296,7 @@ func (p *parser) step(c byte) error {
 			if c < '0' || c > '9' {
 				return errProtocol
 			}
+			p.http10 = c == '0'
 		case p.pos == len(prefix)+1:
 			if c != ' ' {
 				return errProtocol
@@ -421,7 +424,7 @@ func (p *parser) nameByte(c byte) error {
 				p.hdr = 1 << i
 			}
 		}
-		p.state, p.match = sValue, 0
+		p.state, p.match, p.matchKA = sValue, 0, 0
 		if p.hdr == 0 {
 			p.state = sSkipLine
 		}
@@ -480,9 +483,10 @@ func (p *parser) valueByte(c byte) error {
 			return errProtocol
 		}
 	case hTransferEncoding:
-		p.matchWord(c, "chunked", &p.chunked)
+		matchWord(c, "chunked", &p.match, &p.chunked)
 	case hConnection:
-		p.matchWord(c, "close", &p.close)
+		matchWord(c, "close", &p.match, &p.close)
+		matchWord(c, "keep-alive", &p.matchKA, &p.alive)
 	case hServerTiming:
 		if p.metric != nil {
 			p.stBuf = append(p.stBuf, c)
@@ -491,30 +495,35 @@ func (p *parser) valueByte(c byte) error {
 	return nil
 }
 
-// matchWord sets *flag when word appears (case-insensitively) in the value.
-func (p *parser) matchWord(c byte, word string, flag *bool) {
+// matchWord sets *flag when word appears (case-insensitively) in the value, c being its next
+// byte and *match the progress so far.
+func matchWord(c byte, word string, match *int, flag *bool) {
 	lc := lower(c)
-	if lc == word[p.match] {
-		p.match++
-		if p.match == len(word) {
+	if lc == word[*match] {
+		*match++
+		if *match == len(word) {
 			*flag = true
-			p.match = 0
+			*match = 0
 		}
 		return
 	}
-	p.match = 0
+	*match = 0
 	if lc == word[0] {
-		p.match = 1
+		*match = 1
 	}
 }
 
+// endHeaders decides, at the blank line, how the body ends, and whether the connection does
+// (RFC 9112 section 9.3: Connection: close, or an HTTP/1.0 response without keep-alive).
 func (p *parser) endHeaders() error {
-	switch {
-	case p.status >= 100 && p.status < 200 && p.status != 101:
+	if p.status >= 100 && p.status < 200 && p.status != 101 {
 		// An interim response: the real one follows.
 		noBody := p.noBody
 		p.reset(noBody)
 		return nil
+	}
+	p.close = p.close || (p.http10 && !p.alive)
+	switch {
 	case p.noBody || p.status == 204 || p.status == 304:
 		p.state = sDone
 	case p.chunked:

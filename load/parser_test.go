@@ -97,6 +97,39 @@ func TestParserConnectionClose(t *testing.T) {
 	}
 }
 
+// TestParserConnectionEnds: whether the server ends the connection after the response (RFC
+// 9112 section 9.3), on the whole-line path and byte by byte.
+func TestParserConnectionEnds(t *testing.T) {
+	cases := []struct {
+		resp  string
+		close bool
+	}{
+		{"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", true},
+		{"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", false},
+		{"HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nok", true},
+		{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false},
+		{"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true},
+		{"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", true},
+		{"HTTP/1.0 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", false},
+	}
+	for _, c := range cases {
+		for _, step := range []int{len(c.resp), 1} {
+			var p parser
+			p.reset(false)
+			for b := []byte(c.resp); len(b) > 0 && !p.done(); {
+				n, err := p.feed(b[:min(step, len(b))])
+				if err != nil {
+					t.Fatalf("%q (%d bytes a read): %v", c.resp, step, err)
+				}
+				b = b[n:]
+			}
+			if !p.done() || p.close != c.close {
+				t.Errorf("%q (%d bytes a read): done %v, close %v; want done, close %v", c.resp, step, p.done(), p.close, c.close)
+			}
+		}
+	}
+}
+
 func TestParserLongHeaderLine(t *testing.T) {
 	resp := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", maxHeaderLine+1) + "\r\n\r\n"
 	if _, _, _, err := parseAll(t, resp, false, 4096); err == nil {

@@ -3,6 +3,8 @@ package load
 import (
 	"sync"
 	"time"
+
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // supervise stops the run at its deadline or on cancellation, reports progress, and waits
@@ -25,9 +27,19 @@ func (e *engine) supervise(wg *sync.WaitGroup, o options) {
 	sealer := time.NewTimer(e.nextSeal())
 	defer sealer.Stop()
 	ctxDone := e.ctx.Done()
+	var failed <-chan struct{} // the source failed (a script's request()): the run stops
+	f, _ := e.src.(scenario.Failer)
+	if f != nil {
+		failed = f.Failed()
+	}
 	idle := false // every worker ended, waiting out the duration
 	for {
 		select {
+		case <-failed:
+			e.srcErr = f.Err()
+			e.stop.Store(true)
+			e.stopDial()
+			failed = nil
 		case <-sealer.C:
 			now := time.Since(e.base)
 			e.seal(now)

@@ -126,10 +126,11 @@ type RateStats struct {
 // OpenLoop holds what only an open-loop (constant rate) step has.
 type OpenLoop struct {
 	TargetRate  float64  `json:"target_rate"`
-	Scheduled   int64    `json:"scheduled"`   // requests that came due in the window
-	LateSends   int64    `json:"late_sends"`  // sent more than 1 ms after they were due
-	MaxLag      Duration `json:"max_lag"`     // largest delay between due and actual send
-	Connections int      `json:"connections"` // connections opened in all (pool growth)
+	Scheduled   int64    `json:"scheduled"`      // requests that came due in the window
+	Sent        int64    `json:"sent,omitempty"` // attempts started in the window (the achieved rate's count)
+	LateSends   int64    `json:"late_sends"`     // sent more than 1 ms after they were due
+	MaxLag      Duration `json:"max_lag"`        // largest delay between due and actual send
+	Connections int      `json:"connections"`    // connections opened in all (pool growth)
 }
 
 // Generator is apiperf's own use of the machine during a step (setup included): whether the
@@ -264,6 +265,17 @@ func (s *Step) QPS() float64 { return s.perSecond(s.InWindow()) }
 // the rate the generator achieved, failed attempts included).
 func (s *Step) AttemptRate() float64 { return s.perSecond(s.Attempts - s.Drained.Attempts) }
 
+// SendRate is, in an open loop, the rate the generator achieved: attempts started inside the
+// measured window per second of it, whether or not they ended in it (a slow service answers
+// after the window what was sent in time), as wrk2's users read it. A step recorded without
+// that count (before it was kept) gives AttemptRate.
+func (s *Step) SendRate() float64 {
+	if s.Open == nil || s.Open.Sent == 0 {
+		return s.AttemptRate()
+	}
+	return s.perSecond(s.Open.Sent)
+}
+
 // ByteRate is bytes read inside the measured window per second of it.
 func (s *Step) ByteRate() float64 { return s.perSecond(s.Bytes - s.Drained.Bytes) }
 
@@ -350,6 +362,7 @@ func (s *Step) Merge(o *Step) {
 		}
 		s.Open.TargetRate += o.Open.TargetRate
 		s.Open.Scheduled += o.Open.Scheduled
+		s.Open.Sent += o.Open.Sent
 		s.Open.LateSends += o.Open.LateSends
 		s.Open.Connections += o.Open.Connections
 		s.Open.MaxLag = max(s.Open.MaxLag, o.Open.MaxLag)

@@ -139,7 +139,7 @@ func extras(w io.Writer, s *measure.Step) {
 	}
 	if o := s.Open; o != nil {
 		fmt.Fprintf(w, "  Rate: target %.2f req/s, achieved %.2f req/s; %d late sends, max schedule lag %s, %d connections used\n",
-			o.TargetRate, s.AttemptRate(), o.LateSends, FormatDuration(o.MaxLag.Duration()), o.Connections)
+			o.TargetRate, s.SendRate(), o.LateSends, FormatDuration(o.MaxLag.Duration()), o.Connections)
 		if l := s.SendLag; l != nil && l.Count() > 0 {
 			fmt.Fprintf(w, "  Send lag (due to sent, in the corrected latency): p50 %s, p99 %s, max %s\n",
 				FormatDuration(l.Percentile(50)), FormatDuration(l.Percentile(99)), FormatDuration(l.Max()))

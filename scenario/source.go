@@ -34,6 +34,22 @@ type Delayer interface {
 	Delay() time.Duration
 }
 
+// Failer is implemented by a Source whose requests can fail while the load runs (a script's
+// request() raising an error, or a script stopped over its memory limit): Failed is closed
+// then, and Err says why. The engine stops the run early, as for a script's error in
+// response(); what was measured until then is kept.
+type Failer interface {
+	Failed() <-chan struct{}
+	Err() error
+}
+
+// Busy is implemented by a Source whose requests cost the generator time of their own (a
+// script's request() and response()): the time spent in them so far, summed over the engine
+// threads. When it is most of a run's, the generator set the pace, and the run says so.
+type Busy interface {
+	Busy() time.Duration
+}
+
 // Source makes a Requester per connection; thread is the engine thread the connection
 // belongs to (0..threads-1).
 type Source interface {

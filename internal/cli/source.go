@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -39,6 +40,32 @@ type source struct {
 	done func(w io.Writer, s *measure.Step) error
 	// banner describes what is sent, for the line printed before the run.
 	banner string
+}
+
+// Failed passes on a script's failure (scenario.Failer), so that the engine stops the run
+// when request() fails; never for other sources.
+func (s *source) Failed() <-chan struct{} {
+	if f, ok := s.Source.(scenario.Failer); ok {
+		return f.Failed()
+	}
+	return nil
+}
+
+// Err is the script's failure, if any.
+func (s *source) Err() error {
+	if f, ok := s.Source.(scenario.Failer); ok {
+		return f.Err()
+	}
+	return nil
+}
+
+// Busy passes on a script's time in its callbacks (scenario.Busy), so that the run warns
+// when the script set the pace; 0 for other sources.
+func (s *source) Busy() time.Duration {
+	if b, ok := s.Source.(scenario.Busy); ok {
+		return b.Busy()
+	}
+	return 0
 }
 
 // describe is what the run sends, e.g. "POST http://127.0.0.1:8080/ (from post.lua)".

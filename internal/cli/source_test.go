@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func sourceServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
@@ -94,5 +95,31 @@ func TestRunScenario(t *testing.T) {
 	code = Run(context.Background(), []string{"run", "-q", "-n", "5", "--scenario", bad, srv.URL}, &out, &errb)
 	if code != ExitUsage || !strings.Contains(errb.String(), "bad.yaml:1: path") || !strings.Contains(errb.String(), "bad.yaml:2: weight -1") {
 		t.Errorf("exit %d, stderr %q: want exit 2 and both problems with their lines", code, errb.String())
+	}
+}
+
+// A script whose request() fails during the run: the run stops then, not at the end of its
+// duration, and the error is the run's (exit 1 and one line naming the script).
+func TestRunScriptRequestErrorStops(t *testing.T) {
+	srv, _ := sourceServer(t)
+	script := tempFile(t, "boom.lua", "local n = 0\nrequest = function()\n  n = n + 1\n  if n > 20 then error('boom') end\n  return wrk.format()\nend\n")
+	var out, errb bytes.Buffer
+	begin := time.Now()
+	code := Run(context.Background(), []string{"run", "-q", "-c1", "-t1", "-d", "5s", "-s", script, srv.URL}, &out, &errb)
+	if took := time.Since(begin); took > 3*time.Second || code != ExitFailed || !strings.Contains(errb.String(), "boom.lua") || !strings.Contains(out.String()+errb.String(), "stopped early") {
+		t.Errorf("exit %d after %v (of 5s), stdout %q, stderr %q: want the run stopped early, exit 1, the error naming boom.lua", code, took, out.String(), errb.String())
+	}
+}
+
+// A script whose request() stalls for most of the run: one warning line says the script set
+// the pace. Each call stalls 100 ms: the target shares this process (and -t1 its one P), so
+// that its answers wait for the script's loop to be preempted, tens of milliseconds.
+func TestRunScriptBusyWarning(t *testing.T) {
+	srv, _ := sourceServer(t)
+	script := tempFile(t, "slow.lua", "request = function()\n  local t0 = os.clock()\n  while os.clock() - t0 < 0.1 do end\n  return wrk.format()\nend\n")
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"run", "-q", "-c1", "-t1", "-d", "1s", "-s", script, srv.URL}, &out, &errb)
+	if code != ExitOK || strings.Count(out.String(), "the script, not the target, set the pace") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q: want one warning that the script set the pace", code, out.String(), errb.String())
 	}
 }

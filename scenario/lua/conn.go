@@ -40,7 +40,9 @@ func (c *conn_) Request() ([]byte, int, int, bool) {
 	if s != "" {
 		t.first = ""
 	} else {
+		t0 := time.Now()
 		s, err = t.callRequest()
+		t.busy.Add(int64(time.Since(t0)))
 	}
 	if err == nil && s == "" {
 		err = errEmpty(t.src.name)
@@ -101,9 +103,11 @@ func (c *conn_) response(status int, header, body []byte) scenario.Stop {
 		return scenario.StopRun
 	}
 	L := t.L
+	t0 := time.Now()
 	hs := headerTable(L, header)
 	err := L.CallByParam(glua.P{Fn: L.GetGlobal("response"), Protect: true},
 		glua.LNumber(status), hs, glua.LString(body))
+	t.busy.Add(int64(time.Since(t0)))
 	ended := t.ended()
 	t.mu.Unlock()
 	if err != nil && ended {

@@ -65,7 +65,8 @@ type Source struct {
 
 	failed atomic.Bool // a callback raised an error: stop the run
 	errMu  sync.Mutex
-	err    error // the first error a callback raised while the load ran
+	err    error         // the first error a callback raised while the load ran
+	fails  chan struct{} // closed with err (scenario.Failer)
 }
 
 // thread is one engine thread: its Lua state and what was learned about the script in it.
@@ -82,7 +83,8 @@ type thread struct {
 	hasRequest  bool
 	hasResponse bool
 	hasDelay    bool
-	stopped     atomic.Bool // thread:stop() was called: this thread's connections end
+	stopped     atomic.Bool  // thread:stop() was called: this thread's connections end
+	busy        atomic.Int64 // ns spent in request() and response() while the load ran (Busy)
 }
 
 // New loads the wrk script at path for the request sc (URL, method, headers and body from
@@ -101,7 +103,7 @@ func NewString(name, code string, sc scenario.Scenario, o Options) (*Source, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{name: name, code: code, sc: sc, target: t, out: o.Stdout, base: o.Context, budget: o.LoadBudget}
+	s := &Source{name: name, code: code, sc: sc, target: t, out: o.Stdout, base: o.Context, budget: o.LoadBudget, fails: make(chan struct{})}
 	if s.out == nil {
 		s.out = io.Discard
 	}
@@ -346,11 +348,29 @@ func (s *Source) Err() error {
 	return s.err
 }
 
+// Busy implements scenario.Busy: the time the threads spent in request() and response(),
+// summed over them.
+func (s *Source) Busy() time.Duration {
+	s.mainMu.Lock()
+	defer s.mainMu.Unlock()
+	var d int64
+	for _, t := range s.threads {
+		if t != nil {
+			d += t.busy.Load()
+		}
+	}
+	return time.Duration(d)
+}
+
+// Failed is closed once a callback raised an error (Err): the engine stops the run.
+func (s *Source) Failed() <-chan struct{} { return s.fails }
+
 // fail keeps the first runtime error and stops the run.
 func (s *Source) fail(err error) {
 	s.errMu.Lock()
 	if s.err == nil {
 		s.err = err
+		close(s.fails)
 	}
 	s.errMu.Unlock()
 	s.failed.Store(true)

@@ -49,16 +49,94 @@ end`
 	target, _ := scenario.ParseTarget(sc.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, runErr := load.Run(ctx, load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(3 * time.Second), Timeout: measure.Duration(time.Second)}, src, target)
+	begin := time.Now()
+	step, runErr := load.Run(ctx, load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(3 * time.Second), Timeout: measure.Duration(time.Second)}, src, target)
+	took := time.Since(begin)
 	err = src.Err()
 	src.Close()
 	if err == nil || !strings.Contains(err.Error(), "over the memory limit of 256 MiB") || ctx.Err() != nil {
 		t.Errorf("a request() growing a table: run error %v, script error %v; want the memory limit named before the run's end", runErr, err)
+	}
+	// The run stops with the script, not at the end of its 3 s, and says why.
+	var warnings []string
+	if step != nil {
+		warnings = step.Warnings
+	}
+	if took > 2*time.Second || !strings.Contains(strings.Join(warnings, "\n"), "stopped early: script grow.lua: the heap grew to") {
+		t.Errorf("a request() over the memory limit: the run took %v (of 3s), warnings %q; want it stopped early, saying why", took, warnings)
 	}
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	if m.HeapAlloc > limit {
 		t.Errorf("heap %d MiB after the script was closed", m.HeapAlloc>>20)
+	}
+}
+
+// TestScriptRequestErrorStopsRun: a request() that raises an error stops the run early, in
+// the closed and the open loop (before, the last good request was sent until the end of the
+// duration), and the step says why.
+func TestScriptRequestErrorStopsRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	sc := scenario.Scenario{URL: srv.URL + "/"}
+	target, _ := scenario.ParseTarget(sc.URL)
+	code := `local n = 0
+request = function()
+  n = n + 1
+  if n > 50 then error("boom after 50") end
+  return wrk.format()
+end`
+	for _, rate := range []float64{0, 500} {
+		src, err := NewString("boom.lua", code, sc, Options{})
+		if err != nil {
+			t.Fatalf("NewString: %v", err)
+		}
+		begin := time.Now()
+		step, err := load.Run(context.Background(), load.Config{Connections: 2, Threads: 1, Rate: rate, Duration: measure.Duration(3 * time.Second), Timeout: measure.Duration(time.Second)}, src, target)
+		took := time.Since(begin)
+		serr := src.Err()
+		src.Close()
+		if err != nil {
+			t.Fatalf("rate %v: %v", rate, err)
+		}
+		if serr == nil || !strings.Contains(serr.Error(), "boom after 50") {
+			t.Errorf("rate %v: script error %v, want the request() error", rate, serr)
+		}
+		if took > 2*time.Second || !strings.Contains(strings.Join(step.Warnings, "\n"), "stopped early: ") {
+			t.Errorf("rate %v: the run took %v (of 3s), %d requests, warnings %q; want it stopped early, saying why", rate, took, step.Requests, step.Warnings)
+		}
+	}
+}
+
+// TestScriptBusyWarning: a request() that stalls (busy for 20 ms each call) takes most of
+// the run's time on its thread; the step says that the script set the pace. A quick
+// request() gets no such warning.
+func TestScriptBusyWarning(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	sc := scenario.Scenario{URL: srv.URL + "/"}
+	target, _ := scenario.ParseTarget(sc.URL)
+	for _, tc := range []struct {
+		name, code string
+		warn       bool
+	}{
+		{"stalls", "request = function()\n  local t0 = os.clock()\n  while os.clock() - t0 < 0.02 do end\n  return wrk.format()\nend\n", true},
+		{"quick", "request = function() return wrk.format() end\n", false},
+	} {
+		src, err := NewString(tc.name+".lua", tc.code, sc, Options{})
+		if err != nil {
+			t.Fatalf("%s: NewString: %v", tc.name, err)
+		}
+		step, err := load.Run(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(time.Second), Timeout: measure.Duration(time.Second)}, src, target)
+		src.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		warned := strings.Contains(strings.Join(step.Warnings, "\n"), "the script, not the target, set the pace")
+		t.Logf("%s: %d requests, warnings %q", tc.name, step.Requests, step.Warnings)
+		if warned != tc.warn {
+			t.Errorf("%s: warned %v, want %v (warnings %q)", tc.name, warned, tc.warn, step.Warnings)
+		}
 	}
 }
