@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
@@ -24,6 +25,9 @@ const (
 // DefaultPairs is how many A/B pairs `apiperf ab` runs at each level before it first
 // judges them, and between judgments (looks).
 const DefaultPairs = 10
+
+// DefaultABWarmup is the unmeasured load before every step of `apiperf ab`.
+const DefaultABWarmup = time.Second
 
 // DefaultLooks is how many looks `apiperf ab` may take at a level: it adds pairs until the
 // comparison is settled (ABSettled) or DefaultLooks x DefaultPairs pairs ran.

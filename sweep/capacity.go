@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Capacity search defaults.
@@ -12,6 +13,12 @@ const (
 	DefaultCapacityFactor    = 2.0   // growth between probes until one fails
 	DefaultCapacityPrecision = 0.05  // stop when the bracket is within 5% of the answer
 	DefaultCapacityMaxProbes = 20
+)
+
+// Probe timing defaults: shorter than a run's, since a search runs many probes.
+const (
+	DefaultProbeDuration = 5 * time.Second // measured time of each probe
+	DefaultProbeWarmup   = time.Second     // unmeasured load before each probe
 )
 
 // Search finds the highest rate that meets an objective: it grows the rate geometrically

@@ -20,9 +20,6 @@ import (
 	"github.com/apiperf/apiperf/sweep"
 )
 
-// DefaultABWarmup is the unmeasured load before every step of `apiperf ab`.
-const DefaultABWarmup = time.Second
-
 func cmdAB(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("ab", e)
 	lf := &loadFlags{}
@@ -33,7 +30,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	cfg := compare.DefaultGateConfig
 	pairs := fs.Int("count", compare.DefaultPairs, "A/B pairs per level (ABBA order) before the first look, and between looks")
 	maxPairs := fs.Int("max-pairs", 0, "add pairs (--count at a time) until the comparison is settled or this many pairs ran; --count: judge once (default 3 x --count)")
-	warmup := fs.Duration("warmup", DefaultABWarmup, "unmeasured load before every step, on the target about to be measured")
+	warmup := compare.DefaultABWarmup
+	fs.Var(durationValue{&warmup}, "warmup", "unmeasured load before every step, on the target about to be measured")
 	levels := fs.String("levels", "", "run at these concurrency levels, A and B alternating at each (default: -c)")
 	rates := fs.String("rates", "", "open loop: run at these rates, A and B alternating at each")
 	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when B's QPS is below A's by more than this, significantly")
@@ -70,7 +68,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	errs = append(errs, err)
 	scB, _, _, err := lf.build(fs, pos[1])
 	errs = append(errs, err)
-	plan, err := abPlan(lcfg, *levels, *rates, *warmup, *pairs)
+	plan, err := abPlan(lcfg, *levels, *rates, warmup, *pairs)
 	errs = append(errs, err, cfg.Validate())
 	cpu := *pidA != 0 || *pidB != 0
 	if cpu {

@@ -15,18 +15,12 @@ import (
 	"github.com/apiperf/apiperf/sweep"
 )
 
-// Capacity defaults that differ from `run`.
-const (
-	DefaultProbeDuration = 5 * time.Second
-	DefaultProbeWarmup   = time.Second
-)
-
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("capacity", e)
 	lf, sf, hf := loadCommandFlags(fs, e)
-	lf.duration = DefaultProbeDuration // what -d says in --help too
+	lf.duration = sweep.DefaultProbeDuration // what -d says in --help too
 	if d := fs.Lookup("duration"); d != nil {
-		d.DefValue, d.Usage = DefaultProbeDuration.String(), "duration of each probe, e.g. 5s, 30s (a bare number is seconds)"
+		d.DefValue, d.Usage = sweep.DefaultProbeDuration.String(), "duration of each probe, e.g. 5s, 30s (a bare number is seconds)"
 	}
 	search := sweep.Search{}.WithDefaults()
 	slo := fs.String("slo", sweep.DefaultObjective, "objective the answer must meet (p50/p90/p99/p99.9<=D, success>=P%, errors<=P%); a probe must also keep up with its rate")
@@ -35,7 +29,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&search.Factor, "factor", search.Factor, "growth factor between probes until one fails")
 	precision := fs.Float64("precision", search.Precision*100, "stop when the answer is known to within this many percent")
 	fs.IntVar(&search.MaxProbes, "max-probes", search.MaxProbes, "give up after this many rates decided (a failing rate is probed twice)")
-	warmup := DefaultProbeWarmup
+	warmup := sweep.DefaultProbeWarmup
 	fs.Var(durationValue{&warmup}, "warmup", "unmeasured load before each probe")
 	dir := fs.String("dir", DefaultSweepDir, "directory of run directories")
 	name := fs.String("name", "", "run directory and file name (default: the target's host-port-capacity)")
@@ -56,7 +50,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return usagef("capacity: want one URL (usage: apiperf capacity [flags] URL)")
 	}
 	if !fs.Changed("duration") {
-		lf.duration = DefaultProbeDuration
+		lf.duration = sweep.DefaultProbeDuration
 	}
 	var errs []error
 	if fs.Changed("rate") {
