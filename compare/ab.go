@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 )
 
 // Metrics only `ab` has.
@@ -326,7 +327,7 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 	if len(d) == 0 {
 		return nil, warn
 	}
-	c.AMedian, c.BMedian = Median(c.A), Median(c.B)
+	c.AMedian, c.BMedian = sample.Median(c.A), sample.Median(c.B)
 	sr, _ := SignedRankTest(d)
 	c.P = sr.P
 	c.Tested = SignedRankMinP(len(d)) < alpha

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 )
 
 // Default gate budgets, in percent.
@@ -316,7 +317,7 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 	}
 	slices.Sort(c.Baseline)
 	slices.Sort(c.Current)
-	c.BaselineMedian, c.CurrentMedian = Median(c.Baseline), Median(c.Current)
+	c.BaselineMedian, c.CurrentMedian = sample.Median(c.Baseline), sample.Median(c.Current)
 	alpha := cfg.alpha()
 	if mw, err := MannWhitneyTest(c.Baseline, c.Current); err == nil {
 		c.P = mw.P
@@ -373,8 +374,8 @@ func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
 		return pct > band && c.BaselineMedian+pct > cfg.MaxErrorRate
 	}
 	det, failAt, detOK, failOK := unpairedPower(base, cur, alpha, worse, fail)
-	_, sb := deviations(base, Median(base))
-	_, sc := deviations(cur, Median(cur))
+	_, sb := deviations(base, sample.Median(base))
+	_, sc := deviations(cur, sample.Median(cur))
 	p := &Power{Samples: min(len(base), len(cur)), Noise: unit(math.Max(sb, sc)), Detect: ptr(unit(det), detOK)}
 	if worse < 0 {
 		p.Fail = ptr(-unit(-failAt), failOK)

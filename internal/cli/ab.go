@@ -16,6 +16,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -165,7 +166,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 				cpu = fmt.Sprintf(", target CPU %.1f µs/request", float64(s.Step.TargetCPU.Duration().Microseconds())/float64(s.Step.Requests))
 			}
 			fmt.Fprintf(e.stderr, "apiperf: %s pair %d (of up to %d) %s: %.1f req/s, p99 %.3f ms%s\n", s.Step.Label, s.Pair+1, s.Pairs, s.Side,
-				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
+				s.Step.QPS(), sample.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
 		}
 	}
 	run, err := sweep.RunAB(ctx, plan, lcfg, step(srcA, tgtA, *pidA), step(srcB, tgtB, *pidB), seq, progress)
