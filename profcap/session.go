@@ -305,10 +305,12 @@ func LevelNumber(s string) float64 {
 // chooseSteps returns which steps' profiles levels keeps.
 func chooseSteps(steps []*measure.Step, levels []string) func(*measure.Step) bool {
 	chosen := map[*measure.Step]bool{}
-	peak := steps[0]
-	for _, s := range steps {
-		if s.QPS() > peak.QPS() {
-			peak = s
+	var peak []*measure.Step // the repetitions of the table's peak level (sweep.Peak)
+	if lv := sweep.Levels(steps); len(lv) > 0 {
+		if p := sweep.Peak(lv); p >= 0 {
+			for _, j := range lv[p].Steps {
+				peak = append(peak, steps[j])
+			}
 		}
 	}
 	for _, l := range levels {
@@ -316,7 +318,9 @@ func chooseSteps(steps []*measure.Step, levels []string) func(*measure.Step) boo
 		case LevelsAll:
 			return func(*measure.Step) bool { return true }
 		case LevelsPeak:
-			chosen[peak] = true
+			for _, s := range peak {
+				chosen[s] = true
+			}
 		case LevelsLast:
 			chosen[steps[len(steps)-1]] = true
 		default:

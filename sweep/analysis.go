@@ -20,12 +20,7 @@ type Analysis struct {
 
 // Analyze finds the peak, the knee and the limit of levels (in ascending order) under o.
 func Analyze(levels []Level, o Objective) Analysis {
-	a := Analysis{Peak: -1, Knee: -1, Limit: -1}
-	for i, l := range levels {
-		if l.QPS > 0 && !l.Interrupted && (a.Peak < 0 || l.QPS > levels[a.Peak].QPS) {
-			a.Peak = i
-		}
-	}
+	a := Analysis{Peak: Peak(levels), Knee: -1, Limit: -1}
 	for i, l := range levels {
 		if l.Interrupted {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("%s was interrupted: its numbers are partial and it is neither the peak nor the knee", l.Label))
@@ -55,6 +50,19 @@ func Analyze(levels []Level, o Objective) Analysis {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("the peak is at the largest level run (%s): the target may go higher", levels[a.Peak].Label))
 	}
 	return a
+}
+
+// Peak is the index of the level with the highest QPS (the first on ties), -1 when no level
+// completed a request; an interrupted level, whose numbers are partial, is never the peak.
+// It is the one peak rule: the analysis, a diff's sides and the profiles kept all use it.
+func Peak(levels []Level) int {
+	peak := -1
+	for i, l := range levels {
+		if l.QPS > 0 && !l.Interrupted && (peak < 0 || l.QPS > levels[peak].QPS) {
+			peak = i
+		}
+	}
+	return peak
 }
 
 // PeakSummary is the peak's headline, e.g. "peak: c=200, 12345 req/s (p99 3.2ms, success 100%)".
