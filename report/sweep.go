@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/result"
-	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
 )
 
@@ -99,7 +99,7 @@ func CapacityTable(w io.Writer, doc *result.Run) {
 		if p.Confirms {
 			verdict += " (2nd)"
 		}
-		fmt.Fprintf(w, "%-6d %12s %15s %9s %8s%%  %-12s %s\n", i+1, sweep.FormatProbeRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
+		fmt.Fprintf(w, "%-6d %12s %15s %9s %8s%%  %-12s %s\n", i+1, load.FormatRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
 			FormatDuration(p.P99.Duration()), FormatSuccess(p.Success), verdict, p.Reason)
 	}
 	fmt.Fprintln(w)

@@ -71,7 +71,7 @@ func PeakSummary(levels []Level, peak int) string {
 		return "peak: none (no level completed a request)"
 	}
 	p := levels[peak]
-	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, FormatRate(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
+	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, FormatQPS(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
 }
 
 // KneeSummary is the knee's headline, e.g. "knee: c=100, the largest level up to the peak
@@ -92,7 +92,7 @@ func KneeSummary(levels []Level, a Analysis, o Objective) string {
 		return fmt.Sprintf("knee: none: no level met %s (%s: %s)", o, levels[0].Label, why)
 	}
 	p := levels[knee]
-	return fmt.Sprintf("knee: %s, the largest level up to the peak meeting %s (%s req/s, p99 %s)", p.Label, o, FormatRate(p.QPS), formatLatency(round3(p.P99.Duration())))
+	return fmt.Sprintf("knee: %s, the largest level up to the peak meeting %s (%s req/s, p99 %s)", p.Label, o, FormatQPS(p.QPS), formatLatency(round3(p.P99.Duration())))
 }
 
 // LimitSummary is the headline of the largest level meeting the objective when it lies
@@ -103,11 +103,13 @@ func LimitSummary(levels []Level, a Analysis, o Objective) string {
 	}
 	l := levels[a.Limit]
 	return fmt.Sprintf("largest level meeting %s: %s, beyond the peak (%s req/s, p99 %s): more load, less throughput",
-		o, l.Label, FormatRate(l.QPS), formatLatency(round3(l.P99.Duration())))
+		o, l.Label, FormatQPS(l.QPS), formatLatency(round3(l.P99.Duration())))
 }
 
-// FormatRate formats requests per second for headlines: whole numbers, one decimal below 100.
-func FormatRate(v float64) string {
+// FormatQPS formats a measured QPS for headlines: whole numbers, one decimal below 100. A
+// QPS is a measurement shown to display precision; a configured rate prints exactly, with
+// load.FormatRate.
+func FormatQPS(v float64) string {
 	if v < 100 {
 		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 	}
@@ -137,8 +139,8 @@ func Compare(levels []Level, peak int, native []Level, nativePeak int) (Comparis
 func (c Comparison) String() string {
 	share := strconv.FormatFloat(math.Round(c.Ratio*1000)/10, 'f', -1, 64)
 	if c.Label == c.NativeLabel {
-		return fmt.Sprintf("peak QPS is %s%% of plain net/http at %s (%s vs %s req/s)", share, c.Label, FormatRate(c.QPS), FormatRate(c.NativeQPS))
+		return fmt.Sprintf("peak QPS is %s%% of plain net/http at %s (%s vs %s req/s)", share, c.Label, FormatQPS(c.QPS), FormatQPS(c.NativeQPS))
 	}
 	return fmt.Sprintf("peak QPS is %s%% of plain net/http (%s req/s at %s; plain net/http %s req/s at %s)",
-		share, FormatRate(c.QPS), c.Label, FormatRate(c.NativeQPS), c.NativeLabel)
+		share, FormatQPS(c.QPS), c.Label, FormatQPS(c.NativeQPS), c.NativeLabel)
 }
