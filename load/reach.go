@@ -24,6 +24,7 @@ type reachWatch struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	reason atomic.Pointer[string]
+	dialed atomic.Bool // the stop came from a failed plain dial (not from TLS)
 }
 
 // watchReach checks the target after grace unless a connection was opened by then.
@@ -54,6 +55,7 @@ func (e *engine) watchReach(grace time.Duration) *reachWatch {
 			return
 		}
 		why := UnreachablePrefix + e.target.Address + ": " + dialReason(err)
+		r.dialed.Store(true)
 		r.reason.Store(&why)
 		e.stop.Store(true)
 		e.stopDial()
@@ -77,6 +79,9 @@ func (r *reachWatch) warning() string {
 	}
 	return ""
 }
+
+// unreachable says the run stopped because a plain dial to the target failed.
+func (r *reachWatch) unreachable() bool { return r.dialed.Load() }
 
 // dialReason is the heart of a dial error: "connection refused", "no such host", "i/o timeout".
 func dialReason(err error) string {

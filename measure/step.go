@@ -215,8 +215,11 @@ type Step struct {
 	TargetCPU Duration `json:"target_cpu,omitempty"`
 	// Interrupted says the step was cut short (Ctrl-C, SIGTERM): it covers less than was
 	// planned, so a sweep marks its level partial and never makes it the peak or the knee.
-	Interrupted bool     `json:"interrupted,omitempty"`
-	Warnings    []string `json:"warnings,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Failure is why connections failed (unreachable target, TLS), also one of Warnings;
+	// nil when they did not. Err returns it as an error.
+	Failure  *Failure `json:"failure,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // EndpointStats is the share of a step that went to one endpoint of a scenario mix.
@@ -342,6 +345,9 @@ func (s *Step) Merge(o *Step) {
 	}
 	s.Generator = mergeGenerator(s.Generator, o.Generator)
 	s.HTTP2 = s.HTTP2.Merge(o.HTTP2)
+	if o.Failure != nil {
+		s.Failure = o.Failure
+	}
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Finish()
 }
