@@ -18,7 +18,11 @@ type TextOptions struct {
 }
 
 // Header writes wrk's first two lines: "Running 10s test @ URL" and the thread/connection line.
-func Header(w io.Writer, r *result.Run) {
+func Header(w io.Writer, r *result.Run) error {
+	return render(w, "the header", func(w io.Writer) { header(w, r) })
+}
+
+func header(w io.Writer, r *result.Run) {
 	r.Redact()
 	d := r.Load.Duration.Duration()
 	what := FormatTestDuration(d)
@@ -35,7 +39,11 @@ func Header(w io.Writer, r *result.Run) {
 
 // Text writes the summary of step s in wrk's layout, line for line, followed by what wrk
 // does not show (tail percentiles, error classes, status codes, success rate).
-func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
+func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) error {
+	return render(w, "the summary", func(w io.Writer) { textSummary(w, r, s, o) })
+}
+
+func textSummary(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 	open := s.Open != nil
 	if open {
 		fmt.Fprintf(w, "  Latency is corrected for coordinated omission: measured from when each request was due.\n")
@@ -75,7 +83,7 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 	fmt.Fprintf(w, "Requests/sec: %9.2f\n", s.QPS())
 	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(s.ByteRate()))
 	extras(w, s)
-	Endpoints(w, r, s)
+	endpoints(w, r, s)
 }
 
 // nonSuccess counts responses with a status above 399, which is what wrk's line counts.

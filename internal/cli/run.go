@@ -256,7 +256,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
 	}
 	if !*asJSON {
-		report.Header(e.stdout, doc)
+		if err := report.Header(e.stdout, doc); err != nil {
+			return err
+		}
 	}
 	watch.Begin(live.Step{Label: sweep.ConfigLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
 	opts := append([]load.Option{load.WithExpected(expected)}, watch.Options()...)
@@ -282,7 +284,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		doc.Cluster = coord.Record()
 	}
 	doc.End = time.Now().UTC()
-	finishCapture(e, doc, capture, profileOutDir(*out), false)
+	finishCapture(e, doc, capture, profileOutDir(*out))
 	if *asJSON {
 		b, err := doc.Encode()
 		if err != nil {
@@ -290,13 +292,21 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		e.stdout.Write(b)
 	} else {
-		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
-		report.Repetitions(e.stdout, doc)
-		if coord != nil {
-			coord.WriteTable(e.stdout)
+		if err := report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected}); err != nil {
+			return err
+		}
+		if err := report.Repetitions(e.stdout, doc); err != nil {
+			return err
+		}
+		if doc.Cluster != nil {
+			if err := report.Workers(e.stdout, doc.Cluster); err != nil {
+				return err
+			}
 		}
 		if doc.Target != nil {
-			report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out))
+			if err := report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out)); err != nil {
+				return err
+			}
 		}
 	}
 	if src.done != nil {

@@ -324,11 +324,12 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
 		}
 	}
-	finishCapture(e, doc, capture, dir, false)
-	showTarget := func() {
+	finishCapture(e, doc, capture, dir)
+	showTarget := func() error {
 		if doc.Target != nil {
-			report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
+			return report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
 		}
+		return nil
 	}
 	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, showTarget); err != nil {
 		return doc, dir, err
@@ -392,7 +393,7 @@ func runNative(ctx context.Context, e *env, doc *result.Run, r sweep.Runner, qui
 
 // finishSweep analyses, saves and renders a sweep or capacity run, prints its table and
 // headlines (then calls after, if not nil) and records it in the history.
-func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, after func()) error {
+func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, after func() error) error {
 	warnings := doc.Sweep.Analyze(doc.Steps)
 	doc.Warnings = append(doc.Warnings, warnings...)
 	doc.End = time.Now().UTC()
@@ -404,15 +405,21 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	if err := doc.Save(runPath); err != nil {
 		return fmt.Errorf("%s: %w (%s)", doc.Kind, err, notRecorded)
 	}
+	table := report.SweepTable
 	if doc.Capacity != nil {
-		report.CapacityTable(e.stdout, doc)
-	} else {
-		report.SweepTable(e.stdout, doc)
+		table = report.CapacityTable
+	}
+	if err := table(e.stdout, doc); err != nil {
+		return err
 	}
 	if after != nil {
-		after()
+		if err := after(); err != nil {
+			return err
+		}
 	}
-	report.WriteVerdict(e.stdout, doc.Verdict)
+	if err := report.WriteVerdict(e.stdout, doc.Verdict); err != nil {
+		return err
+	}
 	if len(doc.Steps) > 0 && !noReport {
 		if _, err := report.WriteAll(dir, doc); err != nil {
 			if herr := hf.record(ctx, e, doc); herr != nil {
