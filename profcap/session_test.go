@@ -66,7 +66,7 @@ func TestSessionDisabled(t *testing.T) {
 	if s.Enabled() || s.Begin(context.Background(), "c=1", 0, time.Second) != nil || s.Finish(nil, t.TempDir()) != nil {
 		t.Error("an empty session captured something")
 	}
-	(*Step)(nil).Wait() // waiting on no capture is a no-op
+	(*StepCapture)(nil).Wait() // waiting on no capture is a no-op
 }
 
 func join(s []string) string {
