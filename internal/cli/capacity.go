@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -100,23 +99,15 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: capacity of %s%s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
 			sc.Redact(), cfg.Over(), cfg.Duration, warmup, search, obj, runDir)
 	}
-	watch, err := lv.start(e, doc, *quiet, filepath.Join(runDir, "hlog")) // one <rate>.hlog per probed rate
+	sess, err := startLoad(ctx, e, &lv, &cf, doc, *quiet, filepath.Join(runDir, "hlog"), src, expected, extra) // one <rate>.hlog per probed rate
 	if err != nil {
 		return err
 	}
+	defer sess.close()
 	eng := newEngine(e, *quiet, src, tgt, expected)
-	eng.watch = watch
-	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
-	if err != nil {
-		watch.Close(ctx)
-		return err
-	}
-	if coord != nil {
-		defer coord.Close()
-		coord.WatchIntervals(watch.Feed())
-	}
+	eng.watch = sess.watch
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: eng.progress,
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: sess.step(eng.step), Hook: eng.progress,
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
 			doc.Steps, doc.Capacity, doc.End = steps, c, time.Now().UTC()
 			if !*quiet {
@@ -127,12 +118,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}}
 	c, steps, probeErr := r.Run(ctx)
 	doc.Capacity, doc.Steps = c, steps
-	if coord != nil {
-		doc.Cluster = coord.Record()
-	}
-	if werr := watch.Close(ctx); werr != nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
-	}
+	sess.finish(ctx, e, doc)
 	if len(doc.Steps) == 0 {
 		if probeErr != nil {
 			return fmt.Errorf("capacity: %w", probeErr)
@@ -150,8 +136,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	case c.Answer == 0:
 		return fmt.Errorf("capacity: %w", errFailed)
-	case coord != nil && coord.Partial():
-		fmt.Fprintf(e.stderr, "apiperf: partial capacity search: %s\n", strings.Join(coord.Lost(), "; "))
+	case sess.partial(e, "capacity search"):
 		return errFailed
 	}
 	return checkOutcome(e, doc.Steps)

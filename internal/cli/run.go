@@ -238,20 +238,12 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
-	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
+	sess, err := startLoad(ctx, e, &lv, &cf, doc, *quiet, "", src, expected, extra)
 	if err != nil {
 		return err
 	}
-	if coord != nil {
-		defer coord.Close()
-	}
-	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
-	if err != nil {
-		return err
-	}
-	if coord != nil {
-		coord.WatchIntervals(watch.Feed()) // the live view shows the workers' merged intervals
-	}
+	defer sess.close()
+	watch := sess.watch
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
 	}
@@ -268,21 +260,16 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	capture := tf.session()
-	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
+	steps, err := sweep.Repeat(ctx, cfg, rf.count, sess.step(func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
 	}), captureHook(capture))
 	stopProfile()
-	if werr := watch.Close(ctx); werr != nil && err == nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
-	}
+	sess.finish(ctx, e, doc)
 	if err != nil {
 		return err
 	}
 	step := steps[len(steps)-1]
 	doc.Steps = steps
-	if coord != nil {
-		doc.Cluster = coord.Record()
-	}
 	doc.End = time.Now().UTC()
 	finishCapture(e, doc, capture, profileOutDir(*out))
 	if *asJSON {
@@ -333,8 +320,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
-	if coord != nil && coord.Partial() {
-		fmt.Fprintf(e.stderr, "apiperf: partial run: %s\n", strings.Join(coord.Lost(), "; "))
+	if sess.partial(e, "run") {
 		return errFailed
 	}
 	return checkOutcome(e, steps)

@@ -284,36 +284,23 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
 			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
 	}
-	watch, err := j.lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
+	sess, err := startLoad(ctx, e, j.lv, j.cf, doc, wf.quiet, filepath.Join(dir, "hlog"), src, j.expected, j.extra) // one <level>.hlog per level
 	if err != nil {
 		return nil, "", err
 	}
+	defer sess.close()
 	eng := newEngine(e, wf.quiet, src, tgt, j.expected)
-	eng.watch = watch
-	coord, err := j.cf.coordinate(ctx, e, src, j.expected, j.extra) // nil without --workers
-	if err != nil {
-		watch.Close(ctx)
-		return nil, "", err
-	}
-	if coord != nil {
-		defer coord.Close()
-		coord.WatchIntervals(watch.Feed())
-	}
+	eng.watch = sess.watch
 	capture := tf.session()
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture)), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
 			doc.Steps, doc.End = steps, time.Now().UTC()
 			return doc.Save(runPath)
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
 	doc.Steps = steps
-	if coord != nil {
-		doc.Cluster = coord.Record()
-	}
-	if werr := watch.Close(ctx); werr != nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
-	}
+	sess.finish(ctx, e, doc)
 	if err != nil {
 		return doc, dir, fmt.Errorf("sweep: %w", err)
 	}
@@ -337,8 +324,7 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	if ctx.Err() != nil {
 		return doc, dir, fmt.Errorf("interrupted: %w", errFailed)
 	}
-	if coord != nil && coord.Partial() {
-		fmt.Fprintf(e.stderr, "apiperf: partial sweep: %s\n", strings.Join(coord.Lost(), "; "))
+	if sess.partial(e, "sweep") {
 		return doc, dir, errFailed
 	}
 	return doc, dir, checkOutcome(e, doc.Steps)
