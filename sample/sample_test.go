@@ -31,3 +31,13 @@ func TestMedianDoesNotModify(t *testing.T) {
 		t.Errorf("Median(%v) reordered its input; want it untouched", in)
 	}
 }
+
+func TestOf(t *testing.T) {
+	s := Of([]float64{3, math.NaN(), 1, math.Inf(1), 2})
+	if len(s.Values) != 3 || s.Values[0] != 1 || s.Values[2] != 3 || s.Dropped != 2 || s.Median() != 2 {
+		t.Errorf("Of(3, NaN, 1, +Inf, 2) = %+v, median %v; want [1 2 3], 2 dropped, median 2", s, s.Median())
+	}
+	if e := Of(nil); len(e.Values) != 0 || !math.IsNaN(e.Median()) {
+		t.Errorf("Of(nil) = %+v, median %v; want empty, NaN", e, e.Median())
+	}
+}
