@@ -1,6 +1,6 @@
 // Package sample holds the statistics of a set of measured values (the repetitions of a
-// level, the pairs of an A/B check): the one median every package reduces with. A new
-// reduction of plain values goes here; one of histograms goes to measure.
+// level, one side of a gate check): the Sample type and the one median every package
+// reduces with. A new reduction of plain values goes here; one of histograms, to measure.
 package sample
 
 import (
