@@ -65,3 +65,13 @@ func TestReachableIsNotStopped(t *testing.T) {
 		t.Errorf("Err() = %v for a target that accepts connections; want nil", err)
 	}
 }
+
+// A run shorter than the grace (a warmup) against a dead port is checked at its end and
+// carries the typed failure too: capacity gives up on it by Err, not by the warning's text.
+func TestUnreachableShortRunFails(t *testing.T) {
+	url := deadURL(t)
+	s := run(t, ioAuto, context.Background(), url, Config{Duration: measure.Duration(DefaultConnectGrace / 4)})
+	if err := s.Err(); !errors.Is(err, measure.ErrUnreachable) {
+		t.Errorf("Err() = %v, warnings %q; want measure.ErrUnreachable", err, s.Warnings)
+	}
+}
