@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -89,14 +88,16 @@ func TestExactRequests(t *testing.T) {
 	if cl.coord.Partial() {
 		t.Errorf("Partial() = true, lost: %v", cl.coord.Lost())
 	}
-	var table bytes.Buffer
-	cl.coord.WriteTable(&table)
-	for _, want := range []string{"Workers: 3", "10000"} {
-		if !strings.Contains(table.String(), want) {
-			t.Errorf("worker table lacks %q:\n%s", want, table.String())
+	rec := cl.coord.Record() // the workers table is rendered from it (report.Workers)
+	if rec.Workers != 3 || len(rec.Shares) != 3 {
+		t.Errorf("Record() has %d workers, %d shares; want 3 and 3", rec.Workers, len(rec.Shares))
+	}
+	for _, r := range rec.Shares {
+		if r.Responses != 10000 {
+			t.Errorf("worker %d: %d responses in the record; want 10000", r.Worker, r.Responses)
 		}
 	}
-	t.Logf("start spread %v\n%s", cl.coord.StartSpread(), table.String())
+	t.Logf("start spread %v, shares %+v", cl.coord.StartSpread(), rec.Shares)
 	if err := cl.coord.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"io"
-	"text/tabwriter"
 	"time"
 )
 
@@ -68,23 +66,6 @@ func (c *Coordinator) StartSpread() time.Duration {
 		}
 	}
 	return spread
-}
-
-// WriteTable prints the per-worker table of the last step.
-func (c *Coordinator) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "  Workers: %d, start spread %v\n", len(c.members), c.StartSpread().Round(time.Microsecond))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "    worker\thost\tconns\tresponses\terrors\treq/s\tclock offset\trtt\tstart\t")
-	for _, r := range c.Workers() {
-		fmt.Fprintf(tw, "    %d\t%s\t%d\t%d\t%d\t%.1f\t%v\t%v\t+%v\t\n", r.Worker, r.Host, r.Connections, r.Responses, r.Errors, r.QPS,
-			r.Offset.Round(time.Microsecond), r.RTT.Round(time.Microsecond), r.StartLag.Round(time.Microsecond))
-	}
-	tw.Flush()
-	for _, r := range c.Workers() {
-		if r.Lost != "" {
-			fmt.Fprintf(w, "  worker %d %s\n", r.Worker, r.Lost)
-		}
-	}
 }
 
 // Record is what run.json keeps of a scale-out: how many workers took part, their shares

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 )
 
 // Metrics only `ab` has.
@@ -24,6 +26,9 @@ const (
 // DefaultPairs is how many A/B pairs `apiperf ab` runs at each level before it first
 // judges them, and between judgments (looks).
 const DefaultPairs = 10
+
+// DefaultABWarmup is the unmeasured load before every step of `apiperf ab`.
+const DefaultABWarmup = time.Second
 
 // DefaultLooks is how many looks `apiperf ab` may take at a level: it adds pairs until the
 // comparison is settled (ABSettled) or DefaultLooks x DefaultPairs pairs ran.
@@ -324,7 +329,7 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 	if len(d) == 0 {
 		return nil, warn
 	}
-	c.AMedian, c.BMedian = Median(c.A), Median(c.B)
+	c.AMedian, c.BMedian = sample.Median(c.A), sample.Median(c.B)
 	sr, _ := SignedRankTest(d)
 	c.P = sr.P
 	c.Tested = SignedRankMinP(len(d)) < alpha

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/apiperf/apiperf/sample"
 )
 
 // Defaults of change-point detection.
@@ -80,7 +82,7 @@ func ChangePoints(series []float64) []ChangePoint {
 		if i+1 < len(found) {
 			hi = found[i+1].at
 		}
-		before, after := Median(series[lo:s.at]), Median(series[s.at:hi])
+		before, after := sample.Median(series[lo:s.at]), sample.Median(series[s.at:hi])
 		out[i] = ChangePoint{Index: s.at, Before: before, After: after, Change: gatePercent(before, after), P: s.p}
 	}
 	return out

@@ -26,16 +26,12 @@ type Side struct {
 	Conditions *conditions.Record `json:"conditions,omitempty"`
 }
 
-// Peak is the level with the highest QPS (the first one on ties), or nil without levels.
+// Peak is the side's peak level by sweep.Peak, or nil when it has none.
 func (s Side) Peak() *sweep.Level {
-	var best *sweep.Level
-	for i := range s.Levels {
-		l := &s.Levels[i]
-		if !math.IsNaN(l.QPS) && (best == nil || l.QPS > best.QPS) {
-			best = l
-		}
+	if i := sweep.Peak(s.Levels); i >= 0 {
+		return &s.Levels[i]
 	}
-	return best
+	return nil
 }
 
 // FromRun reduces a run to its levels, the same ones every report of the run shows

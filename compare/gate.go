@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // Default gate budgets, in percent.
@@ -231,21 +232,19 @@ type gateLevel struct {
 	steps []*measure.Step
 }
 
-// gateLevels groups a run's steps by label, in order of first appearance.
+// gateLevels groups a run's steps into its levels as every report does (sweep.Levels):
+// the repetitions of each level, in ascending order of level.
 func gateLevels(r *result.Run) []gateLevel {
-	var out []gateLevel
 	if r == nil {
 		return nil
 	}
-	for _, s := range r.Steps {
-		if s == nil {
-			continue
+	var out []gateLevel
+	for _, l := range sweep.Levels(r.Steps) {
+		g := gateLevel{label: l.Label}
+		for _, j := range l.Steps {
+			g.steps = append(g.steps, r.Steps[j])
 		}
-		if l := gateFind(out, s.Label); l != nil {
-			l.steps = append(l.steps, s)
-			continue
-		}
-		out = append(out, gateLevel{s.Label, []*measure.Step{s}})
+		out = append(out, g)
 	}
 	return out
 }
@@ -301,14 +300,14 @@ func GateSamples(metric string, steps []*measure.Step) []float64 {
 	return nil
 }
 
+// samples is the sample of the metric over steps (sample.Of: ascending, steps without it
+// left out).
 func (m gateMetric) samples(steps []*measure.Step) []float64 {
-	var v []float64
-	for _, s := range steps {
-		if x := m.value(s); !math.IsNaN(x) && !math.IsInf(x, 0) {
-			v = append(v, x)
-		}
+	v := make([]float64, len(steps))
+	for i, s := range steps {
+		v[i] = m.value(s)
 	}
-	return v
+	return sample.Of(v).Values
 }
 
 func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Step, band *NoiseBand) GateCheck {
@@ -316,9 +315,7 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 	if len(c.Baseline) == 0 || len(c.Current) == 0 {
 		return c
 	}
-	slices.Sort(c.Baseline)
-	slices.Sort(c.Current)
-	c.BaselineMedian, c.CurrentMedian = Median(c.Baseline), Median(c.Current)
+	c.BaselineMedian, c.CurrentMedian = sample.Median(c.Baseline), sample.Median(c.Current)
 	alpha := cfg.alpha()
 	if mw, err := MannWhitneyTest(c.Baseline, c.Current); err == nil {
 		c.P = mw.P
@@ -375,8 +372,8 @@ func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
 		return pct > band && c.BaselineMedian+pct > cfg.MaxErrorRate
 	}
 	det, failAt, detOK, failOK := unpairedPower(base, cur, alpha, worse, fail)
-	_, sb := deviations(base, Median(base))
-	_, sc := deviations(cur, Median(cur))
+	_, sb := deviations(base, sample.Median(base))
+	_, sc := deviations(cur, sample.Median(cur))
 	p := &Power{Samples: min(len(base), len(cur)), Noise: unit(math.Max(sb, sc)), Detect: ptr(unit(det), detOK)}
 	if worse < 0 {
 		p.Fail = ptr(-unit(-failAt), failOK)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 )
 
 // Bounds of the history the gate learns run-to-run noise from.
@@ -53,7 +54,7 @@ func LearnNoise(history []*result.Run, like *result.Run) ([]NoiseBand, []string)
 			runs++
 			for m, gm := range gateMetrics {
 				if v := gm.samples(hl.steps); len(v) > 0 {
-					series[m] = append(series[m], Median(v))
+					series[m] = append(series[m], sample.Median(v))
 				}
 			}
 		}
@@ -85,7 +86,7 @@ func successiveBand(v []float64, ratio bool) float64 {
 	for i := 1; i < len(v); i++ {
 		d = append(d, math.Abs(v[i]-v[i-1]))
 	}
-	band := noiseZ * 1.4826 * Median(d)
+	band := noiseZ * 1.4826 * sample.Median(d)
 	if ratio {
 		return logToPercent(band)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 )
 
 // historyRuns makes n runs of 5 repetitions at c=10 whose level drifts from run to run by
@@ -87,7 +88,7 @@ func TestGateHistory(t *testing.T) {
 		plain, historical bool // regression?
 	}{{0.07, true, false}, {0.20, true, true}} {
 		cur := gateRun([]string{"c=10"}, 5, func(_ string, i int) (float64, float64, float64) {
-			return Median(GateSamples(MetricQPS, base.Steps)) * (1 - tt.drop) * (1 + 0.002*float64(i-2)), 2, 0
+			return sample.Median(GateSamples(MetricQPS, base.Steps)) * (1 - tt.drop) * (1 + 0.002*float64(i-2)), 2, 0
 		})
 		cur.Scenario.URL = base.Scenario.URL
 		plain, err := Gate(base, cur, DefaultGateConfig)

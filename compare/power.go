@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/apiperf/apiperf/sample"
 )
 
 // DefaultPower is the detection probability of the power statements: "a 4% change would be
@@ -72,7 +74,7 @@ func deviations(v []float64, centre float64) ([]float64, float64) {
 		e[i] = x - centre
 		a[i] = math.Abs(e[i])
 	}
-	return e, 1.4826 * Median(a)
+	return e, 1.4826 * sample.Median(a)
 }
 
 // draw fills dst (to its capacity) with normal noise of standard deviation sd around delta.
@@ -141,13 +143,13 @@ func unpairedPower(base, cur []float64, alpha float64, worse int, fail func(chan
 	if len(base) == 0 || len(cur) == 0 || MinP(len(base), len(cur)) >= alpha {
 		return 0, 0, false, false
 	}
-	_, sb := deviations(base, Median(base))
-	_, sc := deviations(cur, Median(cur))
+	_, sb := deviations(base, sample.Median(base))
+	_, sc := deviations(cur, sample.Median(cur))
 	bb, cb := make([]float64, 0, len(base)), make([]float64, 0, len(cur))
 	sig := func(delta float64, r *rand.Rand) (bool, float64) {
 		b := draw(bb, sb, 0, r)
 		c := draw(cb, sc, delta, r)
-		change := Median(c) - Median(b)
+		change := sample.Median(c) - sample.Median(b)
 		return mannWhitneyNormalP(b, c) < alpha && signOf(change) == signOf(delta), change
 	}
 	detect, detectOK = smallestShift(powerLimit, func(delta float64, r *rand.Rand) bool {

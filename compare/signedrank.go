@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+
+	"github.com/apiperf/apiperf/sample"
 )
 
 // SignedRankExactLimit is the largest number of non-zero differences whose Wilcoxon p-value
@@ -130,7 +132,7 @@ func HodgesLehmann(d []float64, conf float64) Shift {
 		}
 	}
 	slices.Sort(walsh)
-	s := Shift{Estimate: Median(walsh), Lo: math.Inf(-1), Hi: math.Inf(1), Level: 1}
+	s := Shift{Estimate: sample.Median(walsh), Lo: math.Inf(-1), Hi: math.Inf(1), Level: 1}
 	cdf := signedRankCDF(n)
 	k := -1
 	for w, c := range cdf {

@@ -154,18 +154,3 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
-
-// Median is the median of values (the mean of the middle two for an even count), NaN when
-// there are none. values is not modified.
-func Median(values []float64) float64 {
-	if len(values) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(values)
-	slices.Sort(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
-}

@@ -22,6 +22,8 @@ package load
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,7 +172,7 @@ func (c Config) WithConnections(n int) Config {
 func (c Config) String() string {
 	var b strings.Builder
 	if c.OpenLoop() {
-		fmt.Fprintf(&b, "open loop: %s req/s over %s (up to %d)", fmtRate(c.Rate), plural(int64(c.Connections), "connection"), c.MaxConns())
+		fmt.Fprintf(&b, "open loop: %s req/s over %s (up to %d)", FormatRate(c.Rate), plural(int64(c.Connections), "connection"), c.MaxConns())
 	} else {
 		fmt.Fprintf(&b, "closed loop: %s", plural(int64(c.Connections), "connection"))
 	}
@@ -204,9 +206,16 @@ func plural(n int64, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func fmtRate(r float64) string {
-	if r == float64(int64(r)) {
-		return fmt.Sprintf("%d", int64(r))
+// FormatRate prints a rate in requests per second as plain digits, never an exponent: at
+// most four significant digits, but whole units are never rounded away (0.125, 93.8, 187.5,
+// 19998). Every rate and QPS apiperf prints goes through it.
+func FormatRate(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 	}
-	return fmt.Sprintf("%.3g", r)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }

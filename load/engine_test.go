@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -223,6 +224,9 @@ func TestTLS(t *testing.T) {
 	want := TLSPrefix + addr + " failed: x509: certificate signed by unknown authority (for a test certificate, -k skips verification)"
 	if !slices.Contains(s.Warnings, want) {
 		t.Errorf("warnings %q; want %q", s.Warnings, want)
+	}
+	if err := s.Err(); !errors.Is(err, measure.ErrTLS) || err.Error() != want {
+		t.Errorf("Err() = %v; want measure.ErrTLS saying %q", err, want)
 	}
 	start := time.Now()
 	s = run(t, ioAuto, context.Background(), srv.URL, Config{Duration: measure.Duration(30 * time.Second), Connections: 2, Timeout: timeout})

@@ -34,11 +34,16 @@ func (e *engine) finish(names []string) *measure.Step {
 	}
 	if w := e.dial.tlsErr.warning(); w != "" {
 		s.Warnings = append(s.Warnings, w)
+		s.Failure = &measure.Failure{Kind: measure.FailureTLS, Reason: w}
 	}
 	e.reach.atEnd(e)
 	if w := e.reach.warning(); w != "" {
 		// "unable to connect to ADDR: connection refused" or "no TLS connection"
-		s.Warnings = append(s.Warnings, w+" (no connection opened in "+DefaultConnectGrace.String()+"); stopped")
+		w += " (no connection opened in " + DefaultConnectGrace.String() + "); stopped"
+		s.Warnings = append(s.Warnings, w)
+		if e.reach.unreachable() {
+			s.Failure = &measure.Failure{Kind: measure.FailureUnreachable, Reason: w}
+		}
 	}
 	if e.cancel.Load() {
 		s.Interrupted = true

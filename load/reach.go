@@ -24,6 +24,7 @@ type reachWatch struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	reason atomic.Pointer[string]
+	dialed atomic.Bool // the stop came from a failed plain dial (not from TLS)
 }
 
 // watchReach checks the target after grace unless a connection was opened by then.
@@ -62,6 +63,7 @@ func (r *reachWatch) check(ctx context.Context, e *engine) bool {
 		return false
 	}
 	why := UnreachablePrefix + e.target.Address + ": " + dialReason(err)
+	r.dialed.Store(true)
 	r.reason.Store(&why)
 	return true
 }
@@ -92,6 +94,9 @@ func (r *reachWatch) warning() string {
 	}
 	return ""
 }
+
+// unreachable says the run stopped because a plain dial to the target failed.
+func (r *reachWatch) unreachable() bool { return r.dialed.Load() }
 
 // dialReason is the heart of a dial error: "connection refused", "no such host", "i/o timeout".
 func dialReason(err error) string {

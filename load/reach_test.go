@@ -2,11 +2,13 @@ package load
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/target"
 )
 
@@ -45,6 +47,9 @@ func testUnreachable(t *testing.T, mode ioMode, cfg Config) {
 	if !strings.Contains(strings.Join(s.Warnings, "\n"), want) || s.Successes != 0 {
 		t.Errorf("warnings %q, successes %d; want %q and none", s.Warnings, s.Successes, want)
 	}
+	if err := s.Err(); !errors.Is(err, measure.ErrUnreachable) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Err() = %v; want measure.ErrUnreachable saying %q", err, want)
+	}
 }
 
 // A reachable target is not stopped by the watch, even when it answers nothing in time.
@@ -55,5 +60,18 @@ func TestReachableIsNotStopped(t *testing.T) {
 		if strings.HasPrefix(w, UnreachablePrefix) {
 			t.Errorf("warning %q for a target that accepts connections", w)
 		}
+	}
+	if err := s.Err(); err != nil {
+		t.Errorf("Err() = %v for a target that accepts connections; want nil", err)
+	}
+}
+
+// A run shorter than the grace (a warmup) against a dead port is checked at its end and
+// carries the typed failure too: capacity gives up on it by Err, not by the warning's text.
+func TestUnreachableShortRunFails(t *testing.T) {
+	url := deadURL(t)
+	s := run(t, ioAuto, context.Background(), url, Config{Duration: measure.Duration(DefaultConnectGrace / 4)})
+	if err := s.Err(); !errors.Is(err, measure.ErrUnreachable) {
+		t.Errorf("Err() = %v, warnings %q; want measure.ErrUnreachable", err, s.Warnings)
 	}
 }

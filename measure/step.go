@@ -163,7 +163,9 @@ func (g *Generator) RunWaitCores() float64 {
 	return g.RunWait.Duration().Seconds() / g.Wall.Duration().Seconds()
 }
 
-// Step is the result of one load level: a plain `run` has one, a sweep one per level.
+// Step is the measured record of one load step (one repetition of a level): a plain `run`
+// has one, a sweep one per level and repetition. The step about to run is sweep.StepInfo
+// (live.Step on the live view); what is captured beside it is a profcap.StepCapture.
 type Step struct {
 	Label       string    `json:"label"`         // e.g. "c=200" or "rate=1000/s"
 	Rep         int       `json:"rep,omitempty"` // repetition of the same level (--count), from 0
@@ -226,7 +228,10 @@ type Step struct {
 	// GeneratorLimit is the limit of apiperf's own machine that kept the step from opening
 	// its connections (local ports, file descriptors); nil when none was hit.
 	GeneratorLimit *GeneratorLimit `json:"generator_limit,omitempty"`
-	Warnings       []string        `json:"warnings,omitempty"`
+	// Failure is why connections failed (unreachable target, TLS), also one of Warnings;
+	// nil when they did not. Err returns it as an error.
+	Failure  *Failure `json:"failure,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // EndpointStats is the share of a step that went to one endpoint of a scenario mix.
@@ -370,6 +375,9 @@ func (s *Step) Merge(o *Step) {
 	s.Generator = mergeGenerator(s.Generator, o.Generator)
 	s.GeneratorLimit = mergeLimit(s.GeneratorLimit, o.GeneratorLimit, s.Concurrency, o.Concurrency)
 	s.HTTP2 = s.HTTP2.Merge(o.HTTP2)
+	if o.Failure != nil {
+		s.Failure = o.Failure
+	}
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Finish()
 }

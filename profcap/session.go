@@ -61,14 +61,14 @@ type Session struct {
 	// CPU profile; 0 records none.
 	Trace time.Duration
 
-	steps []*Step
+	steps []*StepCapture
 }
 
 // Enabled reports whether anything is captured.
 func (s *Session) Enabled() bool { return s != nil && (s.Pprof != "" || s.Metrics != "" || s.PID > 0) }
 
-// Step is the capture alongside one load step. Its goroutines end in Wait.
-type Step struct {
+// StepCapture is the capture alongside one load step (a measure.Step is what the step measured). Its goroutines end in Wait.
+type StepCapture struct {
 	label  string
 	rep    int
 	start  time.Time
@@ -94,11 +94,11 @@ type Step struct {
 // Begin starts capturing for a step of length window with the given label and
 // repetition. It returns at once (nil when nothing is captured); the load starts right
 // after it, and Wait must be called when it ends.
-func (s *Session) Begin(ctx context.Context, label string, rep int, window time.Duration) *Step {
+func (s *Session) Begin(ctx context.Context, label string, rep int, window time.Duration) *StepCapture {
 	if !s.Enabled() {
 		return nil
 	}
-	c := &Step{label: label, rep: rep, start: time.Now(), done: make(chan struct{}), pid: s.PID}
+	c := &StepCapture{label: label, rep: rep, start: time.Now(), done: make(chan struct{}), pid: s.PID}
 	s.steps = append(s.steps, c)
 	if s.Machine {
 		c.machine[0] = readMachine()
@@ -144,7 +144,7 @@ func (s *Session) Begin(ctx context.Context, label string, rep int, window time.
 	return c
 }
 
-func (c *Step) addWarnings(w []string) {
+func (c *StepCapture) addWarnings(w []string) {
 	c.pmu.Lock()
 	c.swarn = append(c.swarn, w...)
 	c.pmu.Unlock()
@@ -161,7 +161,7 @@ func readMachine() *procfs.Machine {
 
 // Wait ends the scraper as soon as the load has ended and waits, bounded, for the
 // profiles: pending fetches get the rest of their window plus slack, then are abandoned.
-func (c *Step) Wait() {
+func (c *StepCapture) Wait() {
 	if c == nil {
 		return
 	}
@@ -267,7 +267,7 @@ func (s *Session) Finish(steps []*measure.Step, dir string) *Record {
 }
 
 // keepTrace saves one step's execution trace beside its profiles and sums it up.
-func keepTrace(c *Step, dir string, files, warns []string) (*TraceRecord, []string, []string) {
+func keepTrace(c *StepCapture, dir string, files, warns []string) (*TraceRecord, []string, []string) {
 	t := c.profiles.Trace
 	if t == nil {
 		return nil, files, warns
@@ -286,7 +286,7 @@ func keepTrace(c *Step, dir string, files, warns []string) (*TraceRecord, []stri
 }
 
 // keep analyses and saves one step's profiles.
-func (s *Session) keep(c *Step, dir string, warns []string) (*Analysis, []string, []string) {
+func (s *Session) keep(c *StepCapture, dir string, warns []string) (*Analysis, []string, []string) {
 	a, aw := Analyze(c.profiles, 1<<20)
 	warns = append(warns, aw...)
 	for _, t := range []*TopTable{a.CPU, a.AllocSpace, a.InuseSpace} {
@@ -337,10 +337,12 @@ func LevelNumber(s string) float64 {
 // chooseSteps returns which steps' profiles levels keeps.
 func chooseSteps(steps []*measure.Step, levels []string) func(*measure.Step) bool {
 	chosen := map[*measure.Step]bool{}
-	peak := steps[0]
-	for _, s := range steps {
-		if s.QPS() > peak.QPS() {
-			peak = s
+	var peak []*measure.Step // the repetitions of the table's peak level (sweep.Peak)
+	if lv := sweep.Levels(steps); len(lv) > 0 {
+		if p := sweep.Peak(lv); p >= 0 {
+			for _, j := range lv[p].Steps {
+				peak = append(peak, steps[j])
+			}
 		}
 	}
 	for _, l := range levels {
@@ -348,7 +350,9 @@ func chooseSteps(steps []*measure.Step, levels []string) func(*measure.Step) boo
 		case LevelsAll:
 			return func(*measure.Step) bool { return true }
 		case LevelsPeak:
-			chosen[peak] = true
+			for _, s := range peak {
+				chosen[s] = true
+			}
 		case LevelsLast:
 			chosen[steps[len(steps)-1]] = true
 		default:

@@ -66,7 +66,7 @@ func TestSessionDisabled(t *testing.T) {
 	if s.Enabled() || s.Begin(context.Background(), "c=1", 0, time.Second) != nil || s.Finish(nil, t.TempDir()) != nil {
 		t.Error("an empty session captured something")
 	}
-	(*Step)(nil).Wait() // waiting on no capture is a no-op
+	(*StepCapture)(nil).Wait() // waiting on no capture is a no-op
 }
 
 func join(s []string) string {
@@ -78,4 +78,19 @@ func join(s []string) string {
 		out += v
 	}
 	return out
+}
+
+func TestChooseStepsPeakIsTheTablesPeak(t *testing.T) {
+	step := func(label string, rep int, requests int64) *measure.Step {
+		return &measure.Step{Label: label, Rep: rep, Requests: requests, Elapsed: measure.Duration(time.Second)}
+	}
+	// c=10's first repetition is the fastest step, but c=10's median (100) is below c=50's
+	// single 500: the table's peak is c=50, so its profiles are the ones kept.
+	steps := []*measure.Step{step("c=10", 1, 1000), step("c=10", 2, 100), step("c=10", 3, 100), step("c=50", 1, 500)}
+	keep := chooseSteps(steps, []string{LevelsPeak})
+	for _, s := range steps {
+		if want := s.Label == "c=50"; keep(s) != want {
+			t.Errorf("chooseSteps(peak) keeps %s rep %d = %v; want %v", s.Label, s.Rep, keep(s), want)
+		}
+	}
 }

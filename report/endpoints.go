@@ -51,7 +51,11 @@ func endpointRows(r *result.Run, s *measure.Step) (rows []endpointRow, rates str
 // Endpoints writes the per-endpoint table of a scenario mix (nothing for a single request):
 // QPS, share, latency percentiles, errors and status codes of each endpoint, and the TPS of
 // a mix with weights.
-func Endpoints(w io.Writer, r *result.Run, s *measure.Step) {
+func Endpoints(w io.Writer, r *result.Run, s *measure.Step) error {
+	return render(w, "the endpoints table", func(w io.Writer) { endpoints(w, r, s) })
+}
+
+func endpoints(w io.Writer, r *result.Run, s *measure.Step) {
 	if len(s.Endpoints) == 0 {
 		return
 	}

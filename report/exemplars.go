@@ -12,7 +12,11 @@ import (
 // ServerTimingLines writes one line per Server-Timing metric of s, e.g.
 // "Server-Timing db: p50 2.00ms, p90 2.00ms, p99 32.00ms, max 32.00ms (12345 responses)",
 // then what the metrics leave unaccounted and how many malformed metrics were skipped.
-func ServerTimingLines(w io.Writer, s *measure.Step) {
+func ServerTimingLines(w io.Writer, s *measure.Step) error {
+	return render(w, "the Server-Timing lines", func(w io.Writer) { serverTimingLines(w, s) })
+}
+
+func serverTimingLines(w io.Writer, s *measure.Step) {
 	st := s.ServerTiming
 	if st == nil {
 		return
@@ -34,7 +38,11 @@ func ServerTimingLines(w io.Writer, s *measure.Step) {
 
 // ExemplarLines writes the step's slowest requests, slowest first, and one request per
 // latency band (wrk's --latency asks for them).
-func ExemplarLines(w io.Writer, s *measure.Step) {
+func ExemplarLines(w io.Writer, s *measure.Step) error {
+	return render(w, "the slowest requests", func(w io.Writer) { exemplarLines(w, s) })
+}
+
+func exemplarLines(w io.Writer, s *measure.Step) {
 	x := s.Exemplars
 	if x == nil || len(x.Slowest) == 0 {
 		return

@@ -13,7 +13,11 @@ import (
 // HistoryList writes recorded runs as a table, one row each with the level that stands for it
 // (its last level; a capacity search's answer) as every report of the run shows it (QPS, p99,
 // success), and a note when that level was generator-limited.
-func HistoryList(w io.Writer, runs []store.Entry) {
+func HistoryList(w io.Writer, runs []store.Entry) error {
+	return render(w, "the history list", func(w io.Writer) { historyList(w, runs) })
+}
+
+func historyList(w io.Writer, runs []store.Entry) {
 	fmt.Fprintf(w, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
 	for _, r := range runs {
 		level, qps, p99, ok, note := "-", "-", "-", "-", ""

@@ -14,7 +14,11 @@ import (
 // TargetText writes the top of each kept CPU profile (`top -cum`, rows rows), the metrics
 // and /proc summaries to w, after the load summary; profile paths are joined to dir, where
 // they were saved, so they can be pasted into go tool pprof.
-func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
+func TargetText(w io.Writer, tc *profcap.Record, rows int, dir string) error {
+	return render(w, "the target profiles", func(w io.Writer) { targetText(w, tc, rows, dir) })
+}
+
+func targetText(w io.Writer, tc *profcap.Record, rows int, dir string) {
 	if tc == nil {
 		return
 	}
@@ -110,7 +114,11 @@ func metricsLine(s *profcap.Summary) string {
 
 // ProfileDiffText writes the functions whose share of the target's CPU grew or shrank the
 // most between two runs; nothing when d has none.
-func ProfileDiffText(w io.Writer, d *compare.ProfileDiff) {
+func ProfileDiffText(w io.Writer, d *compare.ProfileDiff) error {
+	return render(w, "the profile diff", func(w io.Writer) { profileDiffText(w, d) })
+}
+
+func profileDiffText(w io.Writer, d *compare.ProfileDiff) {
 	if d == nil || len(d.Deltas) == 0 {
 		return
 	}

@@ -5,15 +5,19 @@ import (
 	"io"
 	"strings"
 
+	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/result"
-	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
 )
 
 // SweepTable writes the terminal table of a sweep (or capacity search): one row per level,
 // the same levels every other output shows, then the headlines (peak, knee, vs native) and
 // why the sweep stopped early, if it did.
-func SweepTable(w io.Writer, doc *result.Run) {
+func SweepTable(w io.Writer, doc *result.Run) error {
+	return render(w, "the sweep table", func(w io.Writer) { sweepTable(w, doc) })
+}
+
+func sweepTable(w io.Writer, doc *result.Run) {
 	sw := doc.Sweep
 	open := sw.Plan.Open()
 	fmt.Fprintf(w, "%-14s %10s", "level", "QPS")
@@ -67,7 +71,11 @@ func SweepTable(w io.Writer, doc *result.Run) {
 
 // Repetitions writes, for a run repeated with --count, the one line of its level: the
 // figures every report of the run shows (sweep.Reduce); nothing for a single step.
-func Repetitions(w io.Writer, doc *result.Run) {
+func Repetitions(w io.Writer, doc *result.Run) error {
+	return render(w, "the repetitions", func(w io.Writer) { repetitions(w, doc) })
+}
+
+func repetitions(w io.Writer, doc *result.Run) {
 	if len(doc.Steps) < 2 {
 		return
 	}
@@ -79,7 +87,11 @@ func Repetitions(w io.Writer, doc *result.Run) {
 
 // CapacityTable writes the probes of a capacity search, one row each with its verdict and
 // the reason, then the answer line (which agrees with the rows: it rests on their verdicts).
-func CapacityTable(w io.Writer, doc *result.Run) {
+func CapacityTable(w io.Writer, doc *result.Run) error {
+	return render(w, "the capacity table", func(w io.Writer) { capacityTable(w, doc) })
+}
+
+func capacityTable(w io.Writer, doc *result.Run) {
 	c := doc.Capacity
 	if c == nil {
 		return
@@ -90,7 +102,7 @@ func CapacityTable(w io.Writer, doc *result.Run) {
 		if p.Confirms {
 			verdict += " (2nd)"
 		}
-		fmt.Fprintf(w, "%-6d %12s %15s %9s %8s%%  %-12s %s\n", i+1, sweep.FormatProbeRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
+		fmt.Fprintf(w, "%-6d %12s %15s %9s %8s%%  %-12s %s\n", i+1, load.FormatRate(p.Rate), fmt.Sprintf("%d/%d", p.Sent, p.Due),
 			FormatDuration(p.P99.Duration()), FormatSuccess(p.Success), verdict, p.Reason)
 	}
 	fmt.Fprintln(w)

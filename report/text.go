@@ -18,7 +18,11 @@ type TextOptions struct {
 }
 
 // Header writes wrk's first two lines: "Running 10s test @ URL" and the thread/connection line.
-func Header(w io.Writer, r *result.Run) {
+func Header(w io.Writer, r *result.Run) error {
+	return render(w, "the header", func(w io.Writer) { header(w, r) })
+}
+
+func header(w io.Writer, r *result.Run) {
 	r.Redact()
 	d := r.Load.Duration.Duration()
 	what := FormatTestDuration(d)
@@ -35,7 +39,11 @@ func Header(w io.Writer, r *result.Run) {
 
 // Text writes the summary of step s in wrk's layout, line for line, followed by what wrk
 // does not show (tail percentiles, error classes, status codes, success rate).
-func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
+func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) error {
+	return render(w, "the summary", func(w io.Writer) { textSummary(w, r, s, o) })
+}
+
+func textSummary(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 	open := s.Open != nil
 	if open {
 		fmt.Fprintf(w, "  Latency is corrected for coordinated omission: measured from when each request was due.\n")
@@ -76,9 +84,9 @@ func Text(w io.Writer, r *result.Run, s *measure.Step, o TextOptions) {
 	fmt.Fprintf(w, "Transfer/sec: %10sB\n", FormatBinary(s.ByteRate()))
 	extras(w, s)
 	if o.Latency {
-		ExemplarLines(w, s)
+		exemplarLines(w, s)
 	}
-	Endpoints(w, r, s)
+	endpoints(w, r, s)
 }
 
 // nonSuccess counts responses with a status above 399, which is what wrk's line counts.
@@ -124,7 +132,7 @@ func extras(w io.Writer, s *measure.Step) {
 		fmt.Fprintf(w, "  Latency (all attempts, timeouts included): p50 %s, p99 %s, max %s\n",
 			FormatDuration(a.Percentile(50)), FormatDuration(a.Percentile(99)), FormatDuration(a.Max()))
 	}
-	ServerTimingLines(w, s)
+	serverTimingLines(w, s)
 	e := s.Errors
 	fmt.Fprintf(w, "  Errors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d\n",
 		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)

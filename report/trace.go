@@ -159,7 +159,11 @@ func spanRows(spans []exectrace.Span) []spanRow {
 
 // TraceDiffText writes two runs' trace summaries side by side, one figure a line:
 // "GC cycles per second  41.0 -> 6.0"; nothing when d is nil.
-func TraceDiffText(w io.Writer, d *compare.TraceDiff) {
+func TraceDiffText(w io.Writer, d *compare.TraceDiff) error {
+	return render(w, "the trace diff", func(w io.Writer) { traceDiffText(w, d) })
+}
+
+func traceDiffText(w io.Writer, d *compare.TraceDiff) {
 	if d == nil {
 		return
 	}

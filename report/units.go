@@ -1,5 +1,10 @@
 // Package report renders runs: wrk-style text, JSON, the classic .dat file, CSV, Go
 // benchmark format, charts and the HTML report. It never measures anything itself.
+//
+// A new renderer is an exported func(w io.Writer, <record>) error beside the renderers of
+// the same record (text.go for a step, sweep.go for a sweep, verdict.go for a verdict),
+// reading only what run.json holds so that `apiperf report` can redo it, and returning its
+// write error (render keeps it for code that writes with fmt.Fprintf).
 package report
 
 import (

@@ -14,7 +14,11 @@ import (
 
 // WriteVerdict writes the verdict as text: each claim with its confidence, evidence and
 // fix, Little's law where it does not hold, and what could not be judged.
-func WriteVerdict(w io.Writer, v *verdict.Verdict) {
+func WriteVerdict(w io.Writer, v *verdict.Verdict) error {
+	return render(w, "the verdict", func(w io.Writer) { writeVerdict(w, v) })
+}
+
+func writeVerdict(w io.Writer, v *verdict.Verdict) {
 	if v == nil {
 		return
 	}
@@ -54,7 +58,7 @@ func WriteVerdict(w io.Writer, v *verdict.Verdict) {
 // VerdictText is WriteVerdict into a string.
 func VerdictText(v *verdict.Verdict) string {
 	var b strings.Builder
-	WriteVerdict(&b, v)
+	writeVerdict(&b, v)
 	return b.String()
 }
 

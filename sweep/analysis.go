@@ -20,12 +20,7 @@ type Analysis struct {
 
 // Analyze finds the peak, the knee and the limit of levels (in ascending order) under o.
 func Analyze(levels []Level, o Objective) Analysis {
-	a := Analysis{Peak: -1, Knee: -1, Limit: -1}
-	for i, l := range levels {
-		if l.QPS > 0 && !l.Interrupted && !l.GeneratorLimited() && (a.Peak < 0 || l.QPS > levels[a.Peak].QPS) {
-			a.Peak = i
-		}
-	}
+	a := Analysis{Peak: Peak(levels), Knee: -1, Limit: -1}
 	for i, l := range levels {
 		if l.Interrupted {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("%s was interrupted: its numbers are partial and it is neither the peak nor the knee", l.Label))
@@ -62,13 +57,27 @@ func Analyze(levels []Level, o Objective) Analysis {
 	return a
 }
 
+// Peak is the index of the level with the highest QPS (the first on ties), -1 when no level
+// completed a request; an interrupted level, whose numbers are partial, is never the peak, nor
+// is a generator-limited one, which measured apiperf's machine rather than the target.
+// It is the one peak rule: the analysis, a diff's sides and the profiles kept all use it.
+func Peak(levels []Level) int {
+	peak := -1
+	for i, l := range levels {
+		if l.QPS > 0 && !l.Interrupted && !l.GeneratorLimited() && (peak < 0 || l.QPS > levels[peak].QPS) {
+			peak = i
+		}
+	}
+	return peak
+}
+
 // PeakSummary is the peak's headline, e.g. "peak: c=200, 12345 req/s (p99 3.2ms, success 100%)".
 func PeakSummary(levels []Level, peak int) string {
 	if peak < 0 || peak >= len(levels) {
 		return "peak: none (no level completed a request)"
 	}
 	p := levels[peak]
-	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, FormatRate(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
+	return fmt.Sprintf("peak: %s, %s req/s (p99 %s, success %s%%)", p.Label, FormatQPS(p.QPS), formatLatency(round3(p.P99.Duration())), pct(p.Success))
 }
 
 // KneeSummary is the knee's headline, e.g. "knee: c=100, the largest level up to the peak
@@ -89,7 +98,7 @@ func KneeSummary(levels []Level, a Analysis, o Objective) string {
 		return fmt.Sprintf("knee: none: no level met %s (%s: %s)", o, levels[0].Label, why)
 	}
 	p := levels[knee]
-	return fmt.Sprintf("knee: %s, the largest level up to the peak meeting %s (%s req/s, p99 %s)", p.Label, o, FormatRate(p.QPS), formatLatency(round3(p.P99.Duration())))
+	return fmt.Sprintf("knee: %s, the largest level up to the peak meeting %s (%s req/s, p99 %s)", p.Label, o, FormatQPS(p.QPS), formatLatency(round3(p.P99.Duration())))
 }
 
 // LimitSummary is the headline of the largest level meeting the objective when it lies
@@ -100,11 +109,13 @@ func LimitSummary(levels []Level, a Analysis, o Objective) string {
 	}
 	l := levels[a.Limit]
 	return fmt.Sprintf("largest level meeting %s: %s, beyond the peak (%s req/s, p99 %s): more load, less throughput",
-		o, l.Label, FormatRate(l.QPS), formatLatency(round3(l.P99.Duration())))
+		o, l.Label, FormatQPS(l.QPS), formatLatency(round3(l.P99.Duration())))
 }
 
-// FormatRate formats requests per second for headlines: whole numbers, one decimal below 100.
-func FormatRate(v float64) string {
+// FormatQPS formats a measured QPS for headlines: whole numbers, one decimal below 100. A
+// QPS is a measurement shown to display precision; a configured rate prints exactly, with
+// load.FormatRate.
+func FormatQPS(v float64) string {
 	if v < 100 {
 		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 	}
@@ -134,8 +145,8 @@ func Compare(levels []Level, peak int, native []Level, nativePeak int) (Comparis
 func (c Comparison) String() string {
 	share := strconv.FormatFloat(math.Round(c.Ratio*1000)/10, 'f', -1, 64)
 	if c.Label == c.NativeLabel {
-		return fmt.Sprintf("peak QPS is %s%% of plain net/http at %s (%s vs %s req/s)", share, c.Label, FormatRate(c.QPS), FormatRate(c.NativeQPS))
+		return fmt.Sprintf("peak QPS is %s%% of plain net/http at %s (%s vs %s req/s)", share, c.Label, FormatQPS(c.QPS), FormatQPS(c.NativeQPS))
 	}
 	return fmt.Sprintf("peak QPS is %s%% of plain net/http (%s req/s at %s; plain net/http %s req/s at %s)",
-		share, FormatRate(c.QPS), c.Label, FormatRate(c.NativeQPS), c.NativeLabel)
+		share, FormatQPS(c.QPS), c.Label, FormatQPS(c.NativeQPS), c.NativeLabel)
 }

@@ -261,3 +261,27 @@ func TestStops(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestPeak(t *testing.T) {
+	tests := []struct {
+		qps         []float64
+		interrupted int // index of an interrupted level, -1 for none
+		want        int
+	}{
+		{nil, -1, -1},                     // no levels, no peak
+		{[]float64{0, 0}, -1, -1},         // nothing completed: no peak
+		{[]float64{10, 30, 20}, -1, 1},    // the highest QPS
+		{[]float64{30, 30}, -1, 0},        // the first on ties
+		{[]float64{10, 30, 20}, 1, 2},     // an interrupted level is never the peak
+		{[]float64{math.NaN(), 5}, -1, 1}, // a NaN QPS is never the peak
+	}
+	for _, tt := range tests {
+		levels := make([]Level, len(tt.qps))
+		for i, q := range tt.qps {
+			levels[i] = Level{QPS: q, Interrupted: i == tt.interrupted}
+		}
+		if got := Peak(levels); got != tt.want {
+			t.Errorf("Peak(%v, interrupted %d) = %d; want %d", tt.qps, tt.interrupted, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
+
+	"github.com/apiperf/apiperf/load"
 )
 
 // Capacity search defaults.
@@ -12,6 +15,12 @@ const (
 	DefaultCapacityFactor    = 2.0   // growth between probes until one fails
 	DefaultCapacityPrecision = 0.05  // stop when the bracket is within 5% of the answer
 	DefaultCapacityMaxProbes = 20
+)
+
+// Probe timing defaults: shorter than a run's, since a search runs many probes.
+const (
+	DefaultProbeDuration = 5 * time.Second // measured time of each probe
+	DefaultProbeWarmup   = time.Second     // unmeasured load before each probe
 )
 
 // Search finds the highest rate that meets an objective: it grows the rate geometrically
@@ -53,7 +62,7 @@ func (s Search) WithDefaults() Search {
 func (s Search) Validate() error {
 	var errs []error
 	if s.Start <= 0 {
-		errs = append(errs, fmt.Errorf("start rate must be positive, got %g", s.Start))
+		errs = append(errs, fmt.Errorf("start rate must be positive, got %s", load.FormatRate(s.Start)))
 	}
 	if s.Factor <= 1 {
 		errs = append(errs, fmt.Errorf("growth factor must be above 1, got %g", s.Factor))
@@ -62,7 +71,7 @@ func (s Search) Validate() error {
 		errs = append(errs, fmt.Errorf("precision must be between 0 and 1 (e.g. 0.05 for 5%%), got %g", s.Precision))
 	}
 	if s.Max < 0 || (s.Max > 0 && s.Max < s.Start) {
-		errs = append(errs, fmt.Errorf("max rate %g must be at least the start rate %g", s.Max, s.Start))
+		errs = append(errs, fmt.Errorf("max rate %s must be at least the start rate %s", load.FormatRate(s.Max), load.FormatRate(s.Start)))
 	}
 	if s.MaxProbes < 2 {
 		errs = append(errs, fmt.Errorf("max probes must be at least 2, got %d", s.MaxProbes))
@@ -133,9 +142,9 @@ func roundRate(r float64) float64 {
 
 // String describes the search, e.g. "from 100 req/s, x2 until a probe fails, then bisect to 5%".
 func (s Search) String() string {
-	str := fmt.Sprintf("from %s req/s, x%g until a rate fails twice, then bisect to %g%%", FormatProbeRate(s.Start), s.Factor, roundSig(s.Precision*100, 4))
+	str := fmt.Sprintf("from %s req/s, x%g until a rate fails twice, then bisect to %g%%", load.FormatRate(s.Start), s.Factor, roundSig(s.Precision*100, 4))
 	if s.Max > 0 {
-		str += ", at most " + FormatProbeRate(s.Max) + " req/s"
+		str += ", at most " + load.FormatRate(s.Max) + " req/s"
 	}
 	return str
 }

@@ -72,7 +72,9 @@ func TestCapacityGivesUp(t *testing.T) {
 			return func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 				s, err := f.step(ctx, cfg)
 				s.Attempts, s.Requests, s.Successes = 0, 0, 0
-				s.Warnings = []string{load.UnreachablePrefix + "127.0.0.1:1: connection refused (no connection opened in 1s); stopped"}
+				why := load.UnreachablePrefix + "127.0.0.1:1: connection refused (no connection opened in 1s); stopped"
+				s.Warnings = []string{why} // as the engine says it: a warning and the typed failure
+				s.Failure = &measure.Failure{Kind: measure.FailureUnreachable, Reason: why}
 				return s, err
 			}
 		}, "", "capacity: unknown: gave up at warming up rate=100/s: unable to connect to 127.0.0.1:1: connection refused"},

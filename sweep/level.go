@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/sample"
 )
 
 // Level is the numbers of one level of a run: a sweep level, the rate of a capacity probe,
@@ -180,9 +181,11 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 			l.Scheduled += s.Open.Scheduled
 		}
 	}
-	l.QPS = median(qps)
-	if open {
-		l.Achieved = median(achieved)
+	if len(idx) > 0 { // a level without repetitions has no rates: zero, as its counts
+		l.QPS = sample.Median(qps)
+		if open {
+			l.Achieved = sample.Median(achieved)
+		}
 	}
 	if l.Attempts > 0 {
 		l.Success = 100 * float64(l.Successes) / float64(l.Attempts)
@@ -198,24 +201,6 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 	}
 	return l
 }
-
-// median returns the middle value (the mean of the middle two for an even count).
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// Median is the middle value of vs (the mean of the middle two for an even count), the
-// reduction of repetitions' rates.
-func Median(vs []float64) float64 { return median(vs) }
 
 // Percentile returns the latency percentile named like an objective's metric ("p99.9").
 func (l Level) Percentile(metric string) time.Duration {

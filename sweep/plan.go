@@ -19,11 +19,8 @@ import (
 // DefaultLevels are the classic sweep script's concurrency levels.
 var DefaultLevels = []int{200, 500, 1000, 3000, 5000, 10000, 15000, 20000, 25000, 50000}
 
-// Defaults of a sweep's timing.
-const (
-	DefaultDuration = 10 * time.Second // measured time per level
-	DefaultWarmup   = 2 * time.Second  // unmeasured load before each level
-)
+// DefaultWarmup is the unmeasured load before each level of a sweep.
+const DefaultWarmup = 2 * time.Second
 
 // QuickPlan is the short plan run against the built-in target when no URL is given: it suits
 // a laptop and takes well under a minute.

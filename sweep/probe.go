@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -77,7 +78,7 @@ func Judge(l Level, rate float64, o Objective) (met bool, reason string) {
 	due := float64(dueOf(l, rate))
 	if due > 0 && float64(l.Attempts) < MinKeptUp*due {
 		misses = append(misses, fmt.Sprintf("sent %d of %.0f requests due (< %.0f%%): the target or the generator fell behind %s req/s",
-			l.Attempts, due, MinKeptUp*100, FormatProbeRate(rate)))
+			l.Attempts, due, MinKeptUp*100, load.FormatRate(rate)))
 	}
 	if len(misses) > 0 {
 		return false, strings.Join(misses, "; ")
@@ -218,20 +219,10 @@ func (r CapacityRunner) probe(ctx context.Context, c *Capacity, steps *[]*measur
 // unreachable is why the engine stopped a step because the target could not be reached
 // (nothing listens, every TLS handshake failed), "" when it did not.
 func unreachable(s *measure.Step) string {
-	if s == nil {
-		return ""
-	}
-	for _, w := range s.Warnings {
-		if strings.HasPrefix(w, load.UnreachablePrefix) || strings.HasPrefix(w, load.TLSPrefix) {
-			return w
-		}
+	if err := s.Err(); errors.Is(err, measure.ErrUnreachable) || errors.Is(err, measure.ErrTLS) {
+		return err.Error()
 	}
 	return ""
-}
-
-// FormatProbeRate prints a probed rate with at most four significant digits: 93.8, 25600.
-func FormatProbeRate(v float64) string {
-	return strconv.FormatFloat(roundSig(v, 4), 'f', -1, 64)
 }
 
 // roundSig rounds v to n significant digits without binary noise (93.80000000000001 -> 93.8).
@@ -257,17 +248,17 @@ func (c *Capacity) Headline() string {
 	case c.Answer == 0 && c.Interrupted:
 		return fmt.Sprintf("capacity: unknown: interrupted before any rate met %s", obj)
 	case c.Answer == 0:
-		fmt.Fprintf(&b, "capacity: no probed rate met %s (lowest tried: %s req/s: %s)", obj, FormatProbeRate(c.lowest().Rate), c.lowest().Reason)
+		fmt.Fprintf(&b, "capacity: no probed rate met %s (lowest tried: %s req/s: %s)", obj, load.FormatRate(c.lowest().Rate), c.lowest().Reason)
 		return b.String()
 	case c.Limit == 0 && (c.Interrupted || c.GaveUp != ""):
-		fmt.Fprintf(&b, "capacity: at least %s req/s meets %s", FormatProbeRate(c.Answer), obj)
+		fmt.Fprintf(&b, "capacity: at least %s req/s meets %s", load.FormatRate(c.Answer), obj)
 	case c.Limit == 0:
-		fmt.Fprintf(&b, "capacity: at least %s req/s meets %s (no probe failed twice; raise --max-rate or --max-probes)", FormatProbeRate(c.Answer), obj)
+		fmt.Fprintf(&b, "capacity: at least %s req/s meets %s (no probe failed twice; raise --max-rate or --max-probes)", load.FormatRate(c.Answer), obj)
 	default:
-		fmt.Fprintf(&b, "capacity: %s req/s meets %s; %s req/s does not (failed twice) (%d probes)", FormatProbeRate(c.Answer), obj, FormatProbeRate(c.Limit), len(c.Probes))
+		fmt.Fprintf(&b, "capacity: %s req/s meets %s; %s req/s does not (failed twice) (%d probes)", load.FormatRate(c.Answer), obj, load.FormatRate(c.Limit), len(c.Probes))
 	}
 	if start := c.Search.Start; c.Answer < start {
-		fmt.Fprintf(&b, "; below the start rate %s req/s because %s req/s failed twice: %s", FormatProbeRate(start), FormatProbeRate(start), c.firstFailure(start))
+		fmt.Fprintf(&b, "; below the start rate %s req/s because %s req/s failed twice: %s", load.FormatRate(start), load.FormatRate(start), c.firstFailure(start))
 	}
 	if c.Interrupted {
 		b.WriteString("; interrupted: the search did not finish")

@@ -11,8 +11,8 @@ import (
 	"github.com/apiperf/apiperf/measure"
 )
 
-// StepInfo says which step a runner is about to run: for progress lines and for what runs
-// alongside a step (a profile capture).
+// StepInfo says which step of the plan a runner is about to run: for progress lines and for
+// what runs alongside a step (a profile capture). What the step measured is a measure.Step.
 type StepInfo struct {
 	Label  string      // the level's label
 	Level  int         // index of the level (or probe), from 0

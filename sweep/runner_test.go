@@ -280,15 +280,7 @@ func TestCapacityRunner(t *testing.T) {
 	}
 }
 
-func TestFormatProbeRate(t *testing.T) {
-	for _, tt := range []struct {
-		v    float64
-		want string
-	}{{93.80000000000001, "93.8"}, {25600, "25600"}, {12.5, "12.5"}, {3.125, "3.125"}, {0.1 + 0.2, "0.3"}} {
-		if got := FormatProbeRate(tt.v); got != tt.want {
-			t.Errorf("FormatProbeRate(%v) = %q; want %q", tt.v, got, tt.want)
-		}
-	}
+func TestRoundRate(t *testing.T) {
 	if r := roundRate(187.49999999); r != 187 {
 		t.Errorf("roundRate(187.49999999) = %v; want 187", r)
 	}

@@ -100,7 +100,7 @@ func (r Rules) After(points []Level) *Stop {
 		if declines >= r.MaxDeclines {
 			return &Stop{Rule: RuleDecline, After: last.Label,
 				Reason: fmt.Sprintf("QPS stayed below the best (%s req/s at %s) for %s in a row (turn off with --max-declines 0)",
-					FormatRate(points[best].QPS), points[best].Label, levelCount(declines))}
+					FormatQPS(points[best].QPS), points[best].Label, levelCount(declines))}
 		}
 	}
 	return nil

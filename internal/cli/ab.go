@@ -16,12 +16,10 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sample"
 	"github.com/apiperf/apiperf/scenario"
 	"github.com/apiperf/apiperf/sweep"
 )
-
-// DefaultABWarmup is the unmeasured load before every step of `apiperf ab`.
-const DefaultABWarmup = time.Second
 
 func cmdAB(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("ab", e)
@@ -33,7 +31,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	cfg := compare.DefaultGateConfig
 	pairs := fs.Int("count", compare.DefaultPairs, "A/B pairs per level (ABBA order) before the first look, and between looks")
 	maxPairs := fs.Int("max-pairs", 0, "add pairs (--count at a time) until the comparison is settled or this many pairs ran; --count: judge once (default 3 x --count)")
-	warmup := fs.Duration("warmup", DefaultABWarmup, "unmeasured load before every step, on the target about to be measured")
+	warmup := compare.DefaultABWarmup
+	fs.Var(durationValue{&warmup}, "warmup", "unmeasured load before every step, on the target about to be measured")
 	levels := fs.String("levels", "", "run at these concurrency levels, A and B alternating at each (default: -c)")
 	rates := fs.String("rates", "", "open loop: run at these rates, A and B alternating at each")
 	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when B's QPS is below A's by more than this, significantly")
@@ -71,7 +70,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	errs = append(errs, err)
 	scB, _, _, err := lf.build(fs, pos[1])
 	errs = append(errs, err)
-	plan, err := abPlan(lcfg, *levels, *rates, *warmup, *pairs)
+	plan, err := abPlan(lcfg, *levels, *rates, warmup, *pairs)
 	errs = append(errs, err, cfg.Validate())
 	cpu := *pidA != 0 || *pidB != 0
 	if cpu {
@@ -168,7 +167,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 				cpu = fmt.Sprintf(", target CPU %.1f µs/request", float64(s.Step.TargetCPU.Duration().Microseconds())/float64(s.Step.Requests))
 			}
 			fmt.Fprintf(e.stderr, "apiperf: %s pair %d (of up to %d) %s: %.1f req/s, p99 %.3f ms%s\n", s.Step.Label, s.Pair+1, s.Pairs, s.Side,
-				s.Step.QPS(), compare.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
+				s.Step.QPS(), sample.Median(compare.GateSamples(compare.MetricP99, []*measure.Step{s.Step})), cpu)
 		}
 	}
 	condA := startConditions(ctx, lcfg, tgtA, &targetFlags{pid: *pidA}, lf.redact) // conditions.go

@@ -77,6 +77,16 @@ func TestABBadInput(t *testing.T) {
 	}
 }
 
+// ab takes --warmup as sweep does (wrk's forms: a bare number is seconds): the bad input
+// below is refused for --count alone, not for --warmup 2.
+func TestABWarmupLikeSweep(t *testing.T) {
+	args := []string{"ab", "--warmup", "2", "--count", "4", "http://127.0.0.1:1/", "http://127.0.0.1:2/"}
+	code, _, stderr := runCLI(t, args...)
+	if code != ExitUsage || strings.Contains(stderr, "warmup") || !strings.Contains(stderr, "--count 4") {
+		t.Errorf("apiperf %s = exit %d, stderr %q; want exit 2 for --count alone", strings.Join(args, " "), code, stderr)
+	}
+}
+
 // seededRun is run i of a history: five repetitions of c=10 at about qps req/s.
 func seededRun(url string, start time.Time, qps float64, rng *rand.Rand) *result.Run {
 	r := &result.Run{Version: result.Version, Tool: "apiperf test", Kind: result.KindRun, Command: []string{"apiperf", "run", url},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -15,18 +14,12 @@ import (
 	"github.com/apiperf/apiperf/sweep"
 )
 
-// Capacity defaults that differ from `run`.
-const (
-	DefaultProbeDuration = 5 * time.Second
-	DefaultProbeWarmup   = time.Second
-)
-
 func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("capacity", e)
 	lf, sf, hf := loadCommandFlags(fs, e)
-	lf.duration = DefaultProbeDuration // what -d says in --help too
+	lf.duration = sweep.DefaultProbeDuration // what -d says in --help too
 	if d := fs.Lookup("duration"); d != nil {
-		d.DefValue, d.Usage = DefaultProbeDuration.String(), "duration of each probe, e.g. 5s, 30s (a bare number is seconds)"
+		d.DefValue, d.Usage = sweep.DefaultProbeDuration.String(), "duration of each probe, e.g. 5s, 30s (a bare number is seconds)"
 	}
 	search := sweep.Search{}.WithDefaults()
 	slo := fs.String("slo", sweep.DefaultObjective, "objective the answer must meet (p50/p90/p99/p99.9<=D, success>=P%, errors<=P%); a probe must also keep up with its rate")
@@ -35,7 +28,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&search.Factor, "factor", search.Factor, "growth factor between probes until one fails")
 	precision := fs.Float64("precision", search.Precision*100, "stop when the answer is known to within this many percent")
 	fs.IntVar(&search.MaxProbes, "max-probes", search.MaxProbes, "give up after this many rates decided (a failing rate is probed twice)")
-	warmup := DefaultProbeWarmup
+	warmup := sweep.DefaultProbeWarmup
 	fs.Var(durationValue{&warmup}, "warmup", "unmeasured load before each probe")
 	dir := fs.String("dir", DefaultSweepDir, "directory of run directories")
 	name := fs.String("name", "", "run directory and file name (default: the target's host-port-capacity)")
@@ -56,7 +49,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return usagef("capacity: want one URL (usage: apiperf capacity [flags] URL)")
 	}
 	if !fs.Changed("duration") {
-		lf.duration = DefaultProbeDuration
+		lf.duration = sweep.DefaultProbeDuration
 	}
 	var errs []error
 	if fs.Changed("rate") {
@@ -111,23 +104,15 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	}
 	// what the run is measured on (conditions.go), read before --listen serves it
 	cond := startConditions(ctx, cfg, tgt, nil, lf.redact)
-	watch, err := lv.start(e, doc, *quiet, filepath.Join(runDir, "hlog")) // one <rate>.hlog per probed rate
+	sess, err := startLoad(ctx, e, &lv, &cf, doc, *quiet, filepath.Join(runDir, "hlog"), src, expected, extra) // one <rate>.hlog per probed rate
 	if err != nil {
 		return err
 	}
+	defer sess.close()
 	eng := newEngine(e, *quiet, src, tgt, expected)
-	eng.watch = watch
-	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
-	if err != nil {
-		watch.Close(ctx)
-		return err
-	}
-	if coord != nil {
-		defer coord.Close()
-		coord.WatchIntervals(watch.Feed())
-	}
+	eng.watch = sess.watch
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, localHook(coord, conditionsHook(cond))),
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, localHook(sess.coord, conditionsHook(cond))),
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
 			doc.Steps, doc.Capacity, doc.End, doc.Conditions = steps, c, time.Now().UTC(), cond.Record()
 			if !*quiet {
@@ -138,12 +123,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}}
 	c, steps, probeErr := r.Run(ctx)
 	doc.Capacity, doc.Steps, doc.Conditions = c, steps, cond.Record()
-	if coord != nil {
-		doc.Cluster = coord.Record()
-	}
-	if werr := watch.Close(ctx); werr != nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
-	}
+	sess.finish(ctx, e, doc)
 	if len(doc.Steps) == 0 {
 		if probeErr != nil {
 			return fmt.Errorf("capacity: %w", probeErr)
@@ -164,8 +144,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	case c.Answer == 0:
 		return fmt.Errorf("capacity: %w", errFailed)
-	case coord != nil && coord.Partial():
-		fmt.Fprintf(e.stderr, "apiperf: partial capacity search: %s\n", strings.Join(coord.Lost(), "; "))
+	case sess.partial(e, "capacity search"):
 		return errFailed
 	}
 	return checkOutcome(e, doc.Steps)

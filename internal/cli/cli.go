@@ -1,5 +1,6 @@
 // Package cli wires apiperf's subcommands: it parses flags, calls the libraries and
-// maps errors to exit codes. One file per subcommand.
+// maps errors to exit codes. One file per subcommand; a command that sends load sets up
+// and tears down its live view and workers with startLoad (session.go).
 package cli
 
 import (

@@ -49,7 +49,9 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 	if err := report.DiffText(e.stdout, d); err != nil {
 		return err
 	}
-	printProfileDiff(e.stdout, flags.Arg(0), flags.Arg(1)) // profile.go
+	if err := printProfileDiff(e.stdout, flags.Arg(0), flags.Arg(1)); err != nil { // profile.go
+		return err
+	}
 	paths, err := report.WriteDiff(*dir, d)
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apiperf/apiperf/load"
 )
 
 // countValue is a count that takes wrk's k/M/G suffixes (x1000): -c 10k.
@@ -80,7 +82,7 @@ func (c intCount) Set(s string) error {
 // rateValue is a rate in requests per second: 2500, 2.5k, 0.5.
 type rateValue struct{ r *float64 }
 
-func (r rateValue) String() string { return strconv.FormatFloat(*r.r, 'g', -1, 64) }
+func (r rateValue) String() string { return load.FormatRate(*r.r) }
 func (r rateValue) Type() string   { return "rate" }
 func (r rateValue) Set(s string) error {
 	v, err := parseScaled(strings.TrimSuffix(s, "/s"))

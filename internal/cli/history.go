@@ -208,8 +208,7 @@ func cmdHistoryList(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return nil
 	}
-	report.HistoryList(e.stdout, runs)
-	return nil
+	return report.HistoryList(e.stdout, runs)
 }
 
 // trendMetrics are the metrics `history trend` charts, read from a level as every report shows it.

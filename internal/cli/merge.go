@@ -43,11 +43,17 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	dir := filepath.Dir(*out)
 	switch {
 	case m.Sweep != nil:
-		report.SweepTable(e.stdout, m)
+		if err := report.SweepTable(e.stdout, m); err != nil {
+			return err
+		}
 	default:
-		report.Header(e.stdout, m)
+		if err := report.Header(e.stdout, m); err != nil {
+			return err
+		}
 		for _, s := range m.Steps {
-			report.Text(e.stdout, m, s, report.TextOptions{Latency: *latency})
+			if err := report.Text(e.stdout, m, s, report.TextOptions{Latency: *latency}); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := report.WriteAll(dir, m); err != nil {

@@ -1,10 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 )
 
@@ -37,10 +36,8 @@ func checkOutcome(e *env, steps []*measure.Step) error {
 		ok += s.Successes
 		attempts += s.Attempts
 		errs.Add(s.Errors)
-		for _, w := range s.Warnings {
-			if strings.HasPrefix(w, load.UnreachablePrefix) || strings.HasPrefix(w, load.TLSPrefix) {
-				reason = w
-			}
+		if err := s.Err(); errors.Is(err, measure.ErrUnreachable) || errors.Is(err, measure.ErrTLS) {
+			reason = err.Error()
 		}
 	}
 	if ok > 0 {

@@ -175,17 +175,14 @@ func captureHook(s *profcap.Session) sweep.Hook {
 }
 
 // finishCapture sets doc.Target from the session (profiles saved under dir) and reports
-// its warnings on stderr and, for a text report, the top tables on stdout.
-func finishCapture(e *env, doc *result.Run, s *profcap.Session, dir string, text bool) {
+// its warnings on stderr; the caller renders the top tables.
+func finishCapture(e *env, doc *result.Run, s *profcap.Session, dir string) {
 	doc.SetTarget(s.Finish(doc.Steps, dir))
 	if doc.Target == nil {
 		return
 	}
 	for _, w := range doc.Target.AllWarnings() {
 		fmt.Fprintf(e.stderr, "apiperf: warning: target: %s\n", w)
-	}
-	if text {
-		report.TargetText(e.stdout, doc.Target, s.TopN, dir)
 	}
 }
 
@@ -200,18 +197,20 @@ func profileOutDir(out string) string {
 // printProfileDiff prints, for two runs that both hold CPU profiles of the target, the
 // functions whose share of CPU grew or shrank the most, and their execution trace summaries
 // side by side. .dat files and runs without profiles print nothing.
-func printProfileDiff(w io.Writer, pathA, pathB string) {
+func printProfileDiff(w io.Writer, pathA, pathB string) error {
 	var runs [2]*result.Run
 	for i, p := range []string{pathA, pathB} {
 		if ok, err := isRunFile(p); err != nil || !ok {
-			return
+			return nil
 		}
 		r, err := result.Load(p)
 		if err != nil {
-			return
+			return nil
 		}
 		runs[i] = r
 	}
-	report.ProfileDiffText(w, compare.DiffProfiles(runs[0], runs[1], compare.DefaultProfileRows))
-	report.TraceDiffText(w, compare.DiffTraces(runs[0], runs[1]))
+	if err := report.ProfileDiffText(w, compare.DiffProfiles(runs[0], runs[1], compare.DefaultProfileRows)); err != nil {
+		return err
+	}
+	return report.TraceDiffText(w, compare.DiffTraces(runs[0], runs[1]))
 }

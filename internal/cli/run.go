@@ -261,28 +261,22 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
-	capture, _ := tf.session(sc.URL, false)                   // a run's summary shows the target's process for --target-pid only
-	coord, err := cf.coordinate(ctx, e, src, expected, extra) // nil without --workers
-	if err != nil {
-		return err
-	}
-	if coord != nil {
-		defer coord.Close()
-	}
+	capture, _ := tf.session(sc.URL, false) // a run's summary shows the target's process for --target-pid only
 	// what the run is measured on (conditions.go), read before --listen serves it
 	cond := startConditions(ctx, cfg, target, &tf, lf.redact)
-	watch, err := lv.start(e, doc, *quiet, "") // binds --listen and creates --hlog before any traffic
+	sess, err := startLoad(ctx, e, &lv, &cf, doc, *quiet, "", src, expected, extra)
 	if err != nil {
 		return err
 	}
-	if coord != nil {
-		coord.WatchIntervals(watch.Feed()) // the live view shows the workers' merged intervals
-	}
+	defer sess.close()
+	watch := sess.watch
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
 	}
 	if !*asJSON {
-		report.Header(e.stdout, doc)
+		if err := report.Header(e.stdout, doc); err != nil {
+			return err
+		}
 	}
 	watch.Begin(live.Step{Label: sweep.ConfigLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
 	opts := append([]load.Option{load.WithExpected(expected)}, watch.Options()...)
@@ -291,23 +285,18 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		watch.Close(ctx)
 		return err
 	}
-	steps, err := sweep.Repeat(ctx, cfg, rf.count, stepFunc(coord, func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
+	steps, err := sweep.Repeat(ctx, cfg, rf.count, sess.step(func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
-	}), sweep.Hooks(captureHook(capture), localHook(coord, conditionsHook(cond))))
+	}), sweep.Hooks(captureHook(capture), localHook(sess.coord, conditionsHook(cond))))
 	stopProfile()
-	if werr := watch.Close(ctx); werr != nil && err == nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
-	}
+	sess.finish(ctx, e, doc)
 	if err != nil {
 		return err
 	}
 	step := steps[len(steps)-1]
 	doc.Steps, doc.Conditions = steps, cond.Record()
-	if coord != nil {
-		doc.Cluster = coord.Record()
-	}
 	doc.End = time.Now().UTC()
-	finishCapture(e, doc, capture, profileOutDir(*out), false)
+	finishCapture(e, doc, capture, profileOutDir(*out))
 	if *asJSON {
 		b, err := doc.Encode()
 		if err != nil {
@@ -315,14 +304,22 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		e.stdout.Write(b)
 	} else {
-		report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected})
+		if err := report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected}); err != nil {
+			return err
+		}
 		writeConditionsLine(e.stdout, doc.Conditions, "  ")
-		report.Repetitions(e.stdout, doc)
-		if coord != nil {
-			coord.WriteTable(e.stdout)
+		if err := report.Repetitions(e.stdout, doc); err != nil {
+			return err
+		}
+		if doc.Cluster != nil {
+			if err := report.Workers(e.stdout, doc.Cluster); err != nil {
+				return err
+			}
 		}
 		if doc.Target != nil {
-			report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out))
+			if err := report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out)); err != nil {
+				return err
+			}
 		}
 	}
 	if src.done != nil {
@@ -349,8 +346,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
-	if coord != nil && coord.Partial() {
-		fmt.Fprintf(e.stderr, "apiperf: partial run: %s\n", strings.Join(coord.Lost(), "; "))
+	if sess.partial(e, "run") {
 		return errFailed
 	}
 	return checkOutcome(e, steps)

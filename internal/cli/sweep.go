@@ -293,35 +293,22 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	}
 	// what the run is measured on (conditions.go), read before --listen serves it
 	cond := startConditions(ctx, cfg, tgt, &tf, j.sf.load.redact)
-	watch, err := j.lv.start(e, doc, wf.quiet, filepath.Join(dir, "hlog")) // one <level>.hlog per level
+	sess, err := startLoad(ctx, e, j.lv, j.cf, doc, wf.quiet, filepath.Join(dir, "hlog"), src, j.expected, j.extra) // one <level>.hlog per level
 	if err != nil {
 		return nil, "", err
 	}
+	defer sess.close()
 	eng := newEngine(e, wf.quiet, src, tgt, j.expected)
-	eng.watch = watch
-	coord, err := j.cf.coordinate(ctx, e, src, j.expected, j.extra) // nil without --workers
-	if err != nil {
-		watch.Close(ctx)
-		return nil, "", err
-	}
-	if coord != nil {
-		defer coord.Close()
-		coord.WatchIntervals(watch.Feed())
-	}
+	eng.watch = sess.watch
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: stepFunc(coord, eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(coord, conditionsHook(cond))), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond))), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
 			doc.Steps, doc.End, doc.Conditions = steps, time.Now().UTC(), cond.Record()
 			return doc.Save(runPath)
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
 	doc.Steps, doc.Conditions = steps, cond.Record()
-	if coord != nil {
-		doc.Cluster = coord.Record()
-	}
-	if werr := watch.Close(ctx); werr != nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", werr)
-	}
+	sess.finish(ctx, e, doc)
 	if err != nil {
 		return doc, dir, fmt.Errorf("sweep: %w", err)
 	}
@@ -332,11 +319,12 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
 		}
 	}
-	finishCapture(e, doc, capture, dir, false)
-	showTarget := func() {
+	finishCapture(e, doc, capture, dir)
+	showTarget := func() error {
 		if doc.Target != nil {
-			report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
+			return report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
 		}
+		return nil
 	}
 	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, showTarget); err != nil {
 		return doc, dir, err
@@ -344,8 +332,7 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	if ctx.Err() != nil {
 		return doc, dir, fmt.Errorf("interrupted: %w", errFailed)
 	}
-	if coord != nil && coord.Partial() {
-		fmt.Fprintf(e.stderr, "apiperf: partial sweep: %s\n", strings.Join(coord.Lost(), "; "))
+	if sess.partial(e, "sweep") {
 		return doc, dir, errFailed
 	}
 	return doc, dir, checkOutcome(e, doc.Steps)
@@ -402,7 +389,7 @@ func runNative(ctx context.Context, e *env, doc *result.Run, r sweep.Runner, qui
 
 // finishSweep analyses, saves and renders a sweep or capacity run, prints its table and
 // headlines (then calls after, if not nil) and records it in the history.
-func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, after func()) error {
+func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, after func() error) error {
 	warnings := doc.Sweep.Analyze(doc.Steps)
 	doc.Warnings = append(doc.Warnings, warnings...)
 	doc.End = time.Now().UTC()
@@ -414,16 +401,22 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	if err := doc.Save(runPath); err != nil {
 		return fmt.Errorf("%s: %w (%s)", doc.Kind, err, notRecorded)
 	}
+	table := report.SweepTable
 	if doc.Capacity != nil {
-		report.CapacityTable(e.stdout, doc)
-	} else {
-		report.SweepTable(e.stdout, doc)
+		table = report.CapacityTable
+	}
+	if err := table(e.stdout, doc); err != nil {
+		return err
 	}
 	writeConditionsLine(e.stdout, doc.Conditions, "")
 	if after != nil {
-		after()
+		if err := after(); err != nil {
+			return err
+		}
 	}
-	report.WriteVerdict(e.stdout, doc.Verdict)
+	if err := report.WriteVerdict(e.stdout, doc.Verdict); err != nil {
+		return err
+	}
 	if len(doc.Steps) > 0 && !noReport {
 		if _, err := report.WriteAll(dir, doc); err != nil {
 			if herr := hf.record(ctx, e, doc); herr != nil {

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/live"
+	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
+)
+
+// loadSession is what run, sweep and capacity set up around their steps and tear down
+// after them, in one order: the live view (--listen, --hlog) first, then the scale-out
+// coordinator (--workers), whose merged intervals the live view shows.
+type loadSession struct {
+	watch *live.Session
+	coord *cluster.Coordinator // nil without --workers
+}
+
+// startLoad binds the live view and creates --hlog before any traffic, then gathers the
+// workers. The caller defers close.
+func startLoad(ctx context.Context, e *env, lv *liveFlags, cf *clusterFlags, doc *result.Run, quiet bool, hlogDir string,
+	src *source, expected measure.StatusSet, extra []string) (*loadSession, error) {
+	watch, err := lv.start(e, doc, quiet, hlogDir)
+	if err != nil {
+		return nil, err
+	}
+	coord, err := cf.coordinate(ctx, e, src, expected, extra)
+	if err != nil {
+		watch.Close(ctx)
+		return nil, err
+	}
+	if coord != nil {
+		coord.WatchIntervals(watch.Feed())
+	}
+	return &loadSession{watch: watch, coord: coord}, nil
+}
+
+// step is the session's step function: the coordinator's when scaling out, else local.
+func (s *loadSession) step(local sweep.StepFunc) sweep.StepFunc { return stepFunc(s.coord, local) }
+
+// finish records the workers' shares in doc and closes the live view; a live view that
+// does not close cleanly is a warning, never a failed run.
+func (s *loadSession) finish(ctx context.Context, e *env, doc *result.Run) {
+	if s.coord != nil {
+		doc.Cluster = s.coord.Record()
+	}
+	if err := s.watch.Close(ctx); err != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", err)
+	}
+}
+
+// close ends the coordinator and its workers' connections.
+func (s *loadSession) close() {
+	if s.coord != nil {
+		s.coord.Close()
+	}
+}
+
+// partial says whether workers were lost during the session, and if so says which on
+// stderr ("apiperf: partial sweep: ..."), what naming the run.
+func (s *loadSession) partial(e *env, what string) bool {
+	if s.coord == nil || !s.coord.Partial() {
+		return false
+	}
+	fmt.Fprintf(e.stderr, "apiperf: partial %s: %s\n", what, strings.Join(s.coord.Lost(), "; "))
+	return true
+}
