@@ -147,7 +147,7 @@ func TestReadmeExamples(t *testing.T) {
 	pid := strconv.Itoa(os.Getpid()) // the targets run in this process
 	repl := strings.NewReplacer(
 		"127.0.0.1:8080", hostOf(plain.URL()),
-		"127.0.0.1:6060", hostOf(demo.URL()),
+		"127.0.0.1:6060", hostOf(demo.URL()), "127.0.0.1:6072", hostOf(demo.URL()),
 		"127.0.0.1:PORT1", hostOf(demo.URL()), "127.0.0.1:PORT2", hostOf(demo.URL()), "127.0.0.1:PORT3", hostOf(demo.URL()),
 		"127.0.0.1:PORT", hostOf(demo.URL()),
 		"127.0.0.1:8081", hostOf(user.URL), "127.0.0.1:8082", hostOf(user.URL),
