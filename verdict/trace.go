@@ -39,6 +39,10 @@ type Trace struct {
 const (
 	// BusyShare: Ps busy this share of the time or more are full.
 	BusyShare = 0.85
+	// MinBusyShare: the tail claims (scheduler latency, GC) are made only at levels where the
+	// target's Ps were busy this share of the time or more: a target idle most of the time is
+	// limited by nothing, and its sub-millisecond tail is the machine's jitter.
+	MinBusyShare = 0.5
 	// SchedShareOfP99: scheduler p99 at this share of the request p99 or more is a claim.
 	SchedShareOfP99 = 0.25
 	// STWShareOfP99: a GC pause at this share of the request p99 or more makes the tail,
@@ -111,8 +115,14 @@ func gomaxprocsClaim(l Level, t *Trace) *Claim {
 }
 
 // schedClaim: goroutines waited for a P for a large share of the request latency.
+// With its Ps under half busy (MinBusyShare) the target had CPU time to spare: its
+// goroutines waited because the machine's CPUs were taken (other processes, apiperf; the
+// conditions say so) or for the OS to wake a thread: no claim.
 func schedClaim(l Level, t *Trace) *Claim {
 	if t.SchedP99 <= 0 || l.P99 <= 0 || float64(t.SchedP99) < SchedShareOfP99*float64(l.P99) {
+		return nil
+	}
+	if t.GOMAXPROCS > 0 && t.BusyPs < MinBusyShare*float64(t.GOMAXPROCS) {
 		return nil
 	}
 	share := 100 * float64(t.SchedP99) / float64(l.P99)
@@ -137,6 +147,9 @@ func schedClaim(l Level, t *Trace) *Claim {
 // gcClaim: GC pauses long and frequent enough to set the p99, mark assist taking a large
 // part of each request's time, or GC taking a large share of CPU the target had no more of.
 func gcClaim(l Level, t *Trace) *Claim {
+	if t.GOMAXPROCS > 0 && t.BusyPs < MinBusyShare*float64(t.GOMAXPROCS) {
+		return nil // a target idle most of the time (MinBusyShare)
+	}
 	stwTail := l.P99 > 0 && float64(t.STWMax) >= STWShareOfP99*float64(l.P99) &&
 		float64(t.STWTotal) >= STWShareOfTime*float64(t.Span)
 	var assistPerReq time.Duration

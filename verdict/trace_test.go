@@ -40,6 +40,10 @@ func TestTraceClaims(t *testing.T) {
 		// scheduler p99 half the request p99, Ps not full: sched-latency, high.
 		{"sched latency", Input{Levels: []Level{level(4*ms, 2*ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1.2, SchedP99: 2 * ms})}},
 			nil, []Kind{SchedLatency}, High},
+		// the same wait on a target whose Ps were idle (a healthy service on a busy machine):
+		// the CPU was the machine's to give, not the target's: no claim.
+		{"sched latency, Ps idle", Input{Levels: []Level{level(4*ms, 2*ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 0.08, SchedP99: 2 * ms})}},
+			nil, nil, ""},
 		// the same on a target already claimed CPU-bound: its CPU claim says it.
 		{"sched latency of a cpu-bound target", Input{Levels: []Level{level(4*ms, 2*ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1.2, SchedP99: 2 * ms})}},
 			[]Claim{{Kind: TargetCPU}}, nil, ""},
