@@ -152,11 +152,3 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	}
 	return nil
 }
-
-// arguments counts positional arguments for a usage error: "1 argument", "3 arguments".
-func arguments(n int) string {
-	if n == 1 {
-		return "1 argument"
-	}
-	return fmt.Sprintf("%d arguments", n)
-}

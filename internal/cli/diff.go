@@ -28,7 +28,7 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if flags.NArg() != 2 {
-		return usagef("diff: want two runs A and B, got %s (usage: apiperf diff [flags] A B)", arguments(flags.NArg()))
+		return usagef("diff: want two runs A and B, got %s (usage: apiperf diff [flags] A B)", report.Plural(flags.NArg(), "argument"))
 	}
 	a, err := loadSide(flags.Arg(0), *nameA)
 	if err != nil {

@@ -24,7 +24,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if flags.NArg() != 1 {
-		return usagef("report: want one run directory or run.json, got %s (usage: apiperf report [flags] RUN)", arguments(flags.NArg()))
+		return usagef("report: want one run directory or run.json, got %s (usage: apiperf report [flags] RUN)", report.Plural(flags.NArg(), "argument"))
 	}
 	path := flags.Arg(0)
 	r, err := loadRun(path)

@@ -235,7 +235,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		if len(pos) == 0 {
 			return usagef("run: no URL given (usage: apiperf run [flags] URL [-- script args])")
 		}
-		return usagef("run: want one URL, got %s: %s", arguments(len(pos)), strings.Join(pos, " "))
+		return usagef("run: want one URL, got %s: %s", report.Plural(len(pos), "argument"), strings.Join(pos, " "))
 	}
 	sc, cfg, expected, err := lf.build(fs, pos[0])
 	if err == nil {

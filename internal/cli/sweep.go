@@ -170,7 +170,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	variants := vf.given()
 	switch {
 	case len(pos) > 1:
-		return usagef("sweep: want at most one URL, got %s: %s", arguments(len(pos)), strings.Join(pos, " "))
+		return usagef("sweep: want at most one URL, got %s: %s", report.Plural(len(pos), "argument"), strings.Join(pos, " "))
 	case variants && len(pos) > 0:
 		return usagef("sweep: give a URL or --variant NAME=URL, not both (got %s)", pos[0])
 	}
