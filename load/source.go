@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/scenario"
 )
 
@@ -349,58 +350,10 @@ func SourcesFor(ctx context.Context, cfg Config, t scenario.Target) (SourcePlan,
 	if err != nil {
 		return SourcePlan{}, err
 	}
-	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given, PortsInUse(netip.AddrPortFrom(addr, uint16(port))))
+	used, err := procfs.PortsToward(netip.AddrPortFrom(addr, uint16(port)))
+	if err != nil {
+		used = nil // unknown
+	}
+	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given, used)
 }
 
-// PortsInUse counts the local ports held toward target per source address: its open
-// connections and those in TIME_WAIT (/proc/net/tcp and tcp6); nil where unknown.
-func PortsInUse(target netip.AddrPort) map[netip.Addr]int {
-	used := map[netip.Addr]int{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		countPorts(string(b), target, used)
-	}
-	return used
-}
-
-// countPorts adds to used, per local address, the sockets of a /proc/net/tcp table whose
-// remote end is target.
-func countPorts(table string, target netip.AddrPort, used map[netip.Addr]int) {
-	for _, line := range strings.Split(table, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 || !strings.HasSuffix(f[0], ":") {
-			continue
-		}
-		remote, ok1 := procAddr(f[2])
-		local, ok2 := procAddr(f[1])
-		if ok1 && ok2 && remote == target {
-			used[local.Addr()]++
-		}
-	}
-}
-
-// procAddr reads an address of /proc/net/tcp: hex words in host byte order (little-endian
-// here), then the port, e.g. "0100007F:1F90" is 127.0.0.1:8080.
-func procAddr(s string) (netip.AddrPort, bool) {
-	hexAddr, hexPort, ok := strings.Cut(s, ":")
-	port, err := strconv.ParseUint(hexPort, 16, 16)
-	if !ok || err != nil || (len(hexAddr) != 8 && len(hexAddr) != 32) {
-		return netip.AddrPort{}, false
-	}
-	b := make([]byte, len(hexAddr)/2)
-	for i := range b {
-		v, err := strconv.ParseUint(hexAddr[2*i:2*i+2], 16, 8)
-		if err != nil {
-			return netip.AddrPort{}, false
-		}
-		b[i] = byte(v)
-	}
-	for w := 0; w < len(b); w += 4 { // each 32-bit word is in host (little-endian) order
-		b[w], b[w+1], b[w+2], b[w+3] = b[w+3], b[w+2], b[w+1], b[w]
-	}
-	a, _ := netip.AddrFromSlice(b)
-	return netip.AddrPortFrom(a.Unmap(), uint16(port)), true
-}

@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -137,39 +136,6 @@ func TestPlanSources(t *testing.T) {
 	}
 	if _, err := PlanSources(ip("127.0.0.1"), 1, PortRange{}, nil, nil); err == nil {
 		t.Errorf("PlanSources with an empty port range: no error")
-	}
-}
-
-func TestCountPorts(t *testing.T) {
-	// Lines as /proc/net/tcp and tcp6 have them (little-endian words): a listener, two
-	// connections from 127.0.0.1 to 127.0.0.1:8080 (one in TIME_WAIT), one from 127.0.0.2,
-	// one to another port, and an IPv4-mapped one from a tcp6 socket.
-	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
-   1: 0100007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 2 1
-   2: 0100007F:9C41 0100007F:1F90 06 00000000:00000000 03:00001770 00000000     0        0 0 3
-   3: 0200007F:9C40 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 4 1
-   4: 0100007F:9C42 0100007F:1F91 01 00000000:00000000 00:00000000 00000000     0        0 5 1
-   5: 0000000000000000FFFF00000200007F:9C43 0000000000000000FFFF00000100007F:1F90 01 00000000:00000000 00:00000000 00000000 0 0 6 1
-`
-	used := map[netip.Addr]int{}
-	countPorts(table, netip.MustParseAddrPort("127.0.0.1:8080"), used)
-	if got := fmt.Sprint(used); got != "map[127.0.0.1:2 127.0.0.2:2]" {
-		t.Errorf("countPorts = %s; want 127.0.0.1: 2, 127.0.0.2: 2", got)
-	}
-	// This machine's own table reads: a connection we open is counted.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if n := PortsInUse(netip.MustParseAddrPort(l.Addr().String()))[netip.MustParseAddr("127.0.0.1")]; n != 1 {
-		t.Errorf("PortsInUse(%s) from 127.0.0.1 = %d; want 1", l.Addr(), n)
 	}
 }
 

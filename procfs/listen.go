@@ -1,7 +1,6 @@
 package procfs
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // ErrNotFound is wrapped by ListenPID when no process it may see listens on the address.
@@ -34,22 +32,19 @@ func listenPID(root string, addr netip.AddrPort) (int, error) {
 		return 0, fmt.Errorf("finding the process listening on %s: not a loopback address, its process may be on another host: %w", addr, ErrNotFound)
 	}
 	var socks []listener
-	for _, f := range []string{"net/tcp", "net/tcp6"} {
-		b, err := os.ReadFile(root + "/" + f)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // no IPv6
-			}
-			return 0, fmt.Errorf("finding the process listening on %s: %w", addr, err)
+	if err := Sockets(root, func(s Socket) {
+		if l, ok := listensOn(s, ip, addr.Port()); ok {
+			socks = append(socks, l)
 		}
-		socks = append(socks, parseListeners(b, ip, addr.Port())...)
+	}); err != nil {
+		return 0, fmt.Errorf("finding the process listening on %s: %w", addr, err)
 	}
 	if len(socks) == 0 {
 		return 0, fmt.Errorf("finding the process listening on %s: no socket listens there in this network namespace (a container's forwarded port?): %w", addr, ErrNotFound)
 	}
-	want := make(map[string]listener, len(socks))
+	want := make(map[uint64]listener, len(socks))
 	for _, s := range socks {
-		want["socket:["+s.inode+"]"] = s
+		want[s.inode] = s
 	}
 	pids, denied := holders(root, want)
 	switch {
@@ -62,8 +57,8 @@ func listenPID(root string, addr netip.AddrPort) (int, error) {
 		return 0, fmt.Errorf("finding the process listening on %s: %d processes listen there %v: %w", addr, len(pids), list, ErrNotFound)
 	}
 	uid := socks[0].uid
-	if uid != strconv.Itoa(os.Getuid()) {
-		return 0, fmt.Errorf("finding the process listening on %s: its socket belongs to user %s, whose processes this user (%d) may not inspect: %w", addr, uid, os.Getuid(), ErrNotFound)
+	if int(uid) != os.Getuid() {
+		return 0, fmt.Errorf("finding the process listening on %s: its socket belongs to user %d, whose processes this user (%d) may not inspect: %w", addr, uid, os.Getuid(), ErrNotFound)
 	}
 	if denied > 0 {
 		return 0, fmt.Errorf("finding the process listening on %s: its socket is in no process this user may inspect (%d were not readable): %w", addr, denied, ErrNotFound)
@@ -71,83 +66,28 @@ func listenPID(root string, addr netip.AddrPort) (int, error) {
 	return 0, fmt.Errorf("finding the process listening on %s: its socket is in no process of this /proc (another PID namespace?): %w", addr, ErrNotFound)
 }
 
-// listener is a listening socket's inode and owner's uid, both as /proc/net/tcp prints them.
-type listener struct{ inode, uid string }
-
-// parseListeners returns the sockets of a /proc/net/tcp or tcp6 text in LISTEN state on
-// port, bound to ip or to the unspecified address (which accepts on every address).
-func parseListeners(b []byte, ip netip.Addr, port uint16) []listener {
-	var out []listener
-	for _, s := range parseSockets(b) {
-		if s.state != tcpListen || s.local.Port() != port || s.inode == "0" {
-			continue
-		}
-		// An IPv4 wildcard accepts IPv4 only; an IPv6 one both (unless IPV6_V6ONLY).
-		if a := s.local.Addr(); a.Unmap() == ip || a.IsUnspecified() && (a.Is6() || ip.Is4()) {
-			out = append(out, listener{inode: s.inode, uid: s.uid})
-		}
-	}
-	return out
+// listener is a listening socket's inode and its owner's uid.
+type listener struct {
+	inode uint64
+	uid   uint32
 }
 
-// TCP states as /proc/net/tcp prints them.
-const (
-	tcpEstablished = "01"
-	tcpListen      = "0A"
-)
-
-// socket is one line of /proc/net/tcp or tcp6.
-type socket struct {
-	local, remote netip.AddrPort
-	state         string
-	uid, inode    string
-}
-
-// parseSockets reads the sockets of a /proc/net/tcp or tcp6 text, skipping malformed lines.
-func parseSockets(b []byte) []socket {
-	var out []socket
-	lines := strings.Split(string(b), "\n")
-	for _, line := range lines[min(1, len(lines)):] {
-		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...
-		f := strings.Fields(line)
-		if len(f) < 10 {
-			continue
-		}
-		la, lp, ok1 := parseSockAddr(f[1])
-		ra, rp, ok2 := parseSockAddr(f[2])
-		if !ok1 || !ok2 {
-			continue
-		}
-		out = append(out, socket{local: netip.AddrPortFrom(la, lp), remote: netip.AddrPortFrom(ra, rp), state: f[3], uid: f[7], inode: f[9]})
+// listensOn says whether s is in LISTEN state on port, bound to ip or to the unspecified
+// address (which accepts on every address).
+func listensOn(s Socket, ip netip.Addr, port uint16) (listener, bool) {
+	if s.State != TCPListen || s.Local.Port() != port || s.Inode == 0 {
+		return listener{}, false
 	}
-	return out
-}
-
-// parseSockAddr reads "0100007F:1F90": the address as the kernel's 32-bit words in host byte
-// order (little-endian on the machines this runs on), then the port in hex.
-func parseSockAddr(s string) (netip.Addr, uint16, bool) {
-	h, ps, ok := strings.Cut(s, ":")
-	if !ok {
-		return netip.Addr{}, 0, false
+	// An IPv4 wildcard accepts IPv4 only; an IPv6 one both (unless IPV6_V6ONLY).
+	if a := s.Local.Addr(); a.Unmap() == ip || a.IsUnspecified() && (a.Is6() || ip.Is4()) {
+		return listener{inode: s.Inode, uid: s.UID}, true
 	}
-	port, err := strconv.ParseUint(ps, 16, 16)
-	if err != nil {
-		return netip.Addr{}, 0, false
-	}
-	raw, err := hex.DecodeString(h)
-	if err != nil || (len(raw) != 4 && len(raw) != 16) {
-		return netip.Addr{}, 0, false
-	}
-	for i := 0; i < len(raw); i += 4 {
-		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
-	}
-	a, _ := netip.AddrFromSlice(raw)
-	return a, uint16(port), true
+	return listener{}, false
 }
 
 // holders returns the processes whose open files include one of the links in want, and how
 // many processes' file tables could not be read.
-func holders(root string, want map[string]listener) (map[int]bool, int) {
+func holders(root string, want map[uint64]listener) (map[int]bool, int) {
 	pids := map[int]bool{}
 	denied := 0
 	ents, err := os.ReadDir(root)
@@ -169,8 +109,8 @@ func holders(root string, want map[string]listener) (map[int]bool, int) {
 		}
 		for _, fd := range fds {
 			link, err := os.Readlink(dir + "/" + fd.Name())
-			if err == nil && strings.HasPrefix(link, "socket:[") {
-				if _, ok := want[link]; ok {
+			if inode, ok := socketInode(link); err == nil && ok {
+				if _, ok := want[inode]; ok {
 					pids[pid] = true
 					break
 				}

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/netip"
-	"os"
 	"slices"
-	"strings"
 )
 
 // Peer is a remote address a process holds connections to, and how many.
@@ -25,34 +23,28 @@ func Outbound(pid int) ([]Peer, error) {
 
 // outbound is Outbound of the process directory dir.
 func outbound(dir string) ([]Peer, error) {
-	fds, err := os.ReadDir(dir + "/fd")
+	mine, err := socketInodes(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the connections of %s: %w", dir, err)
 	}
-	mine := map[string]bool{}
-	for _, fd := range fds {
-		if link, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil {
-			if inode, ok := strings.CutPrefix(link, "socket:["); ok {
-				mine[strings.TrimSuffix(inode, "]")] = true
-			}
+	var socks []Socket
+	if err := Sockets(dir, func(s Socket) {
+		if mine[s.Inode] {
+			socks = append(socks, s)
 		}
-	}
-	var socks []socket
-	for _, f := range []string{"net/tcp", "net/tcp6"} {
-		if b, err := os.ReadFile(dir + "/" + f); err == nil {
-			socks = append(socks, parseSockets(b)...)
-		}
+	}); err != nil {
+		return nil, fmt.Errorf("reading the connections of %s: %w", dir, err)
 	}
 	listening := map[uint16]bool{}
 	for _, s := range socks {
-		if s.state == tcpListen && mine[s.inode] {
-			listening[s.local.Port()] = true
+		if s.State == TCPListen {
+			listening[s.Local.Port()] = true
 		}
 	}
 	counts := map[netip.AddrPort]int{}
 	for _, s := range socks {
-		if s.state == tcpEstablished && mine[s.inode] && !listening[s.local.Port()] {
-			counts[netip.AddrPortFrom(s.remote.Addr().Unmap(), s.remote.Port())]++
+		if s.State == TCPEstablished && !listening[s.Local.Port()] {
+			counts[netip.AddrPortFrom(s.Remote.Addr().Unmap(), s.Remote.Port())]++
 		}
 	}
 	out := make([]Peer, 0, len(counts))
