@@ -356,4 +356,3 @@ func SourcesFor(ctx context.Context, cfg Config, t scenario.Target) (SourcePlan,
 	}
 	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given, used)
 }
-
