@@ -12,7 +12,13 @@ import (
 // TestBaselineTwoURLs records runs of two URLs and two load shapes and checks which one each
 // baseline query picks for a current run of the first URL.
 func TestBaselineTwoURLs(t *testing.T) {
-	db, _ := openTemp(t)
+	for name, path := range backends(t) {
+		t.Run(name, func(t *testing.T) { baselineTwoURLs(t, path(t)) })
+	}
+}
+
+func baselineTwoURLs(t *testing.T, path string) {
+	db, _ := openAt(t, path)
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const a, b = "http://127.0.0.1:8080/x", "http://127.0.0.1:8081/x"

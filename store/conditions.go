@@ -26,7 +26,7 @@ type docFields struct {
 func (d *DB) readDoc(ctx context.Context, id int64) (docFields, error) {
 	var doc docFields
 	var blob []byte
-	if err := d.db.QueryRowContext(ctx, "SELECT doc FROM runs WHERE id = ?", id).Scan(&blob); err != nil {
+	if err := d.db.QueryRowContext(ctx, d.sql("SELECT doc FROM runs WHERE id = ?"), id).Scan(&blob); err != nil {
 		return doc, d.wrap("reading conditions from", err)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(blob))

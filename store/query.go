@@ -188,7 +188,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 	if f.Limit > 0 && len(f.Conditions) == 0 { // conditions are matched after the query
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
-	rows, err := d.db.QueryContext(ctx, q, args...)
+	rows, err := d.db.QueryContext(ctx, d.sql(q), args...)
 	if err != nil {
 		return nil, d.wrap("listing runs in", err)
 	}
@@ -229,7 +229,7 @@ func (d *DB) List(ctx context.Context, f Filter) ([]Entry, error) {
 
 // fill reads an entry's labels and levels.
 func (d *DB) fill(ctx context.Context, e *Entry) error {
-	rows, err := d.db.QueryContext(ctx, "SELECT key, value FROM labels WHERE run_id = ?", e.ID)
+	rows, err := d.db.QueryContext(ctx, d.sql("SELECT key, value FROM labels WHERE run_id = ?"), e.ID)
 	if err != nil {
 		return d.wrap("reading labels from", err)
 	}
@@ -245,7 +245,7 @@ func (d *DB) fill(ctx context.Context, e *Entry) error {
 		e.Labels[k] = v
 	}
 	rows.Close()
-	rows, err = d.db.QueryContext(ctx, "SELECT level FROM levels WHERE run_id = ? ORDER BY idx", e.ID)
+	rows, err = d.db.QueryContext(ctx, d.sql("SELECT level FROM levels WHERE run_id = ? ORDER BY idx"), e.ID)
 	if err != nil {
 		return d.wrap("reading levels from", err)
 	}

@@ -146,34 +146,35 @@ func (d *DB) Add(ctx context.Context, rec *Recording) (id int64, added bool, err
 		return 0, false, d.wrap("recording run in", err)
 	}
 	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, "SELECT id FROM runs WHERE key = ?", rec.Key).Scan(&id); err == nil {
+	// A run already recorded (by this process or a concurrent one) adds nothing: the
+	// insert does nothing on its key, and the stored run's id is returned.
+	err = tx.QueryRowContext(ctx, d.sql(`INSERT INTO runs (key, kind, name, url, method, host, start_ns, end_ns, source, spec, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`),
+		rec.Key, rec.Kind, rec.Name, rec.URL, rec.Method, rec.Host, rec.StartNS, rec.EndNS, rec.Source, rec.Spec, rec.Doc).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		tx.Rollback()
+		if err := d.db.QueryRowContext(ctx, d.sql("SELECT id FROM runs WHERE key = ?"), rec.Key).Scan(&id); err != nil {
+			return 0, false, d.wrap("recording run in", err)
+		}
 		return id, false, nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return 0, false, d.wrap("recording run in", err)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (key, kind, name, url, method, host, start_ns, end_ns, source, spec, doc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.Key, rec.Kind, rec.Name, rec.URL, rec.Method, rec.Host, rec.StartNS, rec.EndNS, rec.Source, rec.Spec, rec.Doc)
 	if err != nil {
 		return 0, false, d.wrap("recording run in", err)
 	}
-	if id, err = res.LastInsertId(); err != nil {
-		return 0, false, d.wrap("recording run in", err)
-	}
 	for k, v := range rec.Labels {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)", id, k, v); err != nil {
+		if _, err := tx.ExecContext(ctx, d.sql("INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)"), id, k, v); err != nil {
 			return 0, false, d.wrap("recording labels in", err)
 		}
 	}
 	for _, s := range rec.Steps {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, idx, label, rep, concurrency, qps, mean_ms, p50_ms, p90_ms, p99_ms,
-		success_pct, attempts, requests, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, d.sql(`INSERT INTO steps (run_id, idx, label, rep, concurrency, qps, mean_ms, p50_ms, p90_ms, p99_ms,
+		success_pct, attempts, requests, latency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			id, s.Idx, s.Label, s.Rep, s.Concurrency, s.QPS, s.MeanMS, s.P50MS, s.P90MS, s.P99MS,
 			s.SuccessPct, s.Attempts, s.Requests, s.Latency); err != nil {
 			return 0, false, d.wrap("recording steps in", err)
 		}
 	}
-	if err := insertLevels(ctx, tx, id, rec.Levels); err != nil {
+	if err := insertLevels(ctx, tx, d.sql, id, rec.Levels); err != nil {
 		return 0, false, d.wrap("recording levels in", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -182,10 +183,10 @@ func (d *DB) Add(ctx context.Context, rec *Recording) (id int64, added bool, err
 	return id, true, nil
 }
 
-// insertLevels stores the level rows of the run with id.
-func insertLevels(ctx context.Context, tx *sql.Tx, id int64, rows []LevelRow) error {
+// insertLevels stores the level rows of the run with id; dialect writes the query.
+func insertLevels(ctx context.Context, tx *sql.Tx, dialect func(string) string, id int64, rows []LevelRow) error {
 	for _, l := range rows {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO levels (run_id, idx, label, qps, p99_ms, success_pct, level) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, dialect(`INSERT INTO levels (run_id, idx, label, qps, p99_ms, success_pct, level) VALUES (?, ?, ?, ?, ?, ?, ?)`),
 			id, l.Idx, l.Label, l.QPS, l.P99MS, l.SuccessPct, l.Level); err != nil {
 			return err
 		}

@@ -1,7 +1,10 @@
-// Package store keeps the history of runs in an embedded SQLite database (pure Go): every
-// run's labels, spec, per-level summaries and histograms, for listing, trends and the CI
-// gate's baselines. run.json files stay the source of truth; Import rebuilds the database
-// from them. Several processes may record at once (WAL, immediate transactions).
+// Package store keeps the history of runs in an embedded SQLite database (pure Go), or in a
+// PostgreSQL database that a team's runners share (postgres.go): every run's labels, spec,
+// per-level summaries and histograms, for listing, trends and the CI gate's baselines. Both
+// have one schema and one set of queries; the SQL dialect differs only in the table
+// definitions, the placeholders and how the schema version is kept. run.json files stay the
+// source of truth; Import rebuilds the database from them. Several processes may record at
+// once (SQLite: WAL, immediate transactions; PostgreSQL: a unique run key).
 package store
 
 import (
@@ -45,7 +48,8 @@ const (
 // DB is an open history database. It is safe for concurrent use, also by several processes.
 type DB struct {
 	db   *sql.DB
-	path string
+	path string // the file, or the PostgreSQL URL without its password: safe to print
+	pg   bool   // PostgreSQL: $n placeholders
 }
 
 const schema = `
@@ -101,9 +105,14 @@ CREATE TABLE IF NOT EXISTS levels (
 );
 `
 
-// Open opens (creating it and its directory if needed) the history database at path.
-// A file that is not a readable SQLite database gives an error wrapping ErrDamaged.
+// Open opens (creating it and its directory if needed) the history database at path: a
+// SQLite file, or a PostgreSQL database when path is a postgres:// or postgresql:// URL
+// (IsPostgres). A file that is not a readable SQLite database gives an error wrapping
+// ErrDamaged.
 func Open(path string) (*DB, error) {
+	if IsPostgres(path) {
+		return openPostgres(path)
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		// Only the database's own directory is made (.apiperf by default), never its parents.
 		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -158,7 +167,7 @@ func (d *DB) init() error {
 
 // fillLevels adds the levels of every stored run that has none (a version 1 database).
 func fillLevels(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT id, doc FROM runs WHERE id NOT IN (SELECT run_id FROM levels)")
+	rows, err := tx.QueryContext(ctx, "SELECT id, doc FROM runs WHERE id NOT IN (SELECT run_id FROM levels)") // SQLite only
 	if err != nil {
 		return err
 	}
@@ -188,7 +197,7 @@ func fillLevels(ctx context.Context, tx *sql.Tx) error {
 		if err != nil {
 			return err
 		}
-		if err := insertLevels(ctx, tx, s.id, rows); err != nil {
+		if err := insertLevels(ctx, tx, sqliteSQL, s.id, rows); err != nil {
 			return err
 		}
 	}
@@ -210,6 +219,9 @@ func decodeDoc(name string, blob []byte) (*result.Run, error) {
 
 // wrap adds context to err and marks a damaged file with ErrDamaged.
 func (d *DB) wrap(doing string, err error) error {
+	if d.pg {
+		return fmt.Errorf("%s %s: %w", doing, d.path, redactErr(err))
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		if c := se.Code() & 0xff; c == sqliteCorrupt || c == sqliteNotADB {
@@ -225,7 +237,7 @@ func damaged(doing, path string, cause error) error {
 		doing, path, ErrDamaged, cause)
 }
 
-// Path is the database file's path.
+// Path is the database file's path, or the PostgreSQL URL without its password.
 func (d *DB) Path() string { return d.path }
 
 // Close closes the database.
@@ -247,7 +259,7 @@ func Key(r *result.Run) string {
 // Run returns the whole run document recorded with id.
 func (d *DB) Run(ctx context.Context, id int64) (*result.Run, error) {
 	var blob []byte
-	err := d.db.QueryRowContext(ctx, "SELECT doc FROM runs WHERE id = ?", id).Scan(&blob)
+	err := d.db.QueryRowContext(ctx, d.sql("SELECT doc FROM runs WHERE id = ?"), id).Scan(&blob)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("no run #%d in %s", id, d.path)
 	}
@@ -256,3 +268,14 @@ func (d *DB) Run(ctx context.Context, id int64) (*result.Run, error) {
 	}
 	return decodeDoc(fmt.Sprintf("%s#%d", d.path, id), blob)
 }
+
+// sql returns query in the database's dialect: SQLite takes ? placeholders, PostgreSQL $1, $2...
+func (d *DB) sql(query string) string {
+	if !d.pg {
+		return query
+	}
+	return postgresSQL(query)
+}
+
+// sqliteSQL leaves a query as it is written (? placeholders).
+func sqliteSQL(query string) string { return query }

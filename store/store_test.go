@@ -17,6 +17,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/store/storetest"
 	"github.com/apiperf/apiperf/sweep"
 )
 
@@ -41,7 +42,12 @@ func p99(l sweep.Level) float64 { return l.Millis(l.P99) }
 
 func openTemp(t *testing.T) (*DB, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sub", "history.db")
+	return openAt(t, filepath.Join(t.TempDir(), "sub", "history.db"))
+}
+
+// openAt opens the history at path (a file or a PostgreSQL URL), closed after the test.
+func openAt(t *testing.T, path string) (*DB, string) {
+	t.Helper()
 	db, err := Open(path)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
@@ -51,8 +57,14 @@ func openTemp(t *testing.T) (*DB, string) {
 }
 
 func TestRecordAndList(t *testing.T) {
+	for name, path := range backends(t) {
+		t.Run(name, func(t *testing.T) { recordAndList(t, path(t)) })
+	}
+}
+
+func recordAndList(t *testing.T, path string) {
 	ctx := context.Background()
-	db, _ := openTemp(t)
+	db, _ := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
 	runs := []*result.Run{
 		testRun("http://127.0.0.1:1/a", t0, map[string]string{"branch": "main", "commit": "aaa"}, 2),
@@ -208,7 +220,12 @@ func TestCorruptedPages(t *testing.T) {
 
 // Goroutines recording at once over separate connections lose nothing.
 func TestConcurrentRecord(t *testing.T) {
-	_, path := openTemp(t)
+	for name, db := range backends(t) {
+		t.Run(name, func(t *testing.T) { concurrentRecord(t, db(t)) })
+	}
+}
+
+func concurrentRecord(t *testing.T, path string) {
 	const writers, each = 4, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -240,18 +257,26 @@ func TestConcurrentRecord(t *testing.T) {
 	}
 }
 
-// Two OS processes (this test binary, re-executed) recording into one file lose nothing.
+// Four OS processes (this test binary, re-executed) recording into one database at once
+// lose nothing and store nothing twice: two write 25 runs each, two others the same runs again.
 func TestTwoProcesses(t *testing.T) {
 	if p := os.Getenv("APIPERF_STORE_WRITER"); p != "" {
 		writerProcess(t, p)
 		return
 	}
-	_, path := openTemp(t)
+	for name, db := range backends(t) {
+		t.Run(name, func(t *testing.T) { twoProcesses(t, db(t)) })
+	}
+}
+
+// twoProcesses has two processes record each runs into the database at path, then both
+// again: every run is stored exactly once.
+func twoProcesses(t *testing.T, path string) {
 	const each = 25
 	var cmds []*exec.Cmd
-	for w := range 2 {
+	for w := range 4 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$")
-		cmd.Env = append(os.Environ(), "APIPERF_STORE_WRITER="+path, "APIPERF_STORE_ID="+strconv.Itoa(w), "APIPERF_STORE_N="+strconv.Itoa(each))
+		cmd.Env = append(os.Environ(), "APIPERF_STORE_WRITER="+path, "APIPERF_STORE_ID="+strconv.Itoa(w%2), "APIPERF_STORE_N="+strconv.Itoa(each))
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +291,7 @@ func TestTwoProcesses(t *testing.T) {
 	defer db.Close()
 	got, err := db.List(context.Background(), Filter{})
 	if err != nil || len(got) != 2*each {
-		t.Errorf("after two processes wrote %d runs each: %d listed, %v", each, len(got), err)
+		t.Errorf("after two writers recorded %d runs each, twice over (four processes at once): %d listed, %v", each, len(got), err)
 	}
 	for _, e := range got {
 		if len(e.Levels) != 1 || e.Levels[0].Reps != 2 {
@@ -290,3 +315,9 @@ func writerProcess(t *testing.T, path string) {
 		}
 	}
 }
+
+// backends are the databases the history's tests run on (storetest.Backends).
+func backends(t *testing.T) map[string]func(t *testing.T) string { return storetest.Backends(t) }
+
+// postgresSchemaURL is a schema of its own for one test in the PostgreSQL at base.
+func postgresSchemaURL(t *testing.T, base string) string { return storetest.PostgresSchema(t, base) }

@@ -42,16 +42,20 @@ func (f *historyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history database")
 }
 
-// label puts the --label values and, inside a git repository, the commit and branch into
+// label puts the --label values, inside CI the commit, branch, pull request and runner its
+// environment names (store.CILabels), and inside a git repository the commit and branch into
 // r.Labels, so that they are saved in run.json too. Call it before the load starts.
 func (f *historyFlags) label(ctx context.Context, r *result.Run) error {
 	labels, err := parseLabels(f.labels)
 	if err != nil {
 		return usageError{err}
 	}
-	for k, v := range gitLabels(ctx) {
-		if _, set := labels[k]; !set {
-			labels[k] = v
+	// --label first, then what a CI system's environment says, then git's working copy.
+	for _, found := range []map[string]string{store.CILabels(os.Getenv), gitLabels(ctx)} {
+		for k, v := range found {
+			if _, set := labels[k]; !set {
+				labels[k] = v
+			}
 		}
 	}
 	if len(labels) > 0 {
@@ -175,6 +179,10 @@ func (f *filterFlags) list(ctx context.Context) ([]store.Entry, error) {
 
 // openHistory opens an existing history database for reading.
 func openHistory(path string) (*store.DB, error) {
+	if store.IsPostgres(path) {
+		db, err := store.Open(path)
+		return db, err // a database that is down is no bad input
+	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, usagef("no history database at %s (runs are recorded there by apiperf run and sweep; --db to point elsewhere)", path)
 	}

@@ -37,7 +37,7 @@ func (f *historyFlags) record(ctx context.Context, e *env, r *result.Run) error 
 
 // diskFull names a full disk under the database as the cause of err, when it is one.
 func diskFull(db string, err error) error {
-	if errors.Is(err, syscall.ENOSPC) {
+	if errors.Is(err, syscall.ENOSPC) || store.IsPostgres(db) {
 		return err
 	}
 	var st syscall.Statfs_t
@@ -89,7 +89,8 @@ func recordInChild(ctx context.Context, exe, db string, rec *store.Recording) er
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, exe, "history", "record", "--db", db, "-")
+	cmd := exec.CommandContext(ctx, exe, "history", "record", "-")
+	cmd.Env = append(os.Environ(), dbEnv+"="+db) // not in its arguments: a URL's password would show in ps
 	cmd.Stdin = bytes.NewReader(b)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
