@@ -43,9 +43,15 @@ type Level struct {
 	P50   measure.Duration `json:"p50"`
 	P75   measure.Duration `json:"p75"`
 	P90   measure.Duration `json:"p90"`
+	P95   measure.Duration `json:"p95,omitempty"`
 	P99   measure.Duration `json:"p99"`
 	P999  measure.Duration `json:"p99_9"`
 	P9999 measure.Duration `json:"p99_99"`
+	Max   measure.Duration `json:"max,omitempty"`
+
+	// Endpoints are the level's figures for each endpoint of a scenario mix, pooled over the
+	// repetitions the same way (Label: the endpoint's name); none for a single request.
+	Endpoints []Level `json:"endpoints,omitempty"`
 
 	// Partial says only QPS, Mean and Classic are known: a level read from a classic .dat
 	// file (no percentiles, no honest success rate). A negative Mean is unknown too.
@@ -194,12 +200,63 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 	if l.Responses > 0 {
 		l.Classic = 100 * float64(l.Responses-l.Errors.Socket()) / float64(l.Responses)
 	}
+	l.setLatency(lat)
+	l.Endpoints = reduceEndpoints(steps, idx)
+	return l
+}
+
+// setLatency sets the level's mean, percentiles and maximum from the pooled histogram.
+func (l *Level) setLatency(lat *measure.Histogram) {
 	if lat.Count() > 0 {
 		l.Mean = measure.Duration(lat.Mean())
 		p := func(q float64) measure.Duration { return measure.Duration(lat.Percentile(q)) }
 		l.P50, l.P75, l.P90, l.P99, l.P999, l.P9999 = p(50), p(75), p(90), p(99), p(99.9), p(99.99)
+		l.P95, l.Max = p(95), measure.Duration(lat.Max())
 	}
-	return l
+}
+
+// reduceEndpoints pools each endpoint of a mix over the repetitions steps[idx], in the order
+// the steps name them: attempts are its responses and its failed attempts that got none,
+// QPS its responses over the repetitions' windows.
+func reduceEndpoints(steps []*measure.Step, idx []int) []Level {
+	var out []Level
+	var lats []*measure.Histogram
+	at := map[string]int{}
+	var window float64
+	for _, j := range idx {
+		window += steps[j].Elapsed.Duration().Seconds()
+		for _, ep := range steps[j].Endpoints {
+			i, ok := at[ep.Name]
+			if !ok {
+				i = len(out)
+				at[ep.Name] = i
+				out = append(out, Level{Label: ep.Name})
+				lats = append(lats, measure.NewHistogram())
+			}
+			e := &out[i]
+			if ep.Latency != nil {
+				lats[i].Merge(ep.Latency)
+			}
+			e.Responses += ep.Requests
+			e.Attempts += ep.Requests + ep.Errors.Socket() + ep.Errors.Protocol
+			e.Successes += ep.Successes
+			e.Errors.Add(ep.Errors)
+			e.Status = measure.AddStatus(e.Status, ep.Status)
+		}
+	}
+	for i := range out {
+		e := &out[i]
+		e.Reps = len(idx)
+		if window > 0 {
+			e.QPS = float64(e.Responses) / window
+		}
+		if e.Attempts > 0 {
+			e.Success = 100 * float64(e.Successes) / float64(e.Attempts)
+			e.ErrorRate = 100 * float64(e.Errors.Total()) / float64(e.Attempts)
+		}
+		e.setLatency(lats[i])
+	}
+	return out
 }
 
 // Percentile returns the latency percentile named like an objective's metric ("p99.9").
@@ -211,12 +268,18 @@ func (l Level) Percentile(metric string) time.Duration {
 		return l.P75.Duration()
 	case "p90":
 		return l.P90.Duration()
+	case "p95":
+		return l.P95.Duration()
 	case "p99":
 		return l.P99.Duration()
 	case "p99.9":
 		return l.P999.Duration()
 	case "p99.99":
 		return l.P9999.Duration()
+	case MetricMax:
+		return l.Max.Duration()
+	case MetricMean:
+		return l.Mean.Duration()
 	}
 	return 0
 }

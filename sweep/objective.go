@@ -12,41 +12,55 @@ import (
 // DefaultObjective is the objective a level must meet to count toward the knee.
 const DefaultObjective = "p99<=500ms,success>=99.9%"
 
-// Metrics an objective can bound. Latency metrics are the percentiles a Level keeps.
+// Metrics an objective can bound. Latency metrics are the percentiles a Level keeps, its
+// mean and its maximum.
 const (
 	MetricSuccess = "success" // success rate in percent, a lower bound
 	MetricErrors  = "errors"  // failed attempts in percent, an upper bound
 	MetricQPS     = "qps"     // completed requests per second, a lower bound
+	MetricMean    = "mean"    // mean latency, an upper bound
+	MetricMax     = "max"     // the slowest response, an upper bound
 )
 
-// latencyMetrics are the percentiles an objective may bound, as written.
-var latencyMetrics = []string{"p50", "p75", "p90", "p99", "p99.9", "p99.99"}
+// latencyMetrics are the latencies an objective may bound, as written.
+var latencyMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", MetricMean, MetricMax}
 
-// Term is one bound of an objective: a latency percentile at most Latency, or the success
-// rate, error rate or QPS against Value.
+// metricAliases are other names users write for a metric (k6's, vegeta's, oha's words).
+var metricAliases = map[string]string{"error_rate": MetricErrors, "error-rate": MetricErrors, "errors_pct": MetricErrors,
+	"rps": MetricQPS, "req/s": MetricQPS, "avg": MetricMean, "median": "p50"}
+
+// Term is one bound of an objective: a latency (percentile, mean or max) at most Latency,
+// or the success rate, error rate or QPS against Value; of the whole level, or of one
+// endpoint of a scenario mix ("p99[login]<=300ms").
 type Term struct {
-	Metric  string        // "p50" .. "p99.99", "success", "errors" or "qps"
-	Latency time.Duration // latency terms: the upper bound
-	Value   float64       // success and errors: percent; qps: requests per second
+	Metric   string        // "p50" .. "p99.99", "mean", "max", "success", "errors" or "qps"
+	Endpoint string        // the endpoint of a mix it bounds; "": the whole level
+	Latency  time.Duration // latency terms: the upper bound
+	Value    float64       // success and errors: percent; qps: requests per second
 }
 
-// IsLatency reports whether t bounds a latency percentile.
-func (t Term) IsLatency() bool { return strings.HasPrefix(t.Metric, "p") }
+// IsLatency reports whether t bounds a latency.
+func (t Term) IsLatency() bool { return isLatencyMetric(t.Metric) }
 
 // lower reports whether t's value is a lower bound (success, qps).
 func (t Term) lower() bool { return t.Metric == MetricSuccess || t.Metric == MetricQPS }
 
-// String writes the term as it is parsed: "p99<=500ms", "success>=99.9%", "qps>=1000".
+// String writes the term as it is parsed: "p99<=500ms", "success>=99.9%", "qps>=1000",
+// "p99[login]<=300ms".
 func (t Term) String() string {
+	name := t.Metric
+	if t.Endpoint != "" {
+		name += "[" + t.Endpoint + "]"
+	}
 	switch {
 	case t.IsLatency():
-		return t.Metric + "<=" + formatLatency(t.Latency)
+		return name + "<=" + formatLatency(t.Latency)
 	case t.Metric == MetricQPS:
-		return t.Metric + ">=" + strconv.FormatFloat(t.Value, 'f', -1, 64)
+		return name + ">=" + strconv.FormatFloat(t.Value, 'f', -1, 64)
 	case t.lower():
-		return t.Metric + ">=" + strconv.FormatFloat(t.Value, 'f', -1, 64) + "%"
+		return name + ">=" + strconv.FormatFloat(t.Value, 'f', -1, 64) + "%"
 	}
-	return t.Metric + "<=" + strconv.FormatFloat(t.Value, 'f', -1, 64) + "%"
+	return name + "<=" + strconv.FormatFloat(t.Value, 'f', -1, 64) + "%"
 }
 
 // formatLatency writes d so that time.ParseDuration reads it back: 500ms, 1.5s, 250µs.
@@ -68,8 +82,9 @@ type Objective struct {
 }
 
 // ParseObjective reads an objective like "p99<=500ms,success>=99.9%" (also p50, p75, p90,
-// p99.9, p99.99, "errors<=0.1%" and "qps>=1000"). The empty string is no objective. It
-// reports every problem at once.
+// p99.9, p99.99, mean, max, "errors<=0.1%" and "qps>=1000"; error_rate, rps and avg as
+// aliases; "p99[NAME]<=300ms" for one endpoint of a mix). The empty string is no objective.
+// It reports every problem at once.
 func ParseObjective(s string) (Objective, error) {
 	var o Objective
 	var errs []error
@@ -105,8 +120,19 @@ func parseTerm(s string) (Term, error) {
 		end++
 	}
 	metric := strings.ToLower(strings.TrimSpace(s[:at]))
+	var endpoint string
+	if open := strings.IndexByte(metric, '['); open >= 0 && strings.HasSuffix(metric, "]") {
+		endpoint = strings.TrimSpace(strings.TrimSpace(s[:at])[open+1 : len(strings.TrimSpace(s[:at]))-1])
+		metric = strings.TrimSpace(metric[:open])
+		if endpoint == "" {
+			return Term{}, fmt.Errorf("%q: empty endpoint name in []", s)
+		}
+	}
+	if m, ok := metricAliases[metric]; ok {
+		metric = m
+	}
 	op, value := s[at:end], strings.TrimSpace(s[end:])
-	t := Term{Metric: metric}
+	t := Term{Metric: metric, Endpoint: endpoint}
 	want := "<="
 	if t.lower() {
 		want = ">="
@@ -169,10 +195,11 @@ func (o Objective) Validate() error {
 	var errs []error
 	seen := map[string]bool{}
 	for _, t := range o.Terms {
-		if seen[t.Metric] {
-			errs = append(errs, fmt.Errorf("%s is bounded twice", t.Metric))
+		key := t.Metric + "[" + t.Endpoint + "]"
+		if seen[key] {
+			errs = append(errs, fmt.Errorf("%s is bounded twice", strings.TrimSuffix(key, "[]")))
 		}
-		seen[t.Metric] = true
+		seen[key] = true
 		switch {
 		case t.IsLatency() && !isLatencyMetric(t.Metric):
 			errs = append(errs, fmt.Errorf("unknown percentile %q (want one of %s)", t.Metric, strings.Join(latencyMetrics, ", ")))
@@ -218,23 +245,127 @@ func (o *Objective) UnmarshalText(b []byte) error {
 func (o Objective) Misses(p Level) []string {
 	var out []string
 	for _, t := range o.Terms {
+		if _, ok, why, _ := t.judge(p); !ok {
+			out = append(out, why)
+		}
+	}
+	return out
+}
+
+// judge measures t at p: the value as shown, whether it meets the bound, and if not why
+// ("p99 812ms > 500ms") and by how much ("+312ms").
+func (t Term) judge(p Level) (measured string, ok bool, why, by string) {
+	name := t.Metric
+	if t.Endpoint != "" {
+		name += "[" + t.Endpoint + "]"
+		var found bool
+		for _, e := range p.Endpoints {
+			if e.Label == t.Endpoint {
+				p, found = e, true
+				break
+			}
+		}
+		if !found {
+			return "", false, fmt.Sprintf("%s: no endpoint %q in this level", name, t.Endpoint), ""
+		}
+	}
+	switch {
+	case t.IsLatency():
+		v := p.Percentile(t.Metric)
+		measured = formatLatency(round3(v))
+		if v > t.Latency {
+			return measured, false, fmt.Sprintf("%s %s > %s", name, measured, formatLatency(t.Latency)), "+" + formatLatency(round3(v-t.Latency))
+		}
+	case t.Metric == MetricSuccess:
+		measured = pctNear(p.Success, t.Value) + "%"
+		if p.Success < t.Value {
+			return measured, false, fmt.Sprintf("%s %s < %s%%", name, measured, pct(t.Value)), strconv.FormatFloat(p.Success-t.Value, 'g', 3, 64) + " pt"
+		}
+	case t.Metric == MetricErrors:
+		measured = pctNear(p.ErrorRate, t.Value) + "%"
+		if p.ErrorRate > t.Value {
+			return measured, false, fmt.Sprintf("%s %s > %s%%", name, measured, pct(t.Value)), "+" + strconv.FormatFloat(p.ErrorRate-t.Value, 'g', 3, 64) + " pt"
+		}
+	case t.Metric == MetricQPS:
+		measured = fmt.Sprintf("%.0f req/s", p.QPS)
+		if p.QPS < t.Value {
+			return measured, false, fmt.Sprintf("%s %.0f < %s", name, p.QPS, strconv.FormatFloat(t.Value, 'f', -1, 64)), fmt.Sprintf("%.1f%%", 100*(p.QPS-t.Value)/t.Value)
+		}
+	}
+	return measured, true, "", ""
+}
+
+// TermResult is one term of an objective judged at one level: a test case of a CI report.
+type TermResult struct {
+	Level    string `json:"level"`
+	Term     string `json:"term"`
+	Measured string `json:"measured,omitempty"` // as shown: "812ms", "99.95%", "950 req/s"; "" when nothing counts
+	Pass     bool   `json:"pass"`
+	Reason   string `json:"reason,omitempty"` // a failure: the value against the bound and by how much, or why nothing counts
+}
+
+// Check judges every term at level l. A level that measured no response, or whose numbers
+// are the generator's own ceiling (generator-limited or generator-bound), fails every term
+// with that reason: an objective never passes on no data, nor on what apiperf's machine
+// could not send.
+func (o Objective) Check(l Level) []TermResult {
+	var nodata string
+	switch {
+	case l.Partial:
+		nodata = "only QPS and mean latency are known of this level (read from a .dat file)"
+	case l.Responses == 0:
+		nodata = fmt.Sprintf("no responses in the measured window (%d attempts)", l.Attempts)
+	case l.GeneratorLimited():
+		nodata = "generator-limited: " + l.GeneratorLimit.String() + "; the numbers are apiperf's machine's ceiling, not the target's"
+	case l.GeneratorBound:
+		nodata = "generator-bound: apiperf's own threads were short of CPU; the numbers may understate the target"
+	}
+	out := make([]TermResult, 0, len(o.Terms))
+	for _, t := range o.Terms {
+		r := TermResult{Level: l.Label, Term: t.String()}
+		var why, by string
+		r.Measured, r.Pass, why, by = t.judge(l)
 		switch {
-		case t.IsLatency():
-			if v := p.Percentile(t.Metric); v > t.Latency {
-				out = append(out, fmt.Sprintf("%s %s > %s", t.Metric, formatLatency(round3(v)), formatLatency(t.Latency)))
+		case nodata != "":
+			r.Pass, r.Reason = false, nodata
+			if l.Responses == 0 {
+				r.Measured = ""
 			}
-		case t.Metric == MetricSuccess:
-			if p.Success < t.Value {
-				out = append(out, fmt.Sprintf("success %s%% < %s%%", pctNear(p.Success, t.Value), pct(t.Value)))
-			}
-		case t.Metric == MetricErrors:
-			if p.ErrorRate > t.Value {
-				out = append(out, fmt.Sprintf("errors %s%% > %s%%", pctNear(p.ErrorRate, t.Value), pct(t.Value)))
-			}
-		case t.Metric == MetricQPS:
-			if p.QPS < t.Value {
-				out = append(out, fmt.Sprintf("qps %.0f < %s", p.QPS, strconv.FormatFloat(t.Value, 'f', -1, 64)))
-			}
+		case !r.Pass && by != "":
+			r.Reason = why + " (" + by + ")"
+		case !r.Pass:
+			r.Reason = why
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ObjectiveReport is an objective judged at every level of a command: what run.json keeps
+// and every output shows.
+type ObjectiveReport struct {
+	Objective Objective    `json:"objective"`
+	Results   []TermResult `json:"results"`
+}
+
+// CheckLevels judges o at every level.
+func (o Objective) CheckLevels(levels []Level) *ObjectiveReport {
+	r := &ObjectiveReport{Objective: o}
+	for _, l := range levels {
+		r.Results = append(r.Results, o.Check(l)...)
+	}
+	return r
+}
+
+// Failed lists the results that did not pass.
+func (r *ObjectiveReport) Failed() []TermResult {
+	if r == nil {
+		return nil
+	}
+	var out []TermResult
+	for _, t := range r.Results {
+		if !t.Pass {
+			out = append(out, t)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,15 @@ func TestParseObjective(t *testing.T) {
 		{"p99<=2.53s", "p99<=2.53s", ""},
 		// A whole minute stays readable.
 		{"p75<=1m", "p75<=60s", ""},
+		// p95, mean and max, the aliases users write (k6's, vegeta's), one endpoint of a mix.
+		{"p95<=300ms,avg<=100ms,max<=2s,error_rate<=1%,rps>=100", "p95<=300ms,mean<=100ms,max<=2s,errors<=1%,qps>=100", ""},
+		{"p99[login]<=300ms,success[GET /users]>=99%,p99<=1s", "p99[login]<=300ms,success[GET /users]>=99%,p99<=1s", ""},
+		{"p99[]<=1s", "", "empty endpoint name"},
+		{"p99[a]<=1s,p99[a]<=2s", "", "p99[a] is bounded twice"},
 		// Empty: no objective, every level meets it.
 		{"", "", ""},
 		// Unknown metric and percentile.
-		{"p95<=1s", "", `unknown metric "p95"`},
+		{"p96<=1s", "", `unknown metric "p96"`},
 		{"latency<=1s", "", `unknown metric "latency"`},
 		// A bound in the wrong direction is refused with the right operator named.
 		{"p99>=500ms", "", "p99 takes <="},
@@ -47,7 +53,7 @@ func TestParseObjective(t *testing.T) {
 		{"qps>=0", "", "qps bound must be positive"},
 		{"p99<=1s,p99<=2s", "", "p99 is bounded twice"},
 		// Every syntax problem is reported at once.
-		{"p95<=1s,success>=x", "", `unknown metric "p95"`},
+		{"p96<=1s,success>=x", "", `unknown metric "p96"`},
 	}
 	for _, tt := range tests {
 		o, err := ParseObjective(tt.in)
@@ -69,8 +75,8 @@ func TestParseObjective(t *testing.T) {
 }
 
 func TestParseObjectiveReportsAll(t *testing.T) {
-	_, err := ParseObjective("p95<=1s,success>=x")
-	if err == nil || !strings.Contains(err.Error(), "p95") || !strings.Contains(err.Error(), `"x" is not a percentage`) {
+	_, err := ParseObjective("p96<=1s,success>=x")
+	if err == nil || !strings.Contains(err.Error(), "p96") || !strings.Contains(err.Error(), `"x" is not a percentage`) {
 		t.Errorf("ParseObjective with two bad terms = %v; want both reported", err)
 	}
 }
@@ -149,4 +155,46 @@ func FuzzParseObjective(f *testing.F) {
 			t.Fatalf("ParseObjective(%q) -> %q does not round-trip: %q, %v", s, o, again, err)
 		}
 	})
+}
+
+func TestObjectiveCheck(t *testing.T) {
+	o, err := ParseObjective("p99<=500ms,max<=1s,success>=99.9%,qps>=100,p99[login]<=50ms,success[search]>=99%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lvl := Level{Label: "c=10", Attempts: 1000, Responses: 1000, Successes: 999, Success: 99.9, QPS: 80,
+		P99: measure.Duration(812 * time.Millisecond), Max: measure.Duration(900 * time.Millisecond),
+		Endpoints: []Level{{Label: "login", Responses: 500, P99: measure.Duration(40 * time.Millisecond)}}}
+	var got []string
+	for _, r := range o.Check(lvl) {
+		got = append(got, fmt.Sprintf("%s %s pass=%v %s", r.Term, r.Measured, r.Pass, r.Reason))
+	}
+	want := []string{
+		"p99<=500ms 812ms pass=false p99 812ms > 500ms (+312ms)",
+		"max<=1s 900ms pass=true ",
+		"success>=99.9% 99.9% pass=true ",
+		"qps>=100 80 req/s pass=false qps 80 < 100 (-20.0%)",
+		"p99[login]<=50ms 40ms pass=true ",
+		`success[search]>=99%  pass=false success[search]: no endpoint "search" in this level`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Check:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// No data, and the generator's own ceiling, fail every term with the reason: never a pass.
+	for _, l := range []Level{
+		{Label: "c=10", Attempts: 50, Success: 0},
+		{Label: "c=10", Attempts: 1000, Responses: 1000, Success: 100, QPS: 500, GeneratorBound: true},
+		{Label: "c=10", Attempts: 1000, Responses: 1000, Success: 100, QPS: 500, GeneratorLimit: &measure.GeneratorLimit{Errno: "EADDRNOTAVAIL", Resource: "local ports"}},
+	} {
+		easy, _ := ParseObjective("p99<=1h,errors<=99%")
+		for _, r := range easy.Check(l) {
+			if r.Pass || r.Reason == "" {
+				t.Errorf("Check of %+v: %+v; want a failure with its reason", l, r)
+			}
+		}
+	}
+	rep := o.CheckLevels([]Level{lvl, lvl})
+	if n := len(rep.Failed()); n != 6 {
+		t.Errorf("CheckLevels of two levels: %d failed; want 6 (three terms at each)", n)
+	}
 }
