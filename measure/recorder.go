@@ -60,7 +60,8 @@ type Recorder struct {
 	errors      Errors
 	status      [1000]int64
 	endpoints   []*endpointRec
-	keep        *keeper // the slowest responses and one per latency bucket
+	keep        *keeper // the slowest responses and one per latency bucket; made at the first response
+	slowest     int     // how many of the slowest responses keep holds (KeepSlowest)
 	timing      timingRec
 	metrics     metricNames
 
@@ -83,8 +84,7 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64,
-		keep: newKeeper(DefaultSlowest)}
+	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
 	if open {
 		r.uncorrected = NewHistogram()
 		r.lag = NewHistogram()
@@ -115,7 +115,7 @@ func (r *Recorder) Window(from, to time.Duration) {
 // Call it before the first sample.
 func (r *Recorder) KeepSlowest(n int) {
 	r.mu.Lock()
-	r.keep = newKeeper(n)
+	r.slowest, r.keep = n, nil
 	r.mu.Unlock()
 }
 
@@ -155,6 +155,9 @@ func (r *Recorder) add(s *Sample) {
 		r.latency.Record(lat)
 		iv.latency.Record(lat)
 		r.all.Record(lat)
+		if r.keep == nil {
+			r.keep = newKeeper(r.slowest)
+		}
 		r.keep.add(s, r.from, r.open)
 		if !s.Trace.IsZero() {
 			iv.offer(s, r.from, r.open)
@@ -284,7 +287,9 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 		if p := r.metrics.names.Load(); p != nil {
 			metrics = *p
 		}
-		s.Exemplars = s.Exemplars.Merge(r.keep.exemplars(names, metrics), 0)
+		if r.keep != nil {
+			s.Exemplars = s.Exemplars.Merge(r.keep.exemplars(names, metrics), 0)
+		}
 		r.mu.Unlock()
 	}
 	s.ServerTiming = serverTiming(recs)

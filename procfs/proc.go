@@ -29,7 +29,8 @@ type Stat struct {
 // Read reads the CPU time (user + system) and the resident set size of process pid from
 // /proc/PID/stat and /proc/PID/statm, and its threads' run-queue wait.
 func Read(pid int) (Stat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	var buf [4096]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}
@@ -49,7 +50,7 @@ func Read(pid int) (Stat, error) {
 	if err1 != nil || err2 != nil {
 		return Stat{}, fmt.Errorf("reading process %d: bad CPU times %q %q", pid, f[11], f[12])
 	}
-	m, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	m, err := readSmall("/proc/"+strconv.Itoa(pid)+"/statm", buf[:])
 	if err != nil {
 		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}

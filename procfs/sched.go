@@ -28,9 +28,10 @@ func ReadSched(pid int) (Sched, error) {
 		return Sched{}, fmt.Errorf("reading the scheduler times of process %d: no %s/*/schedstat", pid, dir)
 	}
 	var s Sched
+	var buf [256]byte
 	for _, t := range tasks {
 		name := dir + "/" + t.Name() + "/schedstat"
-		b, err := os.ReadFile(name)
+		b, err := readSmall(name, buf[:])
 		if err != nil {
 			continue // the thread exited since the listing
 		}

@@ -44,7 +44,7 @@ func fakeNet(t *testing.T, tcp, tcp6 string) string {
 }
 
 func TestSockets(t *testing.T) {
-	long := "   6: " + strings.Repeat("0", 40000) + "\n"
+	long := "   6: " + strings.Repeat("0", 10000) + "\n"
 	dir := fakeNet(t, tcpTable+long+"   7: 0100007F:9C44 0100007F:1F90 01 00000000:00000000 00:00000000 00000000 0 0 17 1\n", tcp6Table)
 	var got []string
 	if err := Sockets(dir, func(s Socket) {
