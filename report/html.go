@@ -47,8 +47,9 @@ type Section struct {
 // per-endpoint tables (Step.Endpoints). They appear after the level table.
 // The verdict is not among them: it comes first, right after the headline (report/verdict.go).
 func extraSections(r *result.Run) []Section {
-	out := timelineSections(r)               // report/timeline.go
-	out = append(out, processSections(r)...) // report/process.go
+	out := objectiveSections(r)               // report/objective.go
+	out = append(out, timelineSections(r)...) // report/timeline.go
+	out = append(out, processSections(r)...)  // report/process.go
 	out = append(out, endpointSections(r)...)
 	out = append(out, conditionsSections(r)...)
 	out = append(out, exemplarSections(r)...) // report/exemplars_html.go

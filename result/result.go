@@ -68,7 +68,25 @@ type Run struct {
 	// Conditions is what the run was measured on (see package conditions); nil in runs
 	// made before apiperf recorded them: their conditions are unknown.
 	Conditions *conditions.Record `json:"conditions,omitempty"`
-	Warnings   []string           `json:"warnings,omitempty"`
+	// Objectives is the objective (--objective) judged at every level, nil when none was given.
+	Objectives *sweep.ObjectiveReport `json:"objectives,omitempty"`
+	Warnings   []string               `json:"warnings,omitempty"`
+}
+
+// CheckObjective judges o at every level of the run and keeps the result; it returns the
+// terms that failed (none for an empty objective).
+func (r *Run) CheckObjective(o sweep.Objective) []sweep.TermResult {
+	if len(o.Terms) == 0 {
+		r.Objectives = nil
+		return nil
+	}
+	r.Objectives = o.CheckLevels(r.Levels().Levels)
+	if len(r.Objectives.Results) == 0 { // no level at all: nothing was measured
+		for _, t := range o.Terms {
+			r.Objectives.Results = append(r.Objectives.Results, sweep.TermResult{Term: t.String(), Reason: "no level was measured"})
+		}
+	}
+	return r.Objectives.Failed()
 }
 
 // Last is the last step (the only one of a plain run), or nil.
