@@ -55,7 +55,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
 			"Compare B against A by running them alternately (pairs in ABBA order, same load, warmup and window),\n"+
 			"so that drift of the machine hits both alike; a paired test on the per-pair changes decides.\n"+
-			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input.\n"+
+			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input. Exit 3:\n"+
+			"inconclusive (B's estimate over budget, not significant: more pairs or less noise may decide).\n"+
 			"In CI: build the base and the candidate server, start both on two ports, run apiperf ab.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -269,7 +270,8 @@ func abPlan(cfg load.Config, levels, rates string, warmup time.Duration, pairs i
 }
 
 // abReport writes the result where asked (text on stdout unless stdout holds JSON or
-// Markdown) and returns the exit status: failed on a regression or an interruption.
+// Markdown) and returns the exit status: failed on a regression or an interruption,
+// inconclusive when the result is.
 func abReport(e *env, res *compare.ABResult, mdOut, jsonOut string, interrupted bool) error {
 	toStdout := false
 	if mdOut != "" {
@@ -293,11 +295,8 @@ func abReport(e *env, res *compare.ABResult, mdOut, jsonOut string, interrupted 
 	} else {
 		res.Text(e.stdout)
 	}
-	switch {
-	case !res.Pass():
-		return errFailed
-	case interrupted:
-		return fmt.Errorf("interrupted: %w", errFailed)
+	if o := res.Outcome(); o == compare.OutcomeFail || !interrupted {
+		return outcomeErr(o)
 	}
-	return nil
+	return fmt.Errorf("interrupted: %w", errFailed)
 }

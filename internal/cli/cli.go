@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/spf13/pflag"
 )
 
@@ -18,6 +19,9 @@ const (
 	ExitOK     = 0 // success
 	ExitFailed = 1 // the run failed or a gate failed
 	ExitUsage  = 2 // bad input
+	// ExitInconclusive: a gate or an A/B comparison found no regression but could not rule
+	// one out (an estimate over budget, not significant).
+	ExitInconclusive = 3
 )
 
 // env is what every subcommand gets besides its arguments.
@@ -75,6 +79,20 @@ func asUsage(err error) error {
 // errFailed marks a run whose outcome is a failure (exit 1) that was already reported.
 var errFailed = errors.New("failed")
 
+// errInconclusive marks a comparison whose outcome is inconclusive (exit 3), already reported.
+var errInconclusive = errors.New("inconclusive")
+
+// outcomeErr is the error a comparison's outcome exits with: nil, errFailed or errInconclusive.
+func outcomeErr(o compare.Outcome) error {
+	switch o {
+	case compare.OutcomeFail:
+		return errFailed
+	case compare.OutcomeInconclusive:
+		return errInconclusive
+	}
+	return nil
+}
+
 // Run executes apiperf with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{isTerminal: isTerminal(stderr)}
@@ -111,6 +129,8 @@ func exitCode(e *env, err error) int {
 		return ExitOK
 	case errors.Is(err, errFailed):
 		return ExitFailed
+	case errors.Is(err, errInconclusive):
+		return ExitInconclusive
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	fmt.Fprintf(e.stderr, "apiperf: %s\n", msg)

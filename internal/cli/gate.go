@@ -48,7 +48,8 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
-			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n\n"+
+			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n"+
+			"Exit 3: inconclusive (a change over budget, not significant: more repetitions may decide).\n\n"+
 			"A baseline is a run id, a label you set (--label), or \"the newest run of the same URL, method, scenario\n"+
 			"and load shape\" that a query selects: the git labels apiperf adds (branch, commit) only narrow it.\n\n%s", fs.FlagUsages())
 	}
@@ -142,10 +143,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	} else {
 		g.Text(e.stdout)
 	}
-	if !g.Pass() {
-		return strictConditions(*strict, g.Conditions, errFailed)
-	}
-	return strictConditions(*strict, g.Conditions, nil)
+	return strictConditions(*strict, g.Conditions, outcomeErr(g.Outcome()))
 }
 
 // writeOut renders with write into the file path, or stdout for "-".

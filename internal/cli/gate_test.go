@@ -165,3 +165,48 @@ func gateTestStep(label string, rep int) *measure.Step {
 	return &measure.Step{Label: label, Rep: rep, Elapsed: measure.Duration(100 * time.Millisecond),
 		Attempts: 1000, Requests: 1000, Successes: 1000, Latency: h, AllAttempts: h}
 }
+
+// inconclusiveRuns saves a baseline and a current run whose p99 is 20% higher in the median
+// but overlaps the baseline's repetitions: over budget, not significant. Each step's
+// repetition pairs with the same one on the other side, for gate --ab.
+func inconclusiveRuns(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	save := func(name string, p99ms []float64) string {
+		r := &result.Run{Version: result.Version, Kind: result.KindRun, Start: time.Now()}
+		for i, p := range p99ms {
+			h := measure.NewHistogram()
+			h.RecordN(time.Duration(p*0.5*1e6), 9800)
+			h.RecordN(time.Duration(p*1e6), 200)
+			r.Steps = append(r.Steps, &measure.Step{Label: "c=10", Rep: i, Elapsed: measure.Duration(time.Second),
+				Attempts: 10000, Requests: 10000, Successes: 10000, Latency: h, AllAttempts: h})
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := r.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return save("base", []float64{2, 2.4, 1.6, 2.2, 1.8}), save("cur", []float64{2.4, 1.7, 2.9, 2.0, 2.6})
+}
+
+// A gate whose change is over budget but not significant says INCONCLUSIVE and exits 3, in
+// the text, the Markdown and the JSON; not PASS with exit 0.
+func TestGateInconclusiveExit(t *testing.T) {
+	dir := t.TempDir()
+	base, cur := inconclusiveRuns(t, dir)
+	md, js := filepath.Join(dir, "gate.md"), filepath.Join(dir, "gate.json")
+	code, stdout, stderr := gateCLI(t, "gate", "--baseline", base, "--current", cur, "--markdown", md, "--json", js)
+	mdText, _ := os.ReadFile(md)
+	jsText, _ := os.ReadFile(js)
+	if code != ExitInconclusive || !strings.Contains(stdout, "gate: INCONCLUSIVE") || strings.Contains(stdout, "PASS") ||
+		!strings.Contains(string(mdText), "## apiperf gate: INCONCLUSIVE") || !strings.Contains(string(jsText), `"outcome": "inconclusive"`) {
+		t.Errorf("gate = exit %d, stdout %q, stderr %q\nMarkdown %s\nJSON head %.60s\nwant exit %d and INCONCLUSIVE everywhere",
+			code, stdout, stderr, mdText, jsText, ExitInconclusive)
+	}
+	// The same runs paired (gate --ab): five pairs cannot reach the per-check alpha, so
+	// B's p99 over budget is inconclusive too.
+	code, stdout, stderr = gateCLI(t, "gate", "--ab", "--baseline", base, "--current", cur)
+	if code != ExitInconclusive || !strings.Contains(stdout, "ab: INCONCLUSIVE") || strings.Contains(stdout, "PASS") {
+		t.Errorf("gate --ab = exit %d, stdout %q, stderr %q; want exit %d and INCONCLUSIVE", code, stdout, stderr, ExitInconclusive)
+	}
+}

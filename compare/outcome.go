@@ -1,0 +1,40 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Outcome is what a gate or an A/B comparison decided.
+type Outcome string
+
+const (
+	// OutcomePass: no gated check's estimate is over budget, or every one that is lies
+	// within the history's run-to-run noise.
+	OutcomePass Outcome = "pass"
+	// OutcomeFail: some check is a regression.
+	OutcomeFail Outcome = "fail"
+	// OutcomeInconclusive: no regression, but some gated check's estimate is over budget
+	// without being significant: the data neither shows a regression nor rules one out.
+	OutcomeInconclusive Outcome = "inconclusive"
+)
+
+// decide is the outcome of regressions failing checks and inconclusive ones.
+func decide(regressions, inconclusive int) Outcome {
+	switch {
+	case regressions > 0:
+		return OutcomeFail
+	case inconclusive > 0:
+		return OutcomeInconclusive
+	}
+	return OutcomePass
+}
+
+// indentJSON encodes v as indented JSON, newline-terminated.
+func indentJSON(what string, v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", what, err)
+	}
+	return append(b, '\n'), nil
+}
