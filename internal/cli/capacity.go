@@ -86,13 +86,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := planSources(ctx, e, cfg, tgt, *quiet); err != nil {
 		return err
 	}
-	if *name == "" {
-		*name = report.SafeName(tgt.Host + "-" + tgt.Port + "-capacity")
-	}
-	runDir := filepath.Join(*dir, *name)
-	if err := errors.Join(checkRunDir(*dir, *name), hf.check()); err != nil {
+	if *name, err = runDirName(e, *dir, *name, report.SafeName(tgt.Host+"-"+tgt.Port+"-capacity"), hf); err != nil {
 		return err
 	}
+	runDir := filepath.Join(*dir, *name)
 	doc := newRun(result.KindCapacity, sc, cfg, args)
 	doc.Name = *name
 	if err := hf.label(ctx, doc); err != nil {
