@@ -52,7 +52,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	labelsA := fs.StringArray("label-a", nil, "label A's run key=value in the history (repeatable; --label labels both)")
 	labelsB := fs.StringArray("label-b", nil, "label B's run key=value in the history (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
 			"Compare B against A by running them alternately (pairs in ABBA order, same load, warmup and window),\n"+
 			"so that drift of the machine hits both alike; a paired test on the per-pair changes decides.\n"+
 			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input. Exit 3:\n"+

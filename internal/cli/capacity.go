@@ -39,7 +39,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	cf.register(fs)
 	fs.MarkHidden("rate") // the search chooses the rates (refused below, with what to use instead)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(fs.Output(), "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

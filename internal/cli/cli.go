@@ -153,10 +153,11 @@ func printUsage(w io.Writer) {
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting and
-// accepts flags after positional arguments, as wrk does on Linux.
+// accepts flags after positional arguments, as wrk does on Linux. Its output is where
+// --help goes: stdout (`apiperf run --help | grep trace`); errors go to stderr as usage errors.
 func newFlagSet(name string, e *env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(e.stdout)
 	fs.SortFlags = false
 	return fs
 }

@@ -46,7 +46,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	strict := strictConditionsFlag(fs) // conditions.go
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
 			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n"+
 			"Exit 3: inconclusive (a change over budget, not significant: more repetitions may decide).\n\n"+

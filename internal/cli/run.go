@@ -225,7 +225,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
 	bench := fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(fs.Output(), "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
