@@ -184,22 +184,25 @@ func TestMatch(t *testing.T) {
 		key, value string
 		want       bool
 	}{
-		{r, "cpu", "xeon", true},      // a part of the model, without case
-		{r, "cpu", "EPYC", false},     // another CPU
-		{r, "cpus", "2", true},        // exact count
-		{r, "kernel", "6.1", true},    // release prefix
-		{r, "gomaxprocs", "4", false}, // exact
-		{r, "apiperf", "v1.", true},   // version prefix
-		{r, "rev", "1a2b", true},      // revision prefix
-		{r, "rev", "", false},         // an empty prefix selects nothing
-		{r, "go", "go1.26.8", true},   // the target's Go version
-		{r, "race", "true", true},     // a -race target
-		{r, "busy", "false", true},    // a quiet machine
-		{r, "known", "true", true},    // has conditions
-		{nil, "known", "false", true}, // an older run
-		{nil, "cpu", "xeon", false},   // an older run matches nothing else
-		{nil, "busy", "false", false}, // not even "not busy": unknown
-		{r, "nonsense", "x", false},   // unknown keys match nothing (CheckKey rejects them first)
+		{r, "cpu", "xeon", true},                                  // a part of the model, without case
+		{r, "cpu", "EPYC", false},                                 // another CPU
+		{r, "cpus", "2", true},                                    // exact count
+		{r, "kernel", "6.1", true},                                // release prefix
+		{r, "gomaxprocs", "4", false},                             // exact
+		{r, "apiperf", "v1.", true},                               // version prefix
+		{r, "rev", "1a2b", true},                                  // revision prefix
+		{r, "rev", "", false},                                     // an empty prefix selects nothing
+		{r, "go", "go1.26.8", true},                               // the target's Go version
+		{r, "race", "true", true},                                 // a -race target
+		{r, "busy", "false", true},                                // a quiet machine
+		{r, "known", "true", true},                                // has conditions
+		{nil, "known", "false", true},                             // an older run
+		{nil, "cpu", "xeon", false},                               // an older run matches nothing else
+		{nil, "busy", "false", false},                             // not even "not busy": unknown
+		{&Record{Generator: r.Generator}, "busy", "false", false}, // no step measured: unknown
+		{&Record{Generator: r.Generator, Steps: []Step{{Label: "c=10", Others: 0.05, OthersHasTarget: true}}}, "busy", "false", false},            // others held the target: unknown
+		{&Record{Generator: r.Generator, Steps: []Step{{Label: "c=10", Others: 0.05, OthersHasTarget: true, StealPct: 9}}}, "busy", "true", true}, // steal tells busy all the same
+		{r, "nonsense", "x", false}, // unknown keys match nothing (CheckKey rejects them first)
 	}
 	for _, tt := range tests {
 		if got := tt.rec.Match(tt.key, tt.value); got != tt.want {
