@@ -89,6 +89,9 @@ type ABResult struct {
 	Warnings []string  `json:"warnings,omitempty"`
 	// Conditions is what both runs' conditions say (SetConditions); nil when not checked.
 	Conditions *ConditionsCheck `json:"conditions,omitempty"`
+	// StrictConditions refuses runs whose conditions warn: the outcome is then
+	// OutcomeNotComparable (--strict-conditions).
+	StrictConditions bool `json:"strict_conditions,omitempty"`
 }
 
 // Pass reports whether the outcome is a pass: no regression and nothing inconclusive.
@@ -96,7 +99,9 @@ func (r *ABResult) Pass() bool { return r.Outcome() == OutcomePass }
 
 // Outcome is the decision: fail on a regression, else inconclusive when a check is over
 // budget but not significant, else pass.
-func (r *ABResult) Outcome() Outcome { return decide(r.Regressions(), r.Inconclusive()) }
+func (r *ABResult) Outcome() Outcome {
+	return decide(r.Regressions(), r.Inconclusive(), r.Conditions.refuses(r.StrictConditions))
+}
 
 // Regressions counts the failing checks.
 func (r *ABResult) Regressions() int {

@@ -51,6 +51,8 @@ func (r *ABResult) Text(w io.Writer) error {
 		fmt.Fprintf(bw, "ab: FAIL: %d regression%s of B against A\n", n, plural(n))
 	case OutcomeInconclusive:
 		fmt.Fprintf(bw, "ab: INCONCLUSIVE: %s of B against A; more pairs (--max-pairs) or less noise may decide\n", inconclusiveText(r.Inconclusive()))
+	case OutcomeNotComparable:
+		fmt.Fprintf(bw, "ab: %s\n", r.Conditions.notComparable())
 	default:
 		fmt.Fprintln(bw, "ab: PASS: no regression of B against A")
 	}

@@ -124,6 +124,9 @@ type GateResult struct {
 	Warnings []string    `json:"warnings,omitempty"`
 	// Conditions is what both runs' conditions say (SetConditions); nil when not checked.
 	Conditions *ConditionsCheck `json:"conditions,omitempty"`
+	// StrictConditions refuses runs whose conditions warn: the outcome is then
+	// OutcomeNotComparable (--strict-conditions).
+	StrictConditions bool `json:"strict_conditions,omitempty"`
 }
 
 // Pass reports whether the outcome is a pass: no regression and nothing inconclusive.
@@ -131,7 +134,9 @@ func (g *GateResult) Pass() bool { return g.Outcome() == OutcomePass }
 
 // Outcome is the decision: fail on a regression, else inconclusive when a check is over
 // budget but not significant, else pass.
-func (g *GateResult) Outcome() Outcome { return decide(g.Regressions(), g.Inconclusive()) }
+func (g *GateResult) Outcome() Outcome {
+	return decide(g.Regressions(), g.Inconclusive(), g.Conditions.refuses(g.StrictConditions))
+}
 
 // Inconclusive counts the checks over budget but not significant.
 func (g *GateResult) Inconclusive() int {

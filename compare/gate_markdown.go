@@ -65,6 +65,8 @@ func (g *GateResult) Text(w io.Writer) error {
 		fmt.Fprintf(bw, "gate: FAIL: %d regression%s against %s\n", n, plural(n), g.Baseline)
 	case OutcomeInconclusive:
 		fmt.Fprintf(bw, "gate: INCONCLUSIVE: %s against %s; more repetitions (--count) may decide\n", inconclusiveText(g.Inconclusive()), g.Baseline)
+	case OutcomeNotComparable:
+		fmt.Fprintf(bw, "gate: %s\n", g.Conditions.notComparable())
 	default:
 		fmt.Fprintf(bw, "gate: PASS against %s\n", g.Baseline)
 	}
@@ -97,6 +99,8 @@ func mdVerdict(o Outcome, regressions, inconclusive int) string {
 		return fmt.Sprintf("FAIL (%d regression%s)", regressions, plural(regressions))
 	case OutcomeInconclusive:
 		return fmt.Sprintf("INCONCLUSIVE (%s)", inconclusiveText(inconclusive))
+	case OutcomeNotComparable:
+		return "NOT COMPARABLE (--strict-conditions: the conditions warn)"
 	}
 	return "PASS"
 }

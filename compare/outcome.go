@@ -17,11 +17,17 @@ const (
 	// OutcomeInconclusive: no regression, but some gated check's estimate is over budget
 	// without being significant: the data neither shows a regression nor rules one out.
 	OutcomeInconclusive Outcome = "inconclusive"
+	// OutcomeNotComparable: the conditions warn (machines differ, a busy machine) and the
+	// comparison was asked to refuse such runs (--strict-conditions): nothing is judged.
+	OutcomeNotComparable Outcome = "not_comparable"
 )
 
-// decide is the outcome of regressions failing checks and inconclusive ones.
-func decide(regressions, inconclusive int) Outcome {
+// decide is the outcome of regressions failing checks and inconclusive ones, unless the
+// conditions refuse the comparison.
+func decide(regressions, inconclusive int, refused bool) Outcome {
 	switch {
+	case refused:
+		return OutcomeNotComparable
 	case regressions > 0:
 		return OutcomeFail
 	case inconclusive > 0:

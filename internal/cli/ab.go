@@ -215,7 +215,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	if ctx.Err() != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: compared the %d pair(s) measured", len(run.B)))
 	}
-	return strictConditions(*strict, res.Conditions, abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil))
+	res.StrictConditions = *strict
+	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
 }
 
 // Labels of the two runs an `ab` comparison records in the history: the comparison's id
@@ -296,7 +297,7 @@ func abReport(e *env, res *compare.ABResult, mdOut, jsonOut string, interrupted 
 		res.Text(e.stdout)
 	}
 	if o := res.Outcome(); o == compare.OutcomeFail || !interrupted {
-		return outcomeErr(o)
+		return outcomeErr(o, res.Conditions)
 	}
 	return fmt.Errorf("interrupted: %w", errFailed)
 }

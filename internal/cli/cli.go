@@ -82,13 +82,17 @@ var errFailed = errors.New("failed")
 // errInconclusive marks a comparison whose outcome is inconclusive (exit 3), already reported.
 var errInconclusive = errors.New("inconclusive")
 
-// outcomeErr is the error a comparison's outcome exits with: nil, errFailed or errInconclusive.
-func outcomeErr(o compare.Outcome) error {
+// outcomeErr is the error a comparison's outcome exits with: nil, errFailed,
+// errInconclusive, or for runs refused by --strict-conditions a usage error naming c's
+// warnings (exit 2).
+func outcomeErr(o compare.Outcome, c *compare.ConditionsCheck) error {
 	switch o {
 	case compare.OutcomeFail:
 		return errFailed
 	case compare.OutcomeInconclusive:
 		return errInconclusive
+	case compare.OutcomeNotComparable:
+		return usagef("--strict-conditions: %s", strings.Join(c.Warnings, "; "))
 	}
 	return nil
 }

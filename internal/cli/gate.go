@@ -98,7 +98,8 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 		}
 		res.A, res.B = baseName, *curRef
 		res.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
-		return strictConditions(*strict, res.Conditions, abReport(e, res, *mdOut, *jsonOut, false))
+		res.StrictConditions = *strict
+		return abReport(e, res, *mdOut, *jsonOut, false)
 	}
 	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
 		if !*allowMismatch {
@@ -121,6 +122,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	}
 	g.Baseline, g.Current = baseName, *curRef
 	g.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
+	g.StrictConditions = *strict
 	toStdout := false
 	if *mdOut != "" {
 		toStdout = toStdout || *mdOut == "-"
@@ -143,7 +145,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	} else {
 		g.Text(e.stdout)
 	}
-	return strictConditions(*strict, g.Conditions, outcomeErr(g.Outcome()))
+	return outcomeErr(g.Outcome(), g.Conditions)
 }
 
 // writeOut renders with write into the file path, or stdout for "-".
