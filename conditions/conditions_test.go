@@ -229,3 +229,19 @@ func TestChanged(t *testing.T) {
 		t.Errorf("Changed(nil, rec) = %q, Changed(nil, nil) = %q; want one line and nothing", got, Changed(nil, nil))
 	}
 }
+
+// The generator's line names apiperf's Go version once: a build's version string (as
+// `apiperf version` prints it) carries it already.
+func TestGeneratorStringGoOnce(t *testing.T) {
+	g := quietMachine().Generator
+	for _, tt := range []struct{ apiperf, want string }{
+		{"v1.2.0", "; apiperf v1.2.0 (go1.26.8)"},                                                      // a release: Go added
+		{"(devel), rev 1a2b3c4d5e6f 2026-11-27T10:00:00Z, go1.26.8", "2026-11-27T10:00:00Z, go1.26.8"}, // a checkout's build: once
+	} {
+		g.Apiperf = tt.apiperf
+		s := g.String()
+		if !strings.HasSuffix(s, tt.want) || strings.Count(s, "go1.26.8") != 1 {
+			t.Errorf("Generator{Apiperf: %q}.String() = %q; want it to end %q, Go named once", tt.apiperf, s, tt.want)
+		}
+	}
+}
