@@ -301,8 +301,12 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s of %s over %s: open %s (charts: %s)\n", *metric, report.Plural(len(set.Trends), "target"),
-		report.Plural(len(trs), "run"), paths[0], strings.Join(paths[1:], ", "))
+	charts := "charts: " + strings.Join(paths[1:], ", ")
+	if len(set.Trends) > 1 { // one line, however many targets: the page shows them all
+		charts = fmt.Sprintf("%s beside it, %s-<target>.svg and .png", report.Plural(len(paths)-1, "chart"), filepath.Base(base))
+	}
+	fmt.Fprintf(e.stdout, "%s of %s over %s: open %s (%s)\n", *metric, report.Plural(len(set.Trends), "target"),
+		report.Plural(len(trs), "run"), paths[0], charts)
 	for _, t := range set.Trends {
 		for _, c := range t.Changes {
 			fmt.Fprintf(e.stdout, "change point: %s %s\n", t.Target, c.String(*metric))
