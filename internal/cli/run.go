@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
@@ -272,6 +273,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	watch := sess.watch
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
+	}
+	if sess.coord != nil { // the header's threads are the workers', refined by finish
+		doc.Cluster = &cluster.Record{Workers: cf.workers, Threads: sess.coord.Threads(cfg)}
 	}
 	if !*asJSON {
 		if err := report.Header(e.stdout, doc); err != nil {
