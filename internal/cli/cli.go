@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/apiperf/apiperf/compare"
@@ -173,7 +174,24 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 			printExamples(fs.Output(), fs.Name())
 			return err
 		}
-		return usageError{err}
+		return usageError{plainFlagError(err)}
 	}
 	return nil
+}
+
+// strconvFlagError matches pflag's message for a value strconv refused:
+// `invalid argument "yes" for "--latency" flag: strconv.ParseBool: parsing "yes": invalid syntax`.
+var strconvFlagError = regexp.MustCompile(`^invalid argument (".*") for "(.*)" flag: strconv\.Parse(Bool|Int|Uint|Float): parsing ".*": (.*)$`)
+
+// plainFlagError says what a flag wanted instead of quoting strconv's error.
+func plainFlagError(err error) error {
+	m := strconvFlagError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Bool": "true or false", "Int": "a whole number", "Uint": "a whole number of 0 or more", "Float": "a number"}[m[3]]
+	if strings.HasSuffix(m[4], "out of range") {
+		return fmt.Errorf("%s %s: out of range", m[2], m[1])
+	}
+	return fmt.Errorf("%s %s: want %s", m[2], m[1], want)
 }
