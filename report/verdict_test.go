@@ -171,3 +171,28 @@ func TestVerdictSharedMachine(t *testing.T) {
 		t.Errorf("verdict section lacks the machine table:\n%s", body)
 	}
 }
+
+// The target process's note says how its PID was found: --target-pid only when given, else
+// the port apiperf found it listening on by itself.
+func TestProcessNoteSaysHowFound(t *testing.T) {
+	for _, tt := range []struct{ source, want, lack string }{
+		{"listening on 127.0.0.1:8080", "every second (found listening on 127.0.0.1:8080)", "--target-pid"},
+		{"--target-pid", "every second (--target-pid)", "found"},
+	} {
+		r := synthSweep()
+		r.Target = &profcap.Record{PIDSource: tt.source}
+		for _, s := range r.Steps {
+			r.Target.Steps = append(r.Target.Steps, profcap.StepRecord{Label: s.Label, Process: &profcap.Series{URL: "/proc/4242", Cores: 2},
+				ProcessSummary: &profcap.Summary{Points: 2, CPUCores: &profcap.Stat{Mean: 0.5, Max: 0.5, N: 2}, RSSBytes: &profcap.Stat{Mean: 20 << 20, Max: 21 << 20, N: 2}}})
+		}
+		secs := processSections(r)
+		if len(secs) != 1 {
+			t.Fatalf("processSections: %d sections, want 1", len(secs))
+		}
+		note := string(secs[0].Body)
+		note = note[strings.Index(note, `<p class="note">`):]
+		if !strings.Contains(note, tt.want) || strings.Contains(note, tt.lack) {
+			t.Errorf("PID source %q: note %q; want %q, not %q", tt.source, note, tt.want, tt.lack)
+		}
+	}
+}
