@@ -30,6 +30,16 @@ func sampleVerdict() *verdict.Verdict {
 func TestVerdictText(t *testing.T) {
 	got := VerdictText(sampleVerdict())
 	golden.Check(t, "verdict.txt", []byte(got))
+	// One claim: its line is the verdict's, not repeated under a headline of its kind.
+	if !strings.HasPrefix(got, "verdict: target-waiting (high): the target waits off-CPU") || strings.Count(got, "target-waiting (high)") != 1 {
+		t.Errorf("VerdictText of one claim =\n%s\nwant it to start with the claim, said once", got)
+	}
+	two := *sampleVerdict()
+	two.Claims = append(two.Claims, verdict.Claim{Kind: verdict.GCTail, Confidence: verdict.Medium, Summary: "garbage collection makes the tail"})
+	if got := VerdictText(&two); !strings.HasPrefix(got, "verdict: target-waiting (high), gc-tail (medium)\n  target-waiting (high): ") ||
+		!strings.Contains(got, "\n  gc-tail (medium): garbage collection makes the tail\n") {
+		t.Errorf("VerdictText of two claims =\n%s\nwant the headline listing both, then each claim", got)
+	}
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
 		"    - throughput stopped growing from c=8 to c=64",
@@ -52,6 +62,9 @@ func TestVerdictSectionEscapes(t *testing.T) {
 	golden.Check(t, "verdict_section.html", []byte(body))
 	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
 		t.Errorf("verdict section does not escape a wait site from the target:\n%s", body)
+	}
+	if strings.Contains(body, "verdict-headline") { // one claim: its heading says it, no headline above it
+		t.Errorf("verdict section of one claim repeats it in a headline:\n%s", body)
 	}
 	if !strings.Contains(body, `data-kind="target-waiting"`) || !strings.Contains(body, `id="little"`) {
 		t.Errorf("verdict section lacks the claim or the Little's law table:\n%s", body)
