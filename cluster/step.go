@@ -10,6 +10,34 @@ import (
 	"github.com/apiperf/apiperf/measure"
 )
 
+// plan is each member's load of cfg: its exact share (Split) on its own cores, with no more
+// threads than connections.
+func (c *Coordinator) plan(cfg load.Config) ([]load.Config, error) {
+	shares, err := Split(cfg, len(c.members))
+	if err != nil {
+		return nil, err
+	}
+	for k, m := range c.members {
+		shares[k].Threads = m.cores
+		shares[k] = shares[k].WithConnections(shares[k].Connections)
+	}
+	return shares, nil
+}
+
+// Threads is how many threads the workers run cfg on, all together (0 when cfg cannot be
+// split over them).
+func (c *Coordinator) Threads(cfg load.Config) int {
+	shares, err := c.plan(cfg)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range shares {
+		n += s.Threads
+	}
+	return n
+}
+
 // Step runs cfg across the workers: it splits it (Split), measures each worker's clock,
 // sends every worker its plan with a common start, and merges the final steps exactly
 // (measure.Step.Merge), each moved to the coordinator's clock. A worker lost during the
@@ -23,7 +51,7 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 	if len(c.lost) > 0 {
 		return nil, fmt.Errorf("cluster: a worker was lost earlier: %s", c.lost[0])
 	}
-	shares, err := Split(cfg, len(c.members))
+	shares, err := c.plan(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +66,6 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 	start := time.Now().Add(max(startLead, 4*maxRTT))
 	for k, m := range c.members {
 		share := shares[k]
-		share.Threads = m.cores
-		share = share.WithConnections(share.Connections)
 		m.share, m.phase, m.step, m.intervals, m.lostAt = share, time.Duration(phases[k]), nil, nil, 0
 		p := &Plan{
 			Worker: k, Workers: len(c.members), Scenario: c.job.Scenario, ScriptCode: c.job.ScriptCode,

@@ -71,7 +71,9 @@ func (c *Coordinator) StartSpread() time.Duration {
 // Record is what run.json keeps of a scale-out: how many workers took part, their shares
 // and how well they started together (of the last step).
 type Record struct {
-	Workers     int            `json:"workers"`
+	Workers int `json:"workers"`
+	// Threads is the workers' threads all together (each runs its share on its own cores).
+	Threads     int            `json:"threads,omitempty"`
 	StartSpread time.Duration  `json:"start_spread"`
 	Shares      []WorkerReport `json:"shares"`
 	Lost        []string       `json:"lost,omitempty"`
@@ -79,5 +81,9 @@ type Record struct {
 
 // Record returns the coordinator's record of the last step.
 func (c *Coordinator) Record() *Record {
-	return &Record{Workers: len(c.members), StartSpread: c.StartSpread(), Shares: c.Workers(), Lost: c.Lost()}
+	threads := 0
+	for _, m := range c.members {
+		threads += m.share.Threads
+	}
+	return &Record{Workers: len(c.members), Threads: threads, StartSpread: c.StartSpread(), Shares: c.Workers(), Lost: c.Lost()}
 }

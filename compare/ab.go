@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -56,12 +55,15 @@ type ABCheck struct {
 	// P is the two-sided Wilcoxon signed-rank p-value of the per-pair changes.
 	P float64 `json:"p"`
 	// Gated says the metric has a budget (QPS, p99, error rate); p50 is reported only.
-	Gated       bool   `json:"gated"`
-	Tested      bool   `json:"tested"`      // enough pairs for P to reach the per-check alpha
-	Significant bool   `json:"significant"` // tested and P < the per-check alpha
-	OverBudget  bool   `json:"over_budget"` // the estimate is worse than the budget allows
-	Regression  bool   `json:"regression"`  // gated, over budget and significant
-	Power       *Power `json:"power,omitempty"`
+	Gated       bool `json:"gated"`
+	Tested      bool `json:"tested"`      // enough pairs for P to reach the per-check alpha
+	Significant bool `json:"significant"` // tested and P < the per-check alpha
+	OverBudget  bool `json:"over_budget"` // the estimate is worse than the budget allows
+	Regression  bool `json:"regression"`  // gated, over budget and significant
+	// Inconclusive says the check is gated and over budget but not significant (or not
+	// tested): neither a regression nor shown to be within budget.
+	Inconclusive bool   `json:"inconclusive,omitempty"`
+	Power        *Power `json:"power,omitempty"`
 }
 
 // Interval is a confidence interval [Lo, Hi] at Level (e.g. 0.983).
@@ -87,10 +89,19 @@ type ABResult struct {
 	Warnings []string  `json:"warnings,omitempty"`
 	// Conditions is what both runs' conditions say (SetConditions); nil when not checked.
 	Conditions *ConditionsCheck `json:"conditions,omitempty"`
+	// StrictConditions refuses runs whose conditions warn: the outcome is then
+	// OutcomeNotComparable (--strict-conditions).
+	StrictConditions bool `json:"strict_conditions,omitempty"`
 }
 
-// Pass reports whether no check found a regression.
-func (r *ABResult) Pass() bool { return r.Regressions() == 0 }
+// Pass reports whether the outcome is a pass: no regression and nothing inconclusive.
+func (r *ABResult) Pass() bool { return r.Outcome() == OutcomePass }
+
+// Outcome is the decision: fail on a regression, else inconclusive when a check is over
+// budget but not significant, else pass.
+func (r *ABResult) Outcome() Outcome {
+	return decide(r.Regressions(), r.Inconclusive(), r.Conditions.refuses(r.StrictConditions))
+}
 
 // Regressions counts the failing checks.
 func (r *ABResult) Regressions() int {
@@ -103,13 +114,24 @@ func (r *ABResult) Regressions() int {
 	return n
 }
 
-// JSON encodes the result as indented JSON.
-func (r *ABResult) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding a/b result: %w", err)
+// Inconclusive counts the checks over budget but not significant.
+func (r *ABResult) Inconclusive() int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.Inconclusive {
+			n++
+		}
 	}
-	return append(b, '\n'), nil
+	return n
+}
+
+// JSON encodes the result as indented JSON, led by its outcome.
+func (r *ABResult) JSON() ([]byte, error) {
+	type plain ABResult // without methods
+	return indentJSON("a/b result", struct {
+		Outcome Outcome `json:"outcome"`
+		*plain
+	}{r.Outcome(), (*plain)(r)})
 }
 
 // abMetric is a metric of an A/B comparison and how its budget reads.
@@ -363,6 +385,7 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 	if m.gated {
 		c.OverBudget = signOf(hl.Estimate) == worse && overBudget(hl.Estimate)
 		c.Regression = c.OverBudget && c.Significant // untested: a pair of noisy numbers proves nothing
+		c.Inconclusive = c.OverBudget && !c.Significant
 	}
 	det, fail, detOK, failOK := pairedPower(d, alpha, worse, overBudget)
 	_, spread := deviations(d, hl.Estimate)

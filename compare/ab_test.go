@@ -45,15 +45,17 @@ func TestAB(t *testing.T) {
 		qpsB, p99B float64
 		fail       []string // metrics that must fail; every other must pass
 		untested   bool
+		outcome    Outcome
 	}{
 		// Identical sides under 15% drift between pairs: the pairing cancels it, nothing fails.
-		{"A/A with drift", 10, 0.15, 1, 1, nil, false},
+		{"A/A with drift", 10, 0.15, 1, 1, nil, false, OutcomePass},
 		// B 15% slower and its p99 15% higher: both fail, with 10 pairs and 2% noise.
-		{"B 15% slower", 10, 0.15, 0.85, 1.15, []string{MetricQPS, MetricP99}, false},
+		{"B 15% slower", 10, 0.15, 0.85, 1.15, []string{MetricQPS, MetricP99}, false, OutcomeFail},
 		// B 3% slower: significant but within the 5% budget, passes.
-		{"B 3% slower", 10, 0.15, 0.97, 1, nil, false},
-		// Three pairs cannot reach the per-check alpha: nothing fails, a warning says so.
-		{"too few pairs", 3, 0, 0.85, 1, nil, true},
+		{"B 3% slower", 10, 0.15, 0.97, 1, nil, false, OutcomePass},
+		// Three pairs cannot reach the per-check alpha: nothing fails, a warning says so, and
+		// B's 15% drop over budget is inconclusive, not a pass.
+		{"too few pairs", 3, 0, 0.85, 1, nil, true, OutcomeInconclusive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,8 +79,9 @@ func TestAB(t *testing.T) {
 			if warned := strings.Contains(strings.Join(r.Warnings, "\n"), "too few pairs"); warned != tt.untested {
 				t.Errorf("warnings %q: 'too few pairs' there %v, want %v", r.Warnings, warned, tt.untested)
 			}
-			if r.Pass() != (len(tt.fail) == 0) {
-				t.Errorf("Pass() = %v with %d regressions, want %v", r.Pass(), r.Regressions(), len(tt.fail) == 0)
+			if r.Outcome() != tt.outcome || r.Pass() != (tt.outcome == OutcomePass) {
+				t.Errorf("Outcome() = %s, Pass() = %v with %d regressions, %d inconclusive; want %s",
+					r.Outcome(), r.Pass(), r.Regressions(), r.Inconclusive(), tt.outcome)
 			}
 		})
 	}
@@ -182,4 +185,49 @@ func TestABText(t *testing.T) {
 	}
 	golden.Check(t, "ab.golden.txt", txt.Bytes())
 	golden.Check(t, "ab.golden.md", md.Bytes())
+}
+
+// An estimate over budget that the pairs cannot tell from noise is inconclusive in every
+// rendering: the check, the headline of the text and the Markdown, and the JSON's outcome.
+func TestABInconclusive(t *testing.T) {
+	// B's QPS per pair: mostly 10-20% below A's, four pairs a little above: over the 5%
+	// budget in the estimate, but four pairs of ten the other way are no evidence.
+	ratios := []float64{0.80, 1.02, 0.85, 0.99, 0.82, 1.03, 0.88, 1.01, 0.84, 0.90}
+	a := &result.Run{Version: result.Version, Kind: result.KindRun}
+	b := &result.Run{Version: result.Version, Kind: result.KindRun}
+	for i, f := range ratios {
+		a.Steps = append(a.Steps, gateStep("c=4", i, 10000, 2, 0))
+		b.Steps = append(b.Steps, gateStep("c=4", i, 10000*f, 2, 0))
+	}
+	r, err := AB(a, b, DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := abCheck(t, r, MetricQPS)
+	if !c.OverBudget || c.Significant || !c.Tested || !c.Inconclusive || c.Regression {
+		t.Fatalf("QPS check %+v: want over budget, tested, not significant: inconclusive", c)
+	}
+	if r.Outcome() != OutcomeInconclusive || r.Pass() {
+		t.Errorf("Outcome() = %s, Pass() = %v; want inconclusive, not a pass", r.Outcome(), r.Pass())
+	}
+	var txt, md bytes.Buffer
+	if err := r.Text(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	js, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "ab: INCONCLUSIVE: 1 check over budget, not significant") || strings.Contains(txt.String(), "PASS") {
+		t.Errorf("Text:\n%s\nwant the INCONCLUSIVE headline and no PASS", txt.String())
+	}
+	if !strings.HasPrefix(md.String(), "## apiperf ab: INCONCLUSIVE (1 check over budget, not significant)") {
+		t.Errorf("Markdown starts %q, want the INCONCLUSIVE headline", strings.SplitN(md.String(), "\n", 2)[0])
+	}
+	if !strings.Contains(string(js), `"outcome": "inconclusive"`) || !strings.Contains(string(js), `"inconclusive": true`) {
+		t.Errorf("JSON lacks the inconclusive outcome:\n%s", js)
+	}
 }

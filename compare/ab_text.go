@@ -45,9 +45,15 @@ func (r *ABResult) Text(w io.Writer) error {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", s)
 	}
-	if n := r.Regressions(); n > 0 {
+	switch r.Outcome() {
+	case OutcomeFail:
+		n := r.Regressions()
 		fmt.Fprintf(bw, "ab: FAIL: %d regression%s of B against A\n", n, plural(n))
-	} else {
+	case OutcomeInconclusive:
+		fmt.Fprintf(bw, "ab: INCONCLUSIVE: %s of B against A; more pairs (--max-pairs) or less noise may decide\n", inconclusiveText(r.Inconclusive()))
+	case OutcomeNotComparable:
+		fmt.Fprintf(bw, "ab: %s\n", r.Conditions.notComparable())
+	default:
 		fmt.Fprintln(bw, "ab: PASS: no regression of B against A")
 	}
 	return bw.Flush()
@@ -56,10 +62,7 @@ func (r *ABResult) Text(w io.Writer) error {
 // Markdown writes the result as Markdown, for a pull-request comment.
 func (r *ABResult) Markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	verdict := "PASS"
-	if n := r.Regressions(); n > 0 {
-		verdict = fmt.Sprintf("FAIL (%d regression%s)", n, plural(n))
-	}
+	verdict := mdVerdict(r.Outcome(), r.Regressions(), r.Inconclusive())
 	fmt.Fprintf(bw, "## apiperf ab: %s\n\nA: %s · B: %s  \nBudgets: %s  \n%s\n\n", verdict, mdCode(r.A), mdCode(r.B), r.budgets(), mdEscape(r.Method()))
 	fmt.Fprintln(bw, "| Level | Metric | A (median) | B (median) | B vs A [CI] | p | pairs | Verdict | Could detect |")
 	fmt.Fprintln(bw, "|---|---|--:|--:|--:|--:|--:|---|---|")
@@ -119,10 +122,10 @@ func abVerdict(c ABCheck) string {
 		return "(not gated)"
 	case c.Regression:
 		return "FAIL: significant and over budget"
-	case c.OverBudget && !c.Tested:
-		return "pass: over budget, not tested (too few pairs)"
-	case c.OverBudget:
-		return "pass: over budget but not significant"
+	case c.Inconclusive && !c.Tested:
+		return "INCONCLUSIVE: over budget, not tested (too few pairs)"
+	case c.Inconclusive:
+		return "INCONCLUSIVE: over budget but not significant"
 	case c.Significant:
 		return "pass: significant, within budget"
 	}

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/result"
@@ -86,6 +87,14 @@ func (g *GateResult) SetConditions(c *ConditionsCheck) {
 func (r *ABResult) SetConditions(c *ConditionsCheck) {
 	r.Conditions = c
 	r.Warnings = append(r.Warnings, c.warnings()...)
+}
+
+// refuses says whether c refuses a comparison made with strict conditions: it warns.
+func (c *ConditionsCheck) refuses(strict bool) bool { return strict && c != nil && len(c.Warnings) > 0 }
+
+// notComparable is the headline's reason for OutcomeNotComparable.
+func (c *ConditionsCheck) notComparable() string {
+	return "NOT COMPARABLE (--strict-conditions): " + strings.Join(c.warnings(), "; ")
 }
 
 func (c *ConditionsCheck) warnings() []string {

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -110,7 +109,10 @@ type GateCheck struct {
 	NoiseBand   *NoiseBand `json:"noise_band,omitempty"`
 	BeyondNoise bool       `json:"beyond_noise"`
 	Regression  bool       `json:"regression"` // over budget, beyond the noise and (significant or untested)
-	Power       *Power     `json:"power,omitempty"`
+	// Inconclusive says the check is over budget and beyond the noise but, tested, not
+	// significant: neither a regression nor shown to be within budget.
+	Inconclusive bool   `json:"inconclusive,omitempty"`
+	Power        *Power `json:"power,omitempty"`
 }
 
 // GateResult is the outcome of a gate: every check and the warnings.
@@ -122,10 +124,30 @@ type GateResult struct {
 	Warnings []string    `json:"warnings,omitempty"`
 	// Conditions is what both runs' conditions say (SetConditions); nil when not checked.
 	Conditions *ConditionsCheck `json:"conditions,omitempty"`
+	// StrictConditions refuses runs whose conditions warn: the outcome is then
+	// OutcomeNotComparable (--strict-conditions).
+	StrictConditions bool `json:"strict_conditions,omitempty"`
 }
 
-// Pass reports whether no check found a regression.
-func (g *GateResult) Pass() bool { return g.Regressions() == 0 }
+// Pass reports whether the outcome is a pass: no regression and nothing inconclusive.
+func (g *GateResult) Pass() bool { return g.Outcome() == OutcomePass }
+
+// Outcome is the decision: fail on a regression, else inconclusive when a check is over
+// budget but not significant, else pass.
+func (g *GateResult) Outcome() Outcome {
+	return decide(g.Regressions(), g.Inconclusive(), g.Conditions.refuses(g.StrictConditions))
+}
+
+// Inconclusive counts the checks over budget but not significant.
+func (g *GateResult) Inconclusive() int {
+	n := 0
+	for _, c := range g.Checks {
+		if c.Inconclusive {
+			n++
+		}
+	}
+	return n
+}
 
 // Regressions counts the failing checks.
 func (g *GateResult) Regressions() int {
@@ -138,13 +160,13 @@ func (g *GateResult) Regressions() int {
 	return n
 }
 
-// JSON encodes the result as indented JSON.
+// JSON encodes the result as indented JSON, led by its outcome.
 func (g *GateResult) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(g, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding gate result: %w", err)
-	}
-	return append(b, '\n'), nil
+	type plain GateResult // without methods
+	return indentJSON("gate result", struct {
+		Outcome Outcome `json:"outcome"`
+		*plain
+	}{g.Outcome(), (*plain)(g)})
 }
 
 // Gate compares current with baseline level by level (steps with the same label; their
@@ -339,6 +361,7 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 	}
 	c.NoiseBand, c.BeyondNoise = band, band == nil || math.Abs(c.Change) > band.Band
 	c.Regression = c.OverBudget && c.BeyondNoise && (c.Significant || !c.Tested)
+	c.Inconclusive = c.OverBudget && c.BeyondNoise && !c.Regression
 	return c
 }
 

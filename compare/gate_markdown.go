@@ -12,11 +12,7 @@ import (
 // a table of every check, and the warnings.
 func (g *GateResult) Markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	verdict := "PASS"
-	if n := g.Regressions(); n > 0 {
-		verdict = fmt.Sprintf("FAIL (%d regression%s)", n, plural(n))
-	}
-	fmt.Fprintf(bw, "## apiperf gate: %s\n\n", verdict)
+	fmt.Fprintf(bw, "## apiperf gate: %s\n\n", mdVerdict(g.Outcome(), g.Regressions(), g.Inconclusive()))
 	fmt.Fprintf(bw, "Baseline: %s · Current: %s  \n", mdCode(g.Baseline), mdCode(g.Current))
 	fmt.Fprintf(bw, "Budgets: %s (two-sided Mann-Whitney U test over the repetitions; a check fails only when the change is significant and over budget)\n\n",
 		g.Config.String())
@@ -63,9 +59,15 @@ func (g *GateResult) Text(w io.Writer) error {
 	for _, s := range g.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", s)
 	}
-	if n := g.Regressions(); n > 0 {
+	switch g.Outcome() {
+	case OutcomeFail:
+		n := g.Regressions()
 		fmt.Fprintf(bw, "gate: FAIL: %d regression%s against %s\n", n, plural(n), g.Baseline)
-	} else {
+	case OutcomeInconclusive:
+		fmt.Fprintf(bw, "gate: INCONCLUSIVE: %s against %s; more repetitions (--count) may decide\n", inconclusiveText(g.Inconclusive()), g.Baseline)
+	case OutcomeNotComparable:
+		fmt.Fprintf(bw, "gate: %s\n", g.Conditions.notComparable())
+	default:
 		fmt.Fprintf(bw, "gate: PASS against %s\n", g.Baseline)
 	}
 	return bw.Flush()
@@ -81,12 +83,31 @@ func checkVerdict(c GateCheck) string {
 		return "FAIL: significant and over budget"
 	case c.OverBudget && !c.BeyondNoise:
 		return "pass: over budget but within the history's run-to-run noise (" + formatBand(c) + ")"
-	case c.OverBudget && !c.Significant:
-		return "pass: over budget but not significant"
+	case c.Inconclusive:
+		return "INCONCLUSIVE: over budget but not significant"
 	case c.Significant:
 		return "pass: significant, within budget"
 	}
 	return "pass"
+}
+
+// mdVerdict is a Markdown headline's verdict: "PASS", "FAIL (2 regressions)" or
+// "INCONCLUSIVE (1 check over budget, not significant)".
+func mdVerdict(o Outcome, regressions, inconclusive int) string {
+	switch o {
+	case OutcomeFail:
+		return fmt.Sprintf("FAIL (%d regression%s)", regressions, plural(regressions))
+	case OutcomeInconclusive:
+		return fmt.Sprintf("INCONCLUSIVE (%s)", inconclusiveText(inconclusive))
+	case OutcomeNotComparable:
+		return "NOT COMPARABLE (--strict-conditions: the conditions warn)"
+	}
+	return "PASS"
+}
+
+// inconclusiveText says how many checks were over budget without being significant.
+func inconclusiveText(n int) string {
+	return fmt.Sprintf("%d check%s over budget, not significant", n, plural(n))
 }
 
 func metricTitle(m string) string {

@@ -209,3 +209,46 @@ func TestGateMarkdownGolden(t *testing.T) {
 	golden.Check(t, "gate.golden.md", md.Bytes())
 	golden.Check(t, "gate.golden.txt", txt.Bytes())
 }
+
+// A tested change over budget that the repetitions cannot tell from noise is inconclusive:
+// neither PASS nor FAIL in the text, the Markdown and the JSON.
+func TestGateInconclusive(t *testing.T) {
+	base := []float64{2, 2.4, 1.6, 2.2, 1.8}  // median 2 ms
+	cur := []float64{2.4, 1.7, 2.9, 2.0, 2.6} // median 2.4 ms: +20%, overlapping
+	p99 := func(v []float64) func(string, int) (float64, float64, float64) {
+		return func(_ string, i int) (float64, float64, float64) { return 1e4, v[i], 0 }
+	}
+	g, err := Gate(gateRun([]string{"c=10"}, 5, p99(base)), gateRun([]string{"c=10"}, 5, p99(cur)), DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Baseline = "base.json"
+	if g.Outcome() != OutcomeInconclusive || g.Pass() || g.Regressions() != 0 || g.Inconclusive() != 1 {
+		t.Fatalf("Outcome() = %s, Pass() = %v, %d regressions, %d inconclusive; want inconclusive (1 check)",
+			g.Outcome(), g.Pass(), g.Regressions(), g.Inconclusive())
+	}
+	var txt, md bytes.Buffer
+	if err := g.Text(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	js, err := g.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "gate: INCONCLUSIVE: 1 check over budget, not significant against base.json") ||
+		!strings.Contains(txt.String(), "INCONCLUSIVE: over budget but not significant") || strings.Contains(txt.String(), "PASS") {
+		t.Errorf("Text:\n%s\nwant the INCONCLUSIVE headline and check, no PASS", txt.String())
+	}
+	if !strings.HasPrefix(md.String(), "## apiperf gate: INCONCLUSIVE (1 check over budget, not significant)") {
+		t.Errorf("Markdown starts %q, want the INCONCLUSIVE headline", strings.SplitN(md.String(), "\n", 2)[0])
+	}
+	var back struct {
+		Outcome Outcome `json:"outcome"`
+	}
+	if err := json.Unmarshal(js, &back); err != nil || back.Outcome != OutcomeInconclusive {
+		t.Errorf("JSON outcome %q (%v), want inconclusive", back.Outcome, err)
+	}
+}

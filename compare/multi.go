@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
@@ -193,7 +195,10 @@ func (m *Multi) ErrorPct(i int) float64 {
 	return 100 * float64(errs) / float64(att)
 }
 
-// Headline names the fastest variant and how it compares with the first.
+// Headline names the best variant and how it compares with the first: by peak QPS, unless a
+// run's machine was busy (other processes move peaks by tens of percent) and every variant
+// has its target's CPU per request, which moves least: then by the least CPU per request,
+// saying when the peaks rank another variant first.
 func (m *Multi) Headline() string {
 	if len(m.Variants) == 0 {
 		return "compare: no runs"
@@ -204,9 +209,60 @@ func (m *Multi) Headline() string {
 			best = i
 		}
 	}
-	if best == 0 {
-		return fmt.Sprintf("%s has the highest peak: %.0f req/s", m.Variants[0].Name, m.PeakQPS(0))
+	byQPS := fmt.Sprintf("%s has the highest peak: %.0f req/s", m.Variants[best].Name, m.PeakQPS(best))
+	if best != 0 {
+		byQPS += fmt.Sprintf(", %.1f%% of %s's %.0f req/s", m.PctOfFirst(best), m.Variants[0].Name, m.PeakQPS(0))
 	}
-	return fmt.Sprintf("%s has the highest peak: %.0f req/s, %.1f%% of %s's %.0f req/s",
-		m.Variants[best].Name, m.PeakQPS(best), m.PctOfFirst(best), m.Variants[0].Name, m.PeakQPS(0))
+	busy := m.busy()
+	cheap, ok := m.cheapest()
+	switch {
+	case busy == "":
+		return byQPS
+	case !ok:
+		return byQPS + fmt.Sprintf(" (on a busy machine, %s: peaks move with the other processes; give the targets' pids to rank by CPU per request)", busy)
+	}
+	h := fmt.Sprintf("%s costs the least target CPU per request: %s", m.Variants[cheap].Name, microseconds(m.CPUPerRequest(cheap)))
+	if cheap != 0 {
+		h += fmt.Sprintf(", %.1f%% of %s's %s", 100*ratio(float64(m.CPUPerRequest(cheap)), float64(m.CPUPerRequest(0))),
+			m.Variants[0].Name, microseconds(m.CPUPerRequest(0)))
+	}
+	h += fmt.Sprintf(" (ranked by CPU per request: on a busy machine, %s, peaks move with the other processes)", busy)
+	if best != cheap {
+		h += fmt.Sprintf("; the peaks disagree: %s", byQPS)
+	}
+	return h
+}
+
+// busy says which run's machine was busy and why ("" when none was).
+func (m *Multi) busy() string {
+	for _, v := range m.Variants {
+		if why := v.Conditions.Busy(conditions.DefaultThresholds); why != "" {
+			return v.Name + "'s " + why
+		}
+	}
+	return ""
+}
+
+// cheapest is the variant of least CPU per request; false unless every variant has one.
+func (m *Multi) cheapest() (int, bool) {
+	best := 0
+	for i := range m.Variants {
+		d := m.CPUPerRequest(i)
+		if d < 0 {
+			return 0, false
+		}
+		if d < m.CPUPerRequest(best) {
+			best = i
+		}
+	}
+	return best, true
+}
+
+// microseconds shows a CPU time per request as the table does: "44.76us", "1.00ms".
+func microseconds(d time.Duration) string {
+	us := float64(d) / float64(time.Microsecond)
+	if us >= 1000 {
+		return strconv.FormatFloat(us/1000, 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(us, 'f', 2, 64) + "us"
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -86,5 +87,46 @@ func TestMultiSharesNative(t *testing.T) {
 	}
 	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "the variants with its plan") {
 		t.Errorf("Notes = %q, want one note saying which variants the native peak covers", m.Notes)
+	}
+}
+
+// On a busy machine the headline ranks by the target's CPU per request, which other
+// processes hardly move, and says when the peaks rank another variant first; on a quiet one
+// (or without CPU figures) it ranks by peak QPS.
+func TestMultiHeadlineBusy(t *testing.T) {
+	busy := &conditions.Record{Steps: []conditions.Step{{Label: "c=50", Others: 1.2, OthersMax: 1.6}}}
+	a := side("a", false, map[float64]float64{10: 100, 50: 500}) // 0.5 cores at 500 req/s: 1 ms a request
+	b := side("b", false, map[float64]float64{10: 200, 50: 800}) // 1.6 cores at 800 req/s: 2 ms
+	a.TargetCPU, b.TargetCPU = 0.5, 1.6
+	for _, tt := range []struct {
+		name       string
+		cond       *conditions.Record
+		cpu        bool
+		want, lack string
+	}{
+		// quiet: the peaks decide
+		{"quiet", nil, true, "b has the highest peak: 800 req/s, 160.0% of a's 500 req/s", "CPU per request"},
+		// busy: the cheaper a leads, and the headline says the peaks rank b first
+		{"busy", busy, true, "a costs the least target CPU per request: 1.00ms (ranked by CPU per request: on a busy machine, a's other processes took 1.20 cores",
+			"highest peak: 800 req/s, 160.0% of a's 500 req/s; "},
+		// busy without CPU figures: the peaks, with why they mean little
+		{"busy, no CPU", busy, false, "b has the highest peak: 800 req/s, 160.0% of a's 500 req/s (on a busy machine", "costs the least"},
+	} {
+		va, vb := a, b
+		va.Conditions = tt.cond
+		if !tt.cpu {
+			va.TargetCPU, vb.TargetCPU = 0, 0
+		}
+		h := NewMulti([]Variant{va, vb}).Headline()
+		if !strings.Contains(h, tt.want) || strings.Contains(h, tt.lack) {
+			t.Errorf("%s: Headline = %q; want %q, not %q", tt.name, h, tt.want, tt.lack)
+		}
+	}
+	if h := func() string {
+		va := a
+		va.Conditions = busy
+		return NewMulti([]Variant{va, b}).Headline()
+	}(); !strings.HasSuffix(h, "; the peaks disagree: b has the highest peak: 800 req/s, 160.0% of a's 500 req/s") {
+		t.Errorf("busy Headline = %q; want it to end saying the peaks rank b first", h)
 	}
 }

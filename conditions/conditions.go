@@ -198,7 +198,11 @@ func (g Generator) String() string {
 		parts = append(parts, fmt.Sprintf("cgroup memory limit %d MiB", g.MemoryLimit>>20))
 	}
 	parts = append(parts, fmt.Sprintf("load %.2f", g.Load[0]))
-	return strings.Join(parts, ", ") + fmt.Sprintf("; apiperf %s (%s)", g.Apiperf, g.GoVersion)
+	tool := "apiperf " + g.Apiperf
+	if g.GoVersion != "" && !strings.Contains(g.Apiperf, g.GoVersion) { // a build's version names its Go already
+		tool += " (" + g.GoVersion + ")"
+	}
+	return strings.Join(parts, ", ") + "; " + tool
 }
 
 // String describes the run's conditions in one line: the generator, and the target's build.

@@ -184,22 +184,25 @@ func TestMatch(t *testing.T) {
 		key, value string
 		want       bool
 	}{
-		{r, "cpu", "xeon", true},      // a part of the model, without case
-		{r, "cpu", "EPYC", false},     // another CPU
-		{r, "cpus", "2", true},        // exact count
-		{r, "kernel", "6.1", true},    // release prefix
-		{r, "gomaxprocs", "4", false}, // exact
-		{r, "apiperf", "v1.", true},   // version prefix
-		{r, "rev", "1a2b", true},      // revision prefix
-		{r, "rev", "", false},         // an empty prefix selects nothing
-		{r, "go", "go1.26.8", true},   // the target's Go version
-		{r, "race", "true", true},     // a -race target
-		{r, "busy", "false", true},    // a quiet machine
-		{r, "known", "true", true},    // has conditions
-		{nil, "known", "false", true}, // an older run
-		{nil, "cpu", "xeon", false},   // an older run matches nothing else
-		{nil, "busy", "false", false}, // not even "not busy": unknown
-		{r, "nonsense", "x", false},   // unknown keys match nothing (CheckKey rejects them first)
+		{r, "cpu", "xeon", true},                                  // a part of the model, without case
+		{r, "cpu", "EPYC", false},                                 // another CPU
+		{r, "cpus", "2", true},                                    // exact count
+		{r, "kernel", "6.1", true},                                // release prefix
+		{r, "gomaxprocs", "4", false},                             // exact
+		{r, "apiperf", "v1.", true},                               // version prefix
+		{r, "rev", "1a2b", true},                                  // revision prefix
+		{r, "rev", "", false},                                     // an empty prefix selects nothing
+		{r, "go", "go1.26.8", true},                               // the target's Go version
+		{r, "race", "true", true},                                 // a -race target
+		{r, "busy", "false", true},                                // a quiet machine
+		{r, "known", "true", true},                                // has conditions
+		{nil, "known", "false", true},                             // an older run
+		{nil, "cpu", "xeon", false},                               // an older run matches nothing else
+		{nil, "busy", "false", false},                             // not even "not busy": unknown
+		{&Record{Generator: r.Generator}, "busy", "false", false}, // no step measured: unknown
+		{&Record{Generator: r.Generator, Steps: []Step{{Label: "c=10", Others: 0.05, OthersHasTarget: true}}}, "busy", "false", false},            // others held the target: unknown
+		{&Record{Generator: r.Generator, Steps: []Step{{Label: "c=10", Others: 0.05, OthersHasTarget: true, StealPct: 9}}}, "busy", "true", true}, // steal tells busy all the same
+		{r, "nonsense", "x", false}, // unknown keys match nothing (CheckKey rejects them first)
 	}
 	for _, tt := range tests {
 		if got := tt.rec.Match(tt.key, tt.value); got != tt.want {
@@ -224,5 +227,21 @@ func TestChanged(t *testing.T) {
 	}
 	if got := Changed(nil, b); len(got) != 1 || Changed(nil, nil) != nil {
 		t.Errorf("Changed(nil, rec) = %q, Changed(nil, nil) = %q; want one line and nothing", got, Changed(nil, nil))
+	}
+}
+
+// The generator's line names apiperf's Go version once: a build's version string (as
+// `apiperf version` prints it) carries it already.
+func TestGeneratorStringGoOnce(t *testing.T) {
+	g := quietMachine().Generator
+	for _, tt := range []struct{ apiperf, want string }{
+		{"v1.2.0", "; apiperf v1.2.0 (go1.26.8)"},                                                      // a release: Go added
+		{"(devel), rev 1a2b3c4d5e6f 2026-11-27T10:00:00Z, go1.26.8", "2026-11-27T10:00:00Z, go1.26.8"}, // a checkout's build: once
+	} {
+		g.Apiperf = tt.apiperf
+		s := g.String()
+		if !strings.HasSuffix(s, tt.want) || strings.Count(s, "go1.26.8") != 1 {
+			t.Errorf("Generator{Apiperf: %q}.String() = %q; want it to end %q, Go named once", tt.apiperf, s, tt.want)
+		}
 	}
 }

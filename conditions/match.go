@@ -18,7 +18,7 @@ var Keys = []string{
 	"rev",        // the target's revision, from its start
 	"go",         // the Go version of the target's build
 	"race",       // true: the target was built with -race
-	"busy",       // true: the machine was busy (DefaultThresholds)
+	"busy",       // true: the machine was busy (DefaultThresholds); false: it was measured not to be
 	"known",      // false: the run has no conditions (an older apiperf's)
 }
 
@@ -64,7 +64,20 @@ func (r *Record) Match(key, value string) bool {
 	case "race":
 		return strconv.FormatBool(b != nil && b.Race) == value
 	case "busy":
-		return strconv.FormatBool(r.Busy(DefaultThresholds) != "") == value
+		busy := r.Busy(DefaultThresholds) != ""
+		return (busy || r.busyKnown()) && strconv.FormatBool(busy) == value
+	}
+	return false
+}
+
+// busyKnown says whether the record can tell a quiet machine: some step measured the CPU
+// other processes took apart from the target's (no steps, or every step's Others holding the
+// target, say nothing).
+func (r *Record) busyKnown() bool {
+	for _, s := range r.Steps {
+		if !s.OthersHasTarget {
+			return true
+		}
 	}
 	return false
 }

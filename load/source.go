@@ -186,8 +186,12 @@ func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Ad
 			room += free(a)
 		}
 		if room < conns {
-			p.Note = fmt.Sprintf("%d source addresses have room for %d connections to %s (%d local ports each, ip_local_port_range %s, %d held already), not %d: give about %d addresses with --source",
-				len(given), room, target, p.PerSource, ports, len(given)*p.PerSource-room, conns, max(need, len(given)+1))
+			who := fmt.Sprintf("%d source addresses have", len(given))
+			if len(given) == 1 {
+				who = "1 source address has"
+			}
+			p.Note = fmt.Sprintf("%s room for %d connections to %s (%d local ports each, ip_local_port_range %s, %d held already), not %d: give about %d addresses with --source",
+				who, room, target, p.PerSource, ports, len(given)*p.PerSource-room, conns, max(need, len(given)+1))
 		}
 	case target.Is4() && target.IsLoopback():
 		if free(target) >= conns {

@@ -94,8 +94,8 @@ func TestPlanSources(t *testing.T) {
 		{"a remote target over the limit needs --source", "10.1.1.1", 5000, nil, nil, "[]", false, "give 5 addresses of this machine with --source", ""},
 		{"a remote target with ports held needs --source", "10.1.1.1", 800, nil, map[netip.Addr]int{ip("10.0.0.9"): 500}, "[]", false, "one source address holds at most 1000", ""},
 		{"given sources are used as given", "10.1.1.1", 1500, []netip.Addr{ip("10.0.0.5"), ip("10.0.0.6")}, nil, "[10.0.0.5 10.0.0.6]", false, "", ""},
-		{"too few given sources say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1")}, nil, "[127.0.0.1]", false, "1 source addresses have room for 1000 connections", ""},
-		{"given sources with ports held say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1"), ip("127.0.0.2")}, map[netip.Addr]int{ip("127.0.0.2"): 600}, "[127.0.0.1 127.0.0.2]", false, "room for 1400 connections", ""},
+		{"too few given sources say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1")}, nil, "[127.0.0.1]", false, "1 source address has room for 1000 connections", ""}, // one address, said in the singular
+		{"given sources with ports held say so", "127.0.0.1", 1500, []netip.Addr{ip("127.0.0.1"), ip("127.0.0.2")}, map[netip.Addr]int{ip("127.0.0.2"): 600}, "[127.0.0.1 127.0.0.2]", false, "2 source addresses have room for 1400 connections", ""},
 		{"a source of the other family is an error", "127.0.0.1", 10, []netip.Addr{ip("::1")}, nil, "", false, "", "the target 127.0.0.1 is IPv4; give IPv4 source addresses"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
-	"math"
 	"sync"
 	"time"
 
@@ -119,20 +118,13 @@ func exemplarSections(r *result.Run) []Section {
 // slowestChart draws step s's p50 and p99 per interval and its slowest requests as dots
 // where they ended.
 func slowestChart(s *measure.Step) (chart.Chart, bool) {
-	every := s.Interval.Duration()
-	if every <= 0 {
-		every = measure.DefaultInterval
-	}
 	c := chart.Chart{Title: "Latency per interval and the slowest requests", XLabel: "seconds in the window", YLabel: "latency (ms)"}
 	var p50, p99 []float64
-	for _, sec := range s.Timeline {
-		c.XNum = append(c.XNum, float64(sec.T+1)*every.Seconds())
-		if sec.Requests == 0 {
-			p50, p99 = append(p50, math.NaN()), append(p99, math.NaN())
-			continue
-		}
-		p50, p99 = append(p50, sec.P50), append(p99, sec.P99)
-	}
+	inWindow(s, func(sec measure.Second, end, _ float64) {
+		c.XNum = append(c.XNum, end)
+		l50, l99 := latencyOf(sec)
+		p50, p99 = append(p50, l50), append(p99, l99)
+	})
 	if len(c.XNum) == 0 {
 		return c, false
 	}

@@ -88,3 +88,22 @@ func TestExemplarsHTMLGolden(t *testing.T) {
 		t.Error("report.html lacks the Slowest requests and Server-Timing sections")
 	}
 }
+
+// The requests drained after a step's window are sealed as one more interval: the latency
+// per interval chart ends with the window, not with a last "second" of drained requests
+// (which would look like a spike at the end of every level), and the run's timeline agrees.
+func TestSlowestChartLeavesOutTheDrain(t *testing.T) {
+	s := &measure.Step{Label: "c=50", Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Elapsed: measure.Duration(3 * time.Second),
+		Timeline: []measure.Second{
+			{T: 0, Requests: 1000, P50: 2, P99: 4}, {T: 1, Requests: 1000, P50: 2, P99: 4}, {T: 2, Requests: 1000, P50: 2, P99: 4},
+			{T: 3, Requests: 40, P50: 300, P99: 900}, // drained: ended after the window
+		}, Exemplars: &measure.Exemplars{}}
+	c, ok := slowestChart(s)
+	if !ok || len(c.XNum) != 3 || c.XNum[2] != 3 || len(c.Series) != 2 || len(c.Series[1].Y) != 3 || c.Series[1].Y[2] != 4 {
+		t.Errorf("slowestChart: ok %v, x %v, series %+v; want the three seconds of the window, p99 4 ms at 3 s", ok, c.XNum, c.Series)
+	}
+	tl := runTimeline(&result.Run{Steps: []*measure.Step{s}}, s.Start)
+	if len(tl) != 1 || len(tl[0].x) != 3 || tl[0].p99[2] != 4 {
+		t.Errorf("runTimeline = %+v; want the same three seconds", tl)
+	}
+}

@@ -18,26 +18,34 @@ func HistoryList(w io.Writer, runs []store.Entry) error {
 }
 
 func historyList(w io.Writer, runs []store.Entry) {
-	fmt.Fprintf(w, "%-5s %-19s %-8s %-40s %-14s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", "URL", "LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
-	for _, r := range runs {
-		level, qps, p99, ok, note := "-", "-", "-", "-", ""
+	type row struct{ what, level, qps, p99, ok, note string }
+	rows := make([]row, len(runs))
+	urlW, levelW := 40, 14 // at least; wider for a longer URL or level, so the columns hold
+	for i, r := range runs {
+		x := row{level: "-", qps: "-", p99: "-", ok: "-"}
 		if lv, has := r.Headline(); has {
-			level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
-			qps, ok = fmt.Sprintf("%.2f", lv.QPS), FormatSuccess(lv.Success)+"%"
+			x.level = fmt.Sprintf("%s x%d", lv.Label, lv.Reps)
+			x.qps, x.ok = fmt.Sprintf("%.2f", lv.QPS), FormatSuccess(lv.Success)+"%"
 			if lv.Responses > 0 {
-				p99 = FormatTimeUS(lv.Millis(lv.P99) * 1000)
+				x.p99 = FormatTimeUS(lv.Millis(lv.P99) * 1000)
 			}
 			if lv.GeneratorLimited() {
-				note = "  (" + lv.GeneratorLimit.Brief() + ")"
+				x.note = "  (" + lv.GeneratorLimit.Brief() + ")"
 			}
 		}
-		what := r.Method + " " + r.URL
+		x.what = r.Method + " " + r.URL
 		if r.HTTP2 {
-			what += " (h2)"
+			x.what += " (h2)"
 		}
-		line := fmt.Sprintf("%-5d %-19s %-8s %-40s %-14s %12s %10s %9s  %s", r.ID, r.Start.Format(time.DateTime), r.Kind,
-			what, level, qps, p99, ok, formatLabels(r.Labels))
-		fmt.Fprintln(w, strings.TrimRight(line, " ")+note)
+		urlW, levelW = max(urlW, len(x.what)), max(levelW, len(x.level))
+		rows[i] = x
+	}
+	fmt.Fprintf(w, "%-5s %-19s %-8s %-*s %-*s %12s %10s %9s  %s\n", "ID", "START (UTC)", "KIND", urlW, "URL", levelW, "LEVEL", "REQ/S", "P99", "SUCCESS", "LABELS")
+	for i, r := range runs {
+		x := rows[i]
+		line := fmt.Sprintf("%-5d %-19s %-8s %-*s %-*s %12s %10s %9s  %s", r.ID, r.Start.Format(time.DateTime), r.Kind,
+			urlW, x.what, levelW, x.level, x.qps, x.p99, x.ok, formatLabels(r.Labels))
+		fmt.Fprintln(w, strings.TrimRight(line, " ")+x.note)
 	}
 }
 

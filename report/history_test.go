@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,4 +36,28 @@ func TestHistoryListGolden(t *testing.T) {
 	var b bytes.Buffer
 	HistoryList(&b, runs)
 	golden.Check(t, "history_list.golden.txt", b.Bytes())
+}
+
+// A URL longer than the column (or a long level label) widens its column for every row:
+// the figures and labels of each row stay under their headers.
+func TestHistoryListLongURL(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	lv := []sweep.Level{{Label: "rate=12500.5/s", Reps: 10, QPS: 12500, Responses: 125000, Success: 100, P99: measure.Duration(3 * time.Millisecond)}}
+	runs := []store.Entry{
+		{ID: 1, Kind: "run", Method: "GET", URL: "http://127.0.0.1:8080/api", Start: t0, Labels: map[string]string{"row": "1"}, Levels: lv[:0]},
+		{ID: 2, Kind: "sweep", Method: "GET", URL: "http://127.0.0.1:8080/api/v2/organisations/42/projects/7/members?page=3&per_page=100", Start: t0,
+			Labels: map[string]string{"row": "2"}, Levels: lv},
+	}
+	var b bytes.Buffer
+	HistoryList(&b, runs)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	labels, qps := strings.Index(lines[0], "LABELS"), strings.Index(lines[0], "REQ/S")+len("REQ/S")
+	for _, l := range lines[1:] {
+		if strings.Index(l, "row=") != labels {
+			t.Errorf("row %q: labels at column %d, header LABELS at %d:\n%s", l, strings.Index(l, "row="), labels, b.String())
+		}
+	}
+	if got := strings.Index(lines[2], "12500.00") + len("12500.00"); got != qps {
+		t.Errorf("REQ/S of the long row ends at column %d, its header at %d:\n%s", got, qps, b.String())
+	}
 }

@@ -18,10 +18,19 @@ var processTmpl = sync.OnceValue(func() *template.Template {
 {{end}}<table id="target-process"><thead><tr><th>level</th><th>QPS</th><th>CPU (cores)</th><th>CPU max</th><th>RSS (MiB)</th><th>RSS max</th></tr></thead><tbody>
 {{range .Rows}}<tr><td>{{.Label}}</td><td>{{.QPS}}</td><td>{{.CPU}}</td><td>{{.CPUMax}}</td><td>{{.RSS}}</td><td>{{.RSSMax}}</td></tr>
 {{end}}</tbody></table>
-<p class="note">Sampled from {{.Source}} every second (--target-pid): CPU is user + system time per second of the process, RSS its resident memory. Works for any process on this machine.</p>`))
+<p class="note">Sampled from {{.Source}} every second ({{.Found}}): CPU is user + system time per second of the process, RSS its resident memory. Works for any process on this machine.</p>`))
 })
 
 type processRow struct{ Label, QPS, CPU, CPUMax, RSS, RSSMax string }
+
+// foundBy says how the target's process was found, for the note under its table.
+func foundBy(pidSource string) string {
+	switch pidSource {
+	case "", "--target-pid":
+		return "--target-pid"
+	}
+	return "found " + pidSource // e.g. "listening on 127.0.0.1:8080": apiperf found it by itself
+}
 
 // processSections tabulates and charts the target process's CPU and RSS beside QPS per
 // level (--target-pid); none without samples.
@@ -75,7 +84,8 @@ func processSections(r *result.Run) []Section {
 		Charts []htmlChart
 		Rows   []processRow
 		Source string
-	}{charts, rows, source}
+		Found  string // how the process was found: --target-pid, or the port it listened on
+	}{charts, rows, source, foundBy(r.Target.PIDSource)}
 	if err := processTmpl().Execute(&b, data); err != nil {
 		return []Section{{Title: "Target process", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
 	}

@@ -30,7 +30,11 @@ func header(w io.Writer, r *result.Run) {
 		what = fmt.Sprintf("%d requests", r.Load.Requests)
 	}
 	fmt.Fprintf(w, "Running %s test @ %s\n", what, r.Scenario.URL)
-	fmt.Fprintf(w, "  %d threads and %d connections", r.Load.Threads, r.Load.Connections)
+	if c := r.Cluster; c != nil && c.Threads > 0 { // scaled out: every worker's threads, wrk's words kept
+		fmt.Fprintf(w, "  %d threads and %d connections on %d workers", c.Threads, r.Load.Connections, c.Workers)
+	} else {
+		fmt.Fprintf(w, "  %d threads and %d connections", r.Load.Threads, r.Load.Connections)
+	}
 	if r.Load.HTTP2 {
 		fmt.Fprintf(w, " (HTTP/2, %d streams each)", r.Load.StreamsPerConn())
 	}

@@ -34,35 +34,50 @@ func runTimeline(r *result.Run, t0 time.Time) []stepSeconds {
 		if len(s.Timeline) == 0 {
 			continue
 		}
-		every := time.Duration(s.Interval)
-		if every <= 0 {
-			every = measure.DefaultInterval
-		}
 		base := s.Start.Sub(t0).Seconds()
 		var ss stepSeconds
-		for _, sec := range s.Timeline {
-			length := every.Seconds()
-			x := base + float64(sec.T+1)*length
-			if end := base + time.Duration(s.Elapsed).Seconds(); x > end {
-				// The last interval is cut short by the end of the window.
-				length -= x - end
-				x = end
-			}
-			if length <= 0.05 {
-				continue // a sliver after the window: too short to be a rate
-			}
-			ss.x = append(ss.x, x)
+		inWindow(s, func(sec measure.Second, end, length float64) {
+			ss.x = append(ss.x, base+end)
 			ss.qps = append(ss.qps, float64(sec.Requests)/length)
 			ss.errs = append(ss.errs, float64(sec.Errors)/length)
-			p50, p99 := sec.P50, sec.P99
-			if sec.Requests == 0 {
-				p50, p99 = math.NaN(), math.NaN()
-			}
+			p50, p99 := latencyOf(sec)
 			ss.p50, ss.p99 = append(ss.p50, p50), append(ss.p99, p99)
-		}
+		})
 		out = append(out, ss)
 	}
 	return out
+}
+
+// inWindow calls f for each interval of s inside its measured window, with when it ends
+// (seconds since the step's start; the last one cut short by the window's end) and its
+// length. The requests drained after the window (sealed as one more interval) and slivers
+// too short to be a rate are left out: they are no second of the load.
+func inWindow(s *measure.Step, f func(sec measure.Second, end, length float64)) {
+	every := time.Duration(s.Interval)
+	if every <= 0 {
+		every = measure.DefaultInterval
+	}
+	window := time.Duration(s.Elapsed).Seconds()
+	for _, sec := range s.Timeline {
+		length := every.Seconds()
+		end := float64(sec.T+1) * length
+		if end > window {
+			length -= end - window
+			end = window
+		}
+		if length <= 0.05 {
+			continue
+		}
+		f(sec, end, length)
+	}
+}
+
+// latencyOf is an interval's p50 and p99, NaN (no point) when it had no response.
+func latencyOf(sec measure.Second) (p50, p99 float64) {
+	if sec.Requests == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return sec.P50, sec.P99
 }
 
 // firstStart is when the run's first step started.

@@ -22,9 +22,17 @@ func writeVerdict(w io.Writer, v *verdict.Verdict) {
 	if v == nil {
 		return
 	}
-	fmt.Fprintln(w, v.Headline())
-	for _, c := range v.Claims {
-		fmt.Fprintf(w, "  %s (%s): %s\n", c.Kind, c.Confidence, c.Summary)
+	if len(v.Claims) == 1 { // the headline would only repeat the claim's first line
+		fmt.Fprint(w, "verdict: ")
+	} else {
+		fmt.Fprintln(w, v.Headline())
+		fmt.Fprint(w, "  ")
+	}
+	for i, c := range v.Claims {
+		if i > 0 {
+			fmt.Fprint(w, "  ")
+		}
+		fmt.Fprintf(w, "%s (%s): %s\n", c.Kind, c.Confidence, c.Summary)
 		for _, e := range c.Evidence {
 			fmt.Fprintf(w, "    - %s\n", e)
 		}
@@ -63,8 +71,8 @@ func VerdictText(v *verdict.Verdict) string {
 }
 
 var verdictTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("verdict").Parse(`<p class="verdict-headline">{{.V.Headline}}</p>
-{{range .V.Claims}}<div class="claim" data-kind="{{.Kind}}"><h3>{{.Kind}} <span class="confidence">({{.Confidence}} confidence{{if .Level}}, from {{.Level}}{{end}})</span></h3>
+	return template.Must(template.New("verdict").Parse(`{{if ne (len .V.Claims) 1}}<p class="verdict-headline">{{.V.Headline}}</p>
+{{end}}{{range .V.Claims}}<div class="claim" data-kind="{{.Kind}}"><h3>{{.Kind}} <span class="confidence">({{.Confidence}} confidence{{if .Level}}, from {{.Level}}{{end}})</span></h3>
 <p>{{.Summary}}</p>
 <ul>{{range .Evidence}}<li>{{.}}</li>{{end}}</ul>
 {{if .Fix}}<p class="note">Try: {{.Fix}}</p>{{end}}</div>

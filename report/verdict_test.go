@@ -30,6 +30,16 @@ func sampleVerdict() *verdict.Verdict {
 func TestVerdictText(t *testing.T) {
 	got := VerdictText(sampleVerdict())
 	golden.Check(t, "verdict.txt", []byte(got))
+	// One claim: its line is the verdict's, not repeated under a headline of its kind.
+	if !strings.HasPrefix(got, "verdict: target-waiting (high): the target waits off-CPU") || strings.Count(got, "target-waiting (high)") != 1 {
+		t.Errorf("VerdictText of one claim =\n%s\nwant it to start with the claim, said once", got)
+	}
+	two := *sampleVerdict()
+	two.Claims = append(two.Claims, verdict.Claim{Kind: verdict.GCTail, Confidence: verdict.Medium, Summary: "garbage collection makes the tail"})
+	if got := VerdictText(&two); !strings.HasPrefix(got, "verdict: target-waiting (high), gc-tail (medium)\n  target-waiting (high): ") ||
+		!strings.Contains(got, "\n  gc-tail (medium): garbage collection makes the tail\n") {
+		t.Errorf("VerdictText of two claims =\n%s\nwant the headline listing both, then each claim", got)
+	}
 	for _, want := range []string{
 		"verdict: target-waiting (high)",
 		"    - throughput stopped growing from c=8 to c=64",
@@ -52,6 +62,9 @@ func TestVerdictSectionEscapes(t *testing.T) {
 	golden.Check(t, "verdict_section.html", []byte(body))
 	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
 		t.Errorf("verdict section does not escape a wait site from the target:\n%s", body)
+	}
+	if strings.Contains(body, "verdict-headline") { // one claim: its heading says it, no headline above it
+		t.Errorf("verdict section of one claim repeats it in a headline:\n%s", body)
 	}
 	if !strings.Contains(body, `data-kind="target-waiting"`) || !strings.Contains(body, `id="little"`) {
 		t.Errorf("verdict section lacks the claim or the Little's law table:\n%s", body)
@@ -169,5 +182,30 @@ func TestVerdictSharedMachine(t *testing.T) {
 	sec := verdictSection(&result.Run{Verdict: &v})
 	if body := string(sec.Body); !strings.Contains(body, `<table id="machine">`) || !strings.Contains(body, "<td>c=20</td><td>2</td><td>2.00</td><td>0.10</td><td>0.60</td><td>1.30</td>") {
 		t.Errorf("verdict section lacks the machine table:\n%s", body)
+	}
+}
+
+// The target process's note says how its PID was found: --target-pid only when given, else
+// the port apiperf found it listening on by itself.
+func TestProcessNoteSaysHowFound(t *testing.T) {
+	for _, tt := range []struct{ source, want, lack string }{
+		{"listening on 127.0.0.1:8080", "every second (found listening on 127.0.0.1:8080)", "--target-pid"},
+		{"--target-pid", "every second (--target-pid)", "found"},
+	} {
+		r := synthSweep()
+		r.Target = &profcap.Record{PIDSource: tt.source}
+		for _, s := range r.Steps {
+			r.Target.Steps = append(r.Target.Steps, profcap.StepRecord{Label: s.Label, Process: &profcap.Series{URL: "/proc/4242", Cores: 2},
+				ProcessSummary: &profcap.Summary{Points: 2, CPUCores: &profcap.Stat{Mean: 0.5, Max: 0.5, N: 2}, RSSBytes: &profcap.Stat{Mean: 20 << 20, Max: 21 << 20, N: 2}}})
+		}
+		secs := processSections(r)
+		if len(secs) != 1 {
+			t.Fatalf("processSections: %d sections, want 1", len(secs))
+		}
+		note := string(secs[0].Body)
+		note = note[strings.Index(note, `<p class="note">`):]
+		if !strings.Contains(note, tt.want) || strings.Contains(note, tt.lack) {
+			t.Errorf("PID source %q: note %q; want %q, not %q", tt.source, note, tt.want, tt.lack)
+		}
 	}
 }

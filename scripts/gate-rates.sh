@@ -45,6 +45,8 @@ UA="$A/knob?work=$WORK"
 
 ab_fail=(0 0)  # A/A failures, A/B failures
 gate_fail=(0 0)
+ab_inc=(0 0) # inconclusive (exit 3): neither a failure nor a pass
+gate_inc=(0 0)
 for i in $(seq 1 "$N"); do
 	for k in 0 1; do
 		UB="$B/knob?work=$WORK"
@@ -58,6 +60,7 @@ for i in $(seq 1 "$N"); do
 		set -e
 		[[ $code == 2 ]] && { cat "$W/ab.txt"; exit 1; }
 		[[ $code == 1 ]] && ab_fail[k]=$((ab_fail[k] + 1))
+		[[ $code == 3 ]] && ab_inc[k]=$((ab_inc[k] + 1))
 		echo "ab   $what #$i exit $code: $(sed -n 's/^c=4 QPS: with \([0-9]*\) pairs.*/\1 pairs/p' "$W/ab.txt"); QPS B/A $(grep -E '^c=4 +QPS ' "$W/ab.txt" | awk '{print $7, $8, $9, "p=" $10}');" \
 			"detectable: $(sed -n 's/^c=4 QPS: with .*(±\([0-9.]*%\)), a \([0-9.]*%\) QPS change.*/noise ±\1, \2/p' "$W/ab.txt")" \
 			"$(grep -E '^c=4 +CPU/req ' "$W/ab.txt" | awk '{print "CPU/req B/A", $7, $8, $9, "p=" $10}')" \
@@ -72,10 +75,11 @@ for i in $(seq 1 "$N"); do
 		set -e
 		[[ $code == 2 ]] && { cat "$W/gate.txt"; exit 1; }
 		[[ $code == 1 ]] && gate_fail[k]=$((gate_fail[k] + 1))
+		[[ $code == 3 ]] && gate_inc[k]=$((gate_inc[k] + 1))
 		echo "gate $what #$i exit $code: QPS $(grep -E '^c=4 +QPS ' "$W/gate.txt" | awk '{print $8, $9}')" \
 			"$(grep -E '^c=4 .*FAIL: ' "$W/gate.txt" | awk '{printf "failed: %s ", $2}')"
 	done
 done
-echo "ab:   false alarms ${ab_fail[0]}/$N A/A, detections ${ab_fail[1]}/$N A/B"
-echo "gate: false alarms ${gate_fail[0]}/$N A/A, detections ${gate_fail[1]}/$N A/B"
+echo "ab:   false alarms ${ab_fail[0]}/$N A/A, detections ${ab_fail[1]}/$N A/B (inconclusive ${ab_inc[0]} A/A, ${ab_inc[1]} A/B)"
+echo "gate: false alarms ${gate_fail[0]}/$N A/A, detections ${gate_fail[1]}/$N A/B (inconclusive ${gate_inc[0]} A/A, ${gate_inc[1]} A/B)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

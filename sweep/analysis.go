@@ -19,7 +19,11 @@ type Analysis struct {
 }
 
 // Analyze finds the peak, the knee and the limit of levels (in ascending order) under o.
-func Analyze(levels []Level, o Objective) Analysis {
+func Analyze(levels []Level, o Objective) Analysis { return analyze(levels, o, true) }
+
+// analyze is Analyze; planned says the levels are a plan's (a sweep's), so a peak at the
+// largest of them is worth a warning (not for the rates a capacity search chose).
+func analyze(levels []Level, o Objective, planned bool) Analysis {
 	a := Analysis{Peak: Peak(levels), Knee: -1, Limit: -1}
 	for i, l := range levels {
 		if l.Interrupted {
@@ -51,7 +55,7 @@ func Analyze(levels []Level, o Objective) Analysis {
 			}
 		}
 	}
-	if a.Peak >= 0 && a.Peak == len(levels)-1 && len(levels) > 1 {
+	if planned && a.Peak >= 0 && a.Peak == len(levels)-1 && len(levels) > 1 {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("the peak is at the largest level run (%s): the target may go higher", levels[a.Peak].Label))
 	}
 	return a

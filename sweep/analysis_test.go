@@ -285,3 +285,15 @@ func TestPeak(t *testing.T) {
 		}
 	}
 }
+
+// An open-loop level's achieved rate is what the generator sent in the window (the run
+// summary's "achieved"), answered in it or not: against a slow target it differs from the
+// QPS of responses, instead of repeating it.
+func TestLevelAchievedIsSendRate(t *testing.T) {
+	s := fakeStep("rate=800/s", 0, 600, 0, time.Millisecond) // 600 responses in a second
+	s.Open = &measure.OpenLoop{TargetRate: 800, Scheduled: 800, Sent: 795}
+	lv := Levels([]*measure.Step{s})
+	if len(lv) != 1 || lv[0].QPS != 600 || lv[0].Achieved != 795 {
+		t.Errorf("Levels = %+v; want QPS 600 (responses) and achieved 795/s (sent)", lv)
+	}
+}

@@ -27,7 +27,7 @@ type Level struct {
 	Steps []int   `json:"steps,omitempty"`
 
 	QPS       float64        `json:"qps"`                     // median of the repetitions' responses per second
-	Achieved  float64        `json:"achieved_rate,omitempty"` // open loop: median of attempts per second
+	Achieved  float64        `json:"achieved_rate,omitempty"` // open loop: median of requests sent per second of the window (measure.Step.SendRate)
 	Attempts  int64          `json:"attempts"`                // summed over repetitions
 	Scheduled int64          `json:"scheduled,omitempty"`     // open loop: requests due in the windows
 	Responses int64          `json:"responses"`               // complete responses, any status
@@ -168,7 +168,7 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 	for _, j := range idx {
 		s := steps[j]
 		qps = append(qps, s.QPS())
-		achieved = append(achieved, s.AttemptRate())
+		achieved = append(achieved, s.SendRate()) // sent in the window, answered in it or not: not the QPS again
 		if s.Latency != nil {
 			lat.Merge(s.Latency)
 		}

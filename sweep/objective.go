@@ -91,13 +91,17 @@ func ParseObjective(s string) (Objective, error) {
 	if strings.TrimSpace(s) == "" {
 		return o, nil
 	}
-	for _, part := range strings.Split(s, ",") {
+	parts := strings.Split(s, ",")
+	for _, part := range parts {
 		t, err := parseTerm(strings.TrimSpace(part))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		o.Terms = append(o.Terms, t)
+	}
+	if len(errs) > 0 && len(parts) == 1 {
+		return Objective{}, errs[0] // the term's error quotes it, which is the whole objective
 	}
 	if len(errs) == 0 {
 		if err := o.Validate(); err != nil {

@@ -198,3 +198,18 @@ func TestObjectiveCheck(t *testing.T) {
 		t.Errorf("CheckLevels of two levels: %d failed; want 6 (three terms at each)", n)
 	}
 }
+
+// A bad objective's error quotes each thing once: a single term is the whole objective, so
+// its error is the term's; several terms keep the objective ahead of the bad term.
+func TestParseObjectiveQuotesOnce(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"p99<=abc", `"p99<=abc": "abc" is not a duration like 500ms`},
+		{"p99<300ms", `"p99<300ms": p99 takes <=`},
+		{"p99<=1ms,p99<=x", `objective "p99<=1ms,p99<=x": "p99<=x": "x" is not a duration like 500ms`},
+		{"success>=200%", `objective "success>=200%": success bound must be in (0, 100]%, got 200%`},
+	} {
+		if _, err := ParseObjective(tt.in); err == nil || err.Error() != tt.want {
+			t.Errorf("ParseObjective(%q) = %v; want %q", tt.in, err, tt.want)
+		}
+	}
+}

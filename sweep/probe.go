@@ -50,7 +50,7 @@ type Capacity struct {
 // VerdictInterrupted, with the reason (what was measured against what was wanted).
 type Probe struct {
 	Rate     float64 `json:"rate"`
-	Achieved float64 `json:"achieved_rate,omitempty"` // attempts ended in the window per second of it
+	Achieved float64 `json:"achieved_rate,omitempty"` // requests sent in the window per second of it (Level.Achieved)
 	Sent     int64   `json:"sent"`                    // requests sent in the window
 	Due      int64   `json:"due"`                     // requests that came due in it
 	Verdict  string  `json:"verdict"`

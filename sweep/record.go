@@ -19,6 +19,9 @@ type Record struct {
 	Stop *Stop `json:"stop,omitempty"`
 	// VsNative compares the peak with the same plan against plain net/http (--vs-native).
 	VsNative *Comparison `json:"vs_native,omitempty"`
+	// Search says a capacity search chose the levels (its probed rates), not a plan: that
+	// its peak is at the largest rate probed says nothing of where the target stops.
+	Search bool `json:"search,omitempty"`
 }
 
 // NewRecord returns the record of plan, before any level is measured.
@@ -39,7 +42,7 @@ func DefaultRecord(steps []*measure.Step) *Record {
 // warnings.
 func (r *Record) Analyze(steps []*measure.Step) []string {
 	r.Levels = Levels(steps)
-	a := Analyze(r.Levels, r.Objective)
+	a := analyze(r.Levels, r.Objective, !r.Search)
 	r.Peak, r.Knee, r.Limit = a.Peak, a.Knee, a.Limit
 	return a.Warnings
 }

@@ -41,14 +41,38 @@ type demoBottlenecks struct {
 	keep   chan struct{} // closed when the server stops: leaked goroutines end then
 }
 
+// demoEndpoint is one demo bottleneck: its path and handler.
+type demoEndpoint struct {
+	path string
+	h    http.HandlerFunc
+}
+
+// endpoints are the demo bottleneck endpoints, in the order help lists them.
+func (d *demoBottlenecks) endpoints() []demoEndpoint {
+	return []demoEndpoint{
+		{"/demo/cpu", demoCPU},
+		{"/demo/pool", d.poolHandler},
+		{"/demo/downstream", d.downstreamHandler},
+		{"/demo/leak", d.leakHandler},
+		{"/demo/timing", d.timing.handler},
+	}
+}
+
+// DemoPaths are the paths of the demo bottleneck endpoints (demo mode), one limit each.
+func DemoPaths() []string {
+	var out []string
+	for _, e := range (&demoBottlenecks{}).endpoints() {
+		out = append(out, e.path)
+	}
+	return out
+}
+
 // routes mounts the demo bottleneck endpoints on mux, each through wrap.
 func (d *demoBottlenecks) routes(mux *http.ServeMux, wrap func(http.Handler) http.Handler) {
-	mux.Handle("GET /demo/cpu", wrap(http.HandlerFunc(demoCPU)))
-	mux.Handle("GET /demo/pool", wrap(http.HandlerFunc(d.poolHandler)))
-	mux.Handle("GET /demo/downstream", wrap(http.HandlerFunc(d.downstreamHandler)))
-	mux.Handle("GET /demo/leak", wrap(http.HandlerFunc(d.leakHandler)))
-	mux.Handle("GET /demo/timing", wrap(http.HandlerFunc(d.timing.handler)))
-	mux.HandleFunc("GET /demo/timing/slow", d.timing.slowHandler)
+	for _, e := range d.endpoints() {
+		mux.Handle("GET "+e.path, wrap(e.h))
+	}
+	mux.HandleFunc("GET /demo/timing/slow", d.timing.slowHandler) // the downstream of /demo/timing
 }
 
 func newDemoBottlenecks() (*demoBottlenecks, error) {

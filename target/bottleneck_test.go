@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -95,5 +96,22 @@ func leakedWatchers() int {
 			return strings.Count(string(buf[:n]), "apiperfLeakedWatcher(")
 		}
 		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// DemoPaths, which serve --help lists, are the endpoints a demo server answers: /demo/timing
+// among them.
+func TestDemoPathsAnswer(t *testing.T) {
+	srv, err := Start(Config{Demo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	paths := DemoPaths()
+	if !slices.Contains(paths, "/demo/timing") || len(paths) != 5 {
+		t.Errorf("DemoPaths() = %v; want the five bottlenecks, /demo/timing among them", paths)
+	}
+	for _, p := range paths {
+		demoGet(t, srv.URL()+p) // fails the test on anything but 200
 	}
 }

@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"fmt"
-	"time"
 )
 
 // GeneratorBound says apiperf itself was short of CPU: the numbers understate the target.
@@ -62,8 +61,8 @@ func generatorClaim(j *judgement) *Claim {
 			}
 		}
 		if l.Open && l.Scheduled > 0 && 100*float64(l.LateSends)/float64(l.Scheduled) > t.LateSharePct {
-			late := fmt.Sprintf("at %s %.1f%% of requests were sent late (worst %v after due)",
-				l.Label, 100*float64(l.LateSends)/float64(l.Scheduled), l.MaxLag.Round(time.Microsecond))
+			late := fmt.Sprintf("at %s %.1f%% of requests were sent late (worst %s after due)",
+				l.Label, 100*float64(l.LateSends)/float64(l.Scheduled), dur(l.MaxLag))
 			if g := l.Generator; g != nil && g.Cores > 0 && g.CPUCores < t.BusyShare*g.Cores {
 				// apiperf was not busy: other processes, or a target holding every
 				// connection, delayed the sends. The corrected latency includes the delay.

@@ -96,9 +96,9 @@ func gomaxprocsClaim(l Level, t *Trace) *Claim {
 	c := &Claim{Kind: GOMAXPROCSLimited, Confidence: Medium,
 		Summary: fmt.Sprintf("the target's Go scheduler had GOMAXPROCS=%d while it may use %g cores, and its Ps were full: the CPU it was allowed, not the machine, capped throughput", t.GOMAXPROCS, t.Cores),
 		Evidence: []string{
-			fmt.Sprintf("at %s the trace shows %.2f of %d Ps busy on average over %v", l.Label, t.BusyPs, t.GOMAXPROCS, t.Span.Round(time.Millisecond)),
+			fmt.Sprintf("at %s the trace shows %.2f of %d Ps busy on average over %v", l.Label, t.BusyPs, t.GOMAXPROCS, dur(t.Span)),
 			fmt.Sprintf("the target may use %g cores (its CPU affinity, or the machine it shares with apiperf)", t.Cores),
-			fmt.Sprintf("runnable goroutines waited for a P: p50 %v, p99 %v (request p99 %v)", t.SchedP50, t.SchedP99, l.P99),
+			fmt.Sprintf("runnable goroutines waited for a P: p50 %s, p99 %s (request p99 %s)", dur(t.SchedP50), dur(t.SchedP99), dur(l.P99)),
 		},
 		Fix: fmt.Sprintf("set GOMAXPROCS=%g (or remove the override: Go 1.25+ sets it from the container's CPU limit, and older Go from the machine's cores; in a container on an older Go, go.uber.org/automaxprocs reads the cgroup quota)", t.Cores),
 	}
@@ -131,9 +131,9 @@ func schedClaim(l Level, t *Trace) *Claim {
 		procs = fmt.Sprint(t.GOMAXPROCS)
 	}
 	c := &Claim{Kind: SchedLatency, Confidence: Medium,
-		Summary: fmt.Sprintf("the target's goroutines waited for a CPU: scheduler latency p99 %v is %.0f%% of the request p99 %v", t.SchedP99, share, l.P99),
+		Summary: fmt.Sprintf("the target's goroutines waited for a CPU: scheduler latency p99 %s is %.0f%% of the request p99 %s", dur(t.SchedP99), share, dur(l.P99)),
 		Evidence: []string{
-			fmt.Sprintf("at %s runnable goroutines waited p50 %v, p99 %v before running", l.Label, t.SchedP50, t.SchedP99),
+			fmt.Sprintf("at %s runnable goroutines waited p50 %s, p99 %s before running", l.Label, dur(t.SchedP50), dur(t.SchedP99)),
 			fmt.Sprintf("GOMAXPROCS %s, %.2f Ps busy on average", procs, t.BusyPs),
 		},
 		Fix: "give the target more CPU (cores, or GOMAXPROCS up to them), spend less CPU per request (see the CPU profile's top), or bound the work in flight inside the target so fewer goroutines compete",
@@ -165,13 +165,13 @@ func gcClaim(l Level, t *Trace) *Claim {
 	var what string
 	switch {
 	case stwTail:
-		what = fmt.Sprintf("GC stop-the-world pauses up to %v, %.0f%% of the request p99 %v, stopped the target %.1f%% of the time", t.STWMax, 100*float64(t.STWMax)/float64(l.P99), l.P99, 100*float64(t.STWTotal)/float64(t.Span))
+		what = fmt.Sprintf("GC stop-the-world pauses up to %s, %.0f%% of the request p99 %s, stopped the target %.1f%% of the time", dur(t.STWMax), 100*float64(t.STWMax)/float64(l.P99), dur(l.P99), 100*float64(t.STWTotal)/float64(t.Span))
 	case assist:
-		what = fmt.Sprintf("mark assist took %v per request, %.0f%% of the mean latency %v", assistPerReq, 100*float64(assistPerReq)/float64(l.Mean), l.Mean)
+		what = fmt.Sprintf("mark assist took %s per request, %.0f%% of the mean latency %s", dur(assistPerReq), 100*float64(assistPerReq)/float64(l.Mean), dur(l.Mean))
 	default:
 		what = fmt.Sprintf("GC took %.0f%% of the time goroutines ran while the target's %.2f Ps were full", t.GCCPUPct, t.BusyPs)
 	}
-	ev = append(ev, fmt.Sprintf("stop-the-world: %v in total over %v, longest %v", t.STWTotal, t.Span.Round(time.Millisecond), t.STWMax))
+	ev = append(ev, fmt.Sprintf("stop-the-world: %s in total over %s, longest %s", dur(t.STWTotal), dur(t.Span), dur(t.STWMax)))
 	fix := "raise GOGC (e.g. GOGC=200 or 400: fewer cycles for more heap) or set GOMEMLIMIT to the memory the target may use and GOGC higher"
 	if t.AssistSite != "" {
 		ev = append(ev, "most mark assist was drafted in "+t.AssistSite)

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -84,3 +85,22 @@ func TestTraceClaims(t *testing.T) {
 		})
 	}
 }
+
+// The trace claims show durations rounded as every other claim does (dur): "2.73ms", not
+// the raw "2.73408ms" of a measured span.
+func TestTraceClaimsRoundDurations(t *testing.T) {
+	ms := time.Millisecond
+	raw := 2*ms + 734083*time.Nanosecond
+	in := Input{Levels: []Level{{Label: "c=8", Load: 8, QPS: 2000, Mean: 2*ms + 123456, P99: 4*ms + 567891, Attempts: 1000,
+		Trace: &Trace{Span: time.Second + 3456789, GOMAXPROCS: 2, Cores: 2, BusyPs: 1.2, SchedP50: raw / 3, SchedP99: raw, STWMax: raw, STWTotal: 30*ms + 12345}}}}
+	for _, c := range traceClaims(in, &Verdict{}) {
+		for _, s := range append([]string{c.Summary}, c.Evidence...) {
+			if rawDuration.MatchString(s) {
+				t.Errorf("%s claim: %q shows a raw duration", c.Kind, s)
+			}
+		}
+	}
+}
+
+// rawDuration is a Go duration printed with more than three significant decimals (82.73408ms).
+var rawDuration = regexp.MustCompile(`\d+\.\d{4,}(ns|µs|us|ms|s)\b`)

@@ -52,10 +52,11 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	labelsA := fs.StringArray("label-a", nil, "label A's run key=value in the history (repeatable; --label labels both)")
 	labelsB := fs.StringArray("label-b", nil, "label B's run key=value in the history (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: apiperf ab [flags] URL_A URL_B\n\n"+
 			"Compare B against A by running them alternately (pairs in ABBA order, same load, warmup and window),\n"+
 			"so that drift of the machine hits both alike; a paired test on the per-pair changes decides.\n"+
-			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input.\n"+
+			"Fail (exit 1) when B is significantly and over budget slower than A. Exit 2: bad input. Exit 3:\n"+
+			"inconclusive (B's estimate over budget, not significant: more pairs or less noise may decide).\n"+
 			"In CI: build the base and the candidate server, start both on two ports, run apiperf ab.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -214,7 +215,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	if ctx.Err() != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: compared the %d pair(s) measured", len(run.B)))
 	}
-	return strictConditions(*strict, res.Conditions, abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil))
+	res.StrictConditions = *strict
+	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
 }
 
 // Labels of the two runs an `ab` comparison records in the history: the comparison's id
@@ -269,7 +271,8 @@ func abPlan(cfg load.Config, levels, rates string, warmup time.Duration, pairs i
 }
 
 // abReport writes the result where asked (text on stdout unless stdout holds JSON or
-// Markdown) and returns the exit status: failed on a regression or an interruption.
+// Markdown) and returns the exit status: failed on a regression or an interruption,
+// inconclusive when the result is.
 func abReport(e *env, res *compare.ABResult, mdOut, jsonOut string, interrupted bool) error {
 	toStdout := false
 	if mdOut != "" {
@@ -293,11 +296,8 @@ func abReport(e *env, res *compare.ABResult, mdOut, jsonOut string, interrupted 
 	} else {
 		res.Text(e.stdout)
 	}
-	switch {
-	case !res.Pass():
-		return errFailed
-	case interrupted:
-		return fmt.Errorf("interrupted: %w", errFailed)
+	if o := res.Outcome(); o == compare.OutcomeFail || !interrupted {
+		return outcomeErr(o, res.Conditions)
 	}
-	return nil
+	return fmt.Errorf("interrupted: %w", errFailed)
 }

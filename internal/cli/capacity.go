@@ -37,9 +37,11 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	lv.register(fs, false)
 	var cf clusterFlags // --workers, --join-addr (worker.go)
 	cf.register(fs)
+	var tf targetFlags // --pprof, --metrics, --target-pid, --profile-levels (profile.go)
+	tf.register(fs, true)
 	fs.MarkHidden("rate") // the search chooses the rates (refused below, with what to use instead)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(fs.Output(), "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -71,6 +73,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := tf.validate(cfg.Duration.Duration()); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(err)
 	}
@@ -86,13 +91,10 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := planSources(ctx, e, cfg, tgt, *quiet); err != nil {
 		return err
 	}
-	if *name == "" {
-		*name = report.SafeName(tgt.Host + "-" + tgt.Port + "-capacity")
-	}
-	runDir := filepath.Join(*dir, *name)
-	if err := errors.Join(checkRunDir(*dir, *name), hf.check()); err != nil {
+	if *name, err = runDirName(e, *dir, *name, report.SafeName(tgt.Host+"-"+tgt.Port+"-capacity"), hf); err != nil {
 		return err
 	}
+	runDir := filepath.Join(*dir, *name)
 	doc := newRun(result.KindCapacity, sc, cfg, args)
 	doc.Name = *name
 	if err := hf.label(ctx, doc); err != nil {
@@ -102,8 +104,12 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "apiperf: capacity of %s%s: probes of %v (warmup %v) %s; objective %s; writing %s\n",
 			sc.Redact(), cfg.Over(), cfg.Duration, warmup, search, obj, runDir)
 	}
+	capture, note := tf.session(sc.URL, cf.workers == 0) // as sweep does: the target's process from its port
+	if note != "" && !*quiet {
+		fmt.Fprintf(e.stderr, "apiperf: %s\n", note)
+	}
 	// what the run is measured on (conditions.go), read before --listen serves it
-	cond := startConditions(ctx, cfg, tgt, nil, lf.redact)
+	cond := startConditions(ctx, cfg, tgt, &tf, lf.redact)
 	sess, err := startLoad(ctx, e, &lv, &cf, doc, *quiet, filepath.Join(runDir, "hlog"), src, expected, extra) // one <rate>.hlog per probed rate
 	if err != nil {
 		return err
@@ -112,7 +118,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	eng := newEngine(e, *quiet, src, tgt, expected)
 	eng.watch = sess.watch
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, localHook(sess.coord, conditionsHook(cond))),
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond))),
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
 			doc.Steps, doc.Capacity, doc.End, doc.Conditions = steps, c, time.Now().UTC(), cond.Record()
 			if !*quiet {
@@ -134,7 +140,15 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		return errors.New("capacity: no probe ran")
 	}
 	doc.Sweep = sweep.NewRecord(sweep.Plan{Rates: c.Rates()}, obj, sweep.Rules{})
-	if err := finishSweep(ctx, e, doc, runDir, false, hf, nil); err != nil {
+	doc.Sweep.Search = true
+	finishCapture(e, doc, capture, runDir)
+	showTarget := func() error {
+		if doc.Target != nil {
+			return report.TargetText(e.stdout, doc.Target, capture.TopN, runDir)
+		}
+		return nil
+	}
+	if err := finishSweep(ctx, e, doc, runDir, false, hf, showTarget); err != nil {
 		return err
 	}
 	switch {

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/spf13/pflag"
 )
 
@@ -18,6 +20,9 @@ const (
 	ExitOK     = 0 // success
 	ExitFailed = 1 // the run failed or a gate failed
 	ExitUsage  = 2 // bad input
+	// ExitInconclusive: a gate or an A/B comparison found no regression but could not rule
+	// one out (an estimate over budget, not significant).
+	ExitInconclusive = 3
 )
 
 // env is what every subcommand gets besides its arguments.
@@ -75,6 +80,24 @@ func asUsage(err error) error {
 // errFailed marks a run whose outcome is a failure (exit 1) that was already reported.
 var errFailed = errors.New("failed")
 
+// errInconclusive marks a comparison whose outcome is inconclusive (exit 3), already reported.
+var errInconclusive = errors.New("inconclusive")
+
+// outcomeErr is the error a comparison's outcome exits with: nil, errFailed,
+// errInconclusive, or for runs refused by --strict-conditions a usage error naming c's
+// warnings (exit 2).
+func outcomeErr(o compare.Outcome, c *compare.ConditionsCheck) error {
+	switch o {
+	case compare.OutcomeFail:
+		return errFailed
+	case compare.OutcomeInconclusive:
+		return errInconclusive
+	case compare.OutcomeNotComparable:
+		return usagef("--strict-conditions: %s", strings.Join(c.Warnings, "; "))
+	}
+	return nil
+}
+
 // Run executes apiperf with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{isTerminal: isTerminal(stderr)}
@@ -111,6 +134,8 @@ func exitCode(e *env, err error) int {
 		return ExitOK
 	case errors.Is(err, errFailed):
 		return ExitFailed
+	case errors.Is(err, errInconclusive):
+		return ExitInconclusive
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	fmt.Fprintf(e.stderr, "apiperf: %s\n", msg)
@@ -133,10 +158,11 @@ func printUsage(w io.Writer) {
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting and
-// accepts flags after positional arguments, as wrk does on Linux.
+// accepts flags after positional arguments, as wrk does on Linux. Its output is where
+// --help goes: stdout (`apiperf run --help | grep trace`); errors go to stderr as usage errors.
 func newFlagSet(name string, e *env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(e.stdout)
 	fs.SortFlags = false
 	return fs
 }
@@ -148,7 +174,24 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 			printExamples(fs.Output(), fs.Name())
 			return err
 		}
-		return usageError{err}
+		return usageError{plainFlagError(err)}
 	}
 	return nil
+}
+
+// strconvFlagError matches pflag's message for a value strconv refused:
+// `invalid argument "yes" for "--latency" flag: strconv.ParseBool: parsing "yes": invalid syntax`.
+var strconvFlagError = regexp.MustCompile(`^invalid argument (".*") for "(.*)" flag: strconv\.Parse(Bool|Int|Uint|Float): parsing ".*": (.*)$`)
+
+// plainFlagError says what a flag wanted instead of quoting strconv's error.
+func plainFlagError(err error) error {
+	m := strconvFlagError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Bool": "true or false", "Int": "a whole number", "Uint": "a whole number of 0 or more", "Float": "a number"}[m[3]]
+	if strings.HasSuffix(m[4], "out of range") {
+		return fmt.Errorf("%s %s: out of range", m[2], m[1])
+	}
+	return fmt.Errorf("%s %s: want %s", m[2], m[1], want)
 }

@@ -17,7 +17,7 @@ func cmdCompare(ctx context.Context, e *env, args []string) error {
 	names := flags.String("names", "", "comma-separated names of the runs, in order (default: from their paths)")
 	quiet := flags.BoolP("quiet", "q", false, "print the table only")
 	flags.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf compare [flags] A B [C ...]\n\nCompare two or more runs (run directories or run.json files), the first as the reference:\npeak QPS, %% of the first and of plain net/http, knee, p99 at the levels all measured, errors,\nthe target's CPU and RSS at the peak, connections per request. Writes compare.html and\ncompare.{qps,p99,successrate}.{png,svg}.\n\n%s", flags.FlagUsages())
+		fmt.Fprintf(flags.Output(), "Usage: apiperf compare [flags] A B [C ...]\n\nCompare two or more runs (run directories or run.json files), the first as the reference:\npeak QPS, %% of the first and of plain net/http, knee, p99 at the levels all measured, errors,\nthe target's CPU and RSS at the peak, connections per request. Writes compare.html and\ncompare.{qps,p99,successrate}.{png,svg}.\n\n%s", flags.FlagUsages())
 	}
 	if err := parseFlags(flags, args); err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiperf/apiperf/cluster"
-	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
@@ -94,15 +93,6 @@ func localHook(c *cluster.Coordinator, h sweep.Hook) sweep.Hook {
 // strictConditionsFlag registers gate's and ab's --strict-conditions.
 func strictConditionsFlag(fs *pflag.FlagSet) *bool {
 	return fs.Bool("strict-conditions", false, "exit 2 when the runs are not comparable (their generators' machines differ) or either ran on a busy machine, instead of warning")
-}
-
-// strictConditions is err, unless strict and c has warnings: then a usage error (exit 2)
-// naming them. The report has been written either way.
-func strictConditions(strict bool, c *compare.ConditionsCheck, err error) error {
-	if !strict || c == nil || len(c.Warnings) == 0 {
-		return err
-	}
-	return usagef("--strict-conditions: %s", strings.Join(c.Warnings, "; "))
 }
 
 // sampled wraps an A/B side's step function so that s samples the machine around each

@@ -22,7 +22,7 @@ func cmdDiff(ctx context.Context, e *env, args []string) error {
 	nameB := flags.String("name-b", "", "name of run B in charts and file names (default: from its path)")
 	quiet := flags.BoolP("quiet", "q", false, "print the table only")
 	flags.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf diff [flags] A B\n\nCompare run A with run B level by level. Each is a run directory, a run.json or a .dat file\nwritten by the classic sweep script. Writes <a>_<b>.qps.ttlb.diff.{png,svg},\n<a>_<b>.successrate.diff.{png,svg} and <a>_<b>.diff.html, and prints a table per level.\n\n%s", flags.FlagUsages())
+		fmt.Fprintf(flags.Output(), "Usage: apiperf diff [flags] A B\n\nCompare run A with run B level by level. Each is a run directory, a run.json or a .dat file\nwritten by the classic sweep script. Writes <a>_<b>.qps.ttlb.diff.{png,svg},\n<a>_<b>.successrate.diff.{png,svg} and <a>_<b>.diff.html, and prints a table per level.\n\n%s", flags.FlagUsages())
 	}
 	if err := parseFlags(flags, args); err != nil {
 		return err

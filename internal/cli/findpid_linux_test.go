@@ -26,10 +26,10 @@ func TestHelperServeInherited(t *testing.T) {
 	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 }
 
-// A sweep of a loopback target served by another process finds that process by its
-// listening socket, without --target-pid: run.json says how, and has the target's CPU and
-// the machine's per level.
-func TestSweepFindsTargetPID(t *testing.T) {
+// serveInOtherProcess serves HTTP on a loopback port from a child process (killed at the
+// test's end) and returns its address and the child.
+func serveInOtherProcess(t *testing.T) (string, *exec.Cmd) {
+	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +48,47 @@ func TestSweepFindsTargetPID(t *testing.T) {
 	f.Close()
 	addr := ln.Addr().String()
 	ln.Close()
+	return addr, child
+}
+
+// A capacity search finds the target's process as a sweep does, and measures its CPU per
+// probe; it does not warn that "the peak is at the largest level run", which means nothing
+// of rates a search chose.
+func TestCapacityFindsTargetPID(t *testing.T) {
+	addr, child := serveInOtherProcess(t)
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "capacity", "--start", "50", "--max-rate", "100", "-d", "500ms", "--warmup", "0s", "--no-history",
+		"--dir", dir, "--name", "found", "http://"+addr+"/")
+	if code != ExitOK {
+		t.Fatalf("apiperf capacity = %d\n%s\n%s", code, stdout, stderr)
+	}
+	want := "target process " + strconv.Itoa(child.Process.Pid) + " (listening on " + addr + ")"
+	if !strings.Contains(stderr, want) || strings.Contains(stderr, "largest level run") {
+		t.Errorf("stderr does not say %q, or warns of the largest level run:\n%s", want, stderr)
+	}
+	r, err := result.Load(filepath.Join(dir, "found"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Target == nil || r.Target.PIDSource != "listening on "+addr || len(r.Target.Steps) != len(r.Steps) || len(r.Steps) < 2 {
+		t.Fatalf("run.json target = %+v for %d probes; want every probe's capture, found listening on %s", r.Target, len(r.Steps), addr)
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "largest level run") {
+			t.Errorf("run.json warns %q", w)
+		}
+	}
+	in, _ := r.VerdictInput()
+	if l := in.Levels[len(in.Levels)-1]; l.Target == nil {
+		t.Errorf("verdict input's last level has no target usage: the verdict would say target CPU not measured")
+	}
+}
+
+// A sweep of a loopback target served by another process finds that process by its
+// listening socket, without --target-pid: run.json says how, and has the target's CPU and
+// the machine's per level.
+func TestSweepFindsTargetPID(t *testing.T) {
+	addr, child := serveInOtherProcess(t)
 	dir := t.TempDir()
 	code, stdout, stderr := runCLI(t, "sweep", "--levels", "1", "-d", "1s", "--warmup", "0s", "--no-history",
 		"--dir", dir, "--name", "found", "http://"+addr+"/")

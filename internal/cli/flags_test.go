@@ -144,3 +144,23 @@ func FuzzParseExpect(f *testing.F) {
 		}
 	})
 }
+
+// A value a bool, int or float flag refuses is named with what the flag wants, in one line,
+// without Go's strconv error ("strconv.ParseBool: parsing ...: invalid syntax").
+func TestFlagValueErrorsPlain(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--latency=yes", "http://127.0.0.1:1/"}, `apiperf: --latency "yes": want true or false` + "\n"},
+		{[]string{"run", "--profile-top", "many", "http://127.0.0.1:1/"}, `apiperf: --profile-top "many": want a whole number` + "\n"},
+		{[]string{"gate", "--alpha", "five", "--baseline", "x"}, `apiperf: --alpha "five": want a number` + "\n"},
+		{[]string{"gate", "--alpha", "1e999", "--baseline", "x"}, `apiperf: --alpha "1e999": out of range` + "\n"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(context.Background(), tt.args, &out, &errOut)
+		if code != ExitUsage || errOut.String() != tt.want {
+			t.Errorf("apiperf %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tt.args, " "), code, errOut.String(), tt.want)
+		}
+	}
+}

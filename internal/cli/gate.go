@@ -46,9 +46,10 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	strict := strictConditionsFlag(fs) // conditions.go
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
-			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n\n"+
+			"level by level, over the repetitions of each level (run with --count 5 or more). Exit 2: bad input or missing data.\n"+
+			"Exit 3: inconclusive (a change over budget, not significant: more repetitions may decide).\n\n"+
 			"A baseline is a run id, a label you set (--label), or \"the newest run of the same URL, method, scenario\n"+
 			"and load shape\" that a query selects: the git labels apiperf adds (branch, commit) only narrow it.\n\n%s", fs.FlagUsages())
 	}
@@ -97,7 +98,8 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 		}
 		res.A, res.B = baseName, *curRef
 		res.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
-		return strictConditions(*strict, res.Conditions, abReport(e, res, *mdOut, *jsonOut, false))
+		res.StrictConditions = *strict
+		return abReport(e, res, *mdOut, *jsonOut, false)
 	}
 	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
 		if !*allowMismatch {
@@ -120,6 +122,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	}
 	g.Baseline, g.Current = baseName, *curRef
 	g.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
+	g.StrictConditions = *strict
 	toStdout := false
 	if *mdOut != "" {
 		toStdout = toStdout || *mdOut == "-"
@@ -142,10 +145,7 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	} else {
 		g.Text(e.stdout)
 	}
-	if !g.Pass() {
-		return strictConditions(*strict, g.Conditions, errFailed)
-	}
-	return strictConditions(*strict, g.Conditions, nil)
+	return outcomeErr(g.Outcome(), g.Conditions)
 }
 
 // writeOut renders with write into the file path, or stdout for "-".

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/compare"
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
@@ -164,4 +165,79 @@ func gateTestStep(label string, rep int) *measure.Step {
 	h.RecordN(time.Millisecond, 1000)
 	return &measure.Step{Label: label, Rep: rep, Elapsed: measure.Duration(100 * time.Millisecond),
 		Attempts: 1000, Requests: 1000, Successes: 1000, Latency: h, AllAttempts: h}
+}
+
+// inconclusiveRuns saves a baseline and a current run whose p99 is 20% higher in the median
+// but overlaps the baseline's repetitions: over budget, not significant. Each step's
+// repetition pairs with the same one on the other side, for gate --ab.
+func inconclusiveRuns(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	return saveP99Run(t, dir, "base", []float64{2, 2.4, 1.6, 2.2, 1.8}, nil), saveP99Run(t, dir, "cur", []float64{2.4, 1.7, 2.9, 2.0, 2.6}, nil)
+}
+
+// saveP99Run saves dir/name.json: one step of level c=10 per p99 (ms), 10000 responses
+// each over a second, with conditions cond.
+func saveP99Run(t *testing.T, dir, name string, p99ms []float64, cond *conditions.Record) string {
+	t.Helper()
+	r := &result.Run{Version: result.Version, Kind: result.KindRun, Start: time.Now(), Conditions: cond}
+	for i, p := range p99ms {
+		h := measure.NewHistogram()
+		h.RecordN(time.Duration(p*0.5*1e6), 9800)
+		h.RecordN(time.Duration(p*1e6), 200)
+		r.Steps = append(r.Steps, &measure.Step{Label: "c=10", Rep: i, Elapsed: measure.Duration(time.Second),
+			Attempts: 10000, Requests: 10000, Successes: 10000, Latency: h, AllAttempts: h})
+	}
+	path := filepath.Join(dir, name+".json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// gate --strict-conditions on runs whose conditions warn refuses them: exit 2 with the
+// warning on stderr, and the report says NOT COMPARABLE (in the JSON "not_comparable"),
+// never PASS.
+func TestGateStrictConditionsNoPass(t *testing.T) {
+	dir := t.TempDir()
+	quiet := &conditions.Record{Version: conditions.Version, Steps: []conditions.Step{{Label: "c=10", Others: 0.05, Samples: 5}}}
+	busy := &conditions.Record{Version: conditions.Version, Steps: []conditions.Step{{Label: "c=10", Others: 1.1, OthersMax: 1.5, Samples: 5}}}
+	p99 := []float64{2, 2, 2, 2, 2}
+	base, cur := saveP99Run(t, dir, "base", p99, quiet), saveP99Run(t, dir, "cur", p99, busy)
+	js := filepath.Join(dir, "gate.json")
+	for _, args := range [][]string{{"--json", js}, {"--ab"}} {
+		code, stdout, stderr := gateCLI(t, append([]string{"gate", "--strict-conditions", "--baseline", base, "--current", cur}, args...)...)
+		if code != ExitUsage || strings.Contains(stdout, "PASS") || !strings.Contains(stdout, ": NOT COMPARABLE (--strict-conditions): busy machine on current") ||
+			!strings.Contains(stderr, "--strict-conditions: busy machine on current") {
+			t.Errorf("gate --strict-conditions %v = exit %d, stdout %q, stderr %q; want exit 2, NOT COMPARABLE and no PASS", args, code, stdout, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(js); !strings.Contains(string(b), `"outcome": "not_comparable"`) {
+		t.Errorf("gate --json: %.200s; want the outcome not_comparable", b)
+	}
+	// Without --strict-conditions the same runs pass, with the warning.
+	if code, stdout, _ := gateCLI(t, "gate", "--baseline", base, "--current", cur); code != ExitOK || !strings.Contains(stdout, "gate: PASS") {
+		t.Errorf("gate without --strict-conditions = exit %d, %q; want 0 and PASS", code, stdout)
+	}
+}
+
+// A gate whose change is over budget but not significant says INCONCLUSIVE and exits 3, in
+// the text, the Markdown and the JSON; not PASS with exit 0.
+func TestGateInconclusiveExit(t *testing.T) {
+	dir := t.TempDir()
+	base, cur := inconclusiveRuns(t, dir)
+	md, js := filepath.Join(dir, "gate.md"), filepath.Join(dir, "gate.json")
+	code, stdout, stderr := gateCLI(t, "gate", "--baseline", base, "--current", cur, "--markdown", md, "--json", js)
+	mdText, _ := os.ReadFile(md)
+	jsText, _ := os.ReadFile(js)
+	if code != ExitInconclusive || !strings.Contains(stdout, "gate: INCONCLUSIVE") || strings.Contains(stdout, "PASS") ||
+		!strings.Contains(string(mdText), "## apiperf gate: INCONCLUSIVE") || !strings.Contains(string(jsText), `"outcome": "inconclusive"`) {
+		t.Errorf("gate = exit %d, stdout %q, stderr %q\nMarkdown %s\nJSON head %.60s\nwant exit %d and INCONCLUSIVE everywhere",
+			code, stdout, stderr, mdText, jsText, ExitInconclusive)
+	}
+	// The same runs paired (gate --ab): five pairs cannot reach the per-check alpha, so
+	// B's p99 over budget is inconclusive too.
+	code, stdout, stderr = gateCLI(t, "gate", "--ab", "--baseline", base, "--current", cur)
+	if code != ExitInconclusive || !strings.Contains(stdout, "ab: INCONCLUSIVE") || strings.Contains(stdout, "PASS") {
+		t.Errorf("gate --ab = exit %d, stdout %q, stderr %q; want exit %d and INCONCLUSIVE", code, stdout, stderr, ExitInconclusive)
+	}
 }

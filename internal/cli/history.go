@@ -196,7 +196,7 @@ func cmdHistoryList(ctx context.Context, e *env, args []string) error {
 	ff.register(fs)
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf history [list] [flags]\n       apiperf history import DIR...\n       apiperf history trend --metric p99|qps|success [flags]\n\nList recorded runs, oldest first.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: apiperf history [list] [flags]\n       apiperf history import DIR...\n       apiperf history trend --metric p99|qps|success [flags]\n\nList recorded runs, oldest first.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -230,7 +230,7 @@ func cmdHistoryImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("history import", e)
 	db := fs.String("db", defaultDB(), "history database (env "+dbEnv+")")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf history import [--db FILE] DIR...\n\nRecord every run.json under DIR (recursively) that the history lacks; rebuilds a lost or damaged database.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: apiperf history import [--db FILE] DIR...\n\nRecord every run.json under DIR (recursively) that the history lacks; rebuilds a lost or damaged database.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -270,7 +270,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("dir", DefaultSweepDir, "write the page and charts into this directory")
 	out := fs.StringP("out", "o", "", "file name stem: OUT.html, and OUT.svg/.png or OUT-<target>.svg/.png (default DIR/trend-METRIC)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf history trend --metric p99|qps|success [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: apiperf history trend --metric p99|qps|success [flags]\n\n"+
 			"Chart a metric across recorded runs over time (one line per level, as its reports show it),\n"+
 			"one chart per target (kind, method and URL); --url, --kind and --label pick targets.\n\n%s", fs.FlagUsages())
 	}
@@ -309,8 +309,12 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s of %s over %s: open %s (charts: %s)\n", *metric, report.Plural(len(set.Trends), "target"),
-		report.Plural(len(trs), "run"), paths[0], strings.Join(paths[1:], ", "))
+	charts := "charts: " + strings.Join(paths[1:], ", ")
+	if len(set.Trends) > 1 { // one line, however many targets: the page shows them all
+		charts = fmt.Sprintf("%s beside it, %s-<target>.svg and .png", report.Plural(len(paths)-1, "chart"), filepath.Base(base))
+	}
+	fmt.Fprintf(e.stdout, "%s of %s over %s: open %s (%s)\n", *metric, report.Plural(len(set.Trends), "target"),
+		report.Plural(len(trs), "run"), paths[0], charts)
 	for _, t := range set.Trends {
 		for _, c := range t.Changes {
 			fmt.Fprintf(e.stdout, "change point: %s %s\n", t.Target, c.String(*metric))

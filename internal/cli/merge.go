@@ -14,7 +14,7 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 	out := fs.StringP("out", "o", "merged/run.json", "where to save the merged run.json (its reports go beside it)")
 	latency := fs.Bool("latency", false, "print the latency distribution")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf merge [flags] RUN RUN...\n\nMerge the results of generators that loaded the same target at the same time (one\nrun.json or run directory each, e.g. from the pods of a Kubernetes Indexed Job): histograms,\ncounts and timelines are merged exactly, connections add up.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: apiperf merge [flags] RUN RUN...\n\nMerge the results of generators that loaded the same target at the same time (one\nrun.json or run directory each, e.g. from the pods of a Kubernetes Indexed Job): histograms,\ncounts and timelines are merged exactly, connections add up.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -12,7 +12,8 @@ const exitCodes = `
 Exit codes: 0 the load ran and some request succeeded; 1 no request succeeded (the target
 cannot be reached: apiperf stops after 1s without a connection), apiperf's own machine could
 not open the connections asked for (local ports, open files), the run was interrupted, or a
-gate/objective failed; 2 bad input (nothing was sent).
+gate/objective failed; 2 bad input (nothing was sent); 3 a gate or ab comparison was
+inconclusive (an estimate over budget, not significant: neither a regression nor a pass).
 `
 
 // checkOutcome fails a measured run in which no request succeeded, or a step hit a limit of

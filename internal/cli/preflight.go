@@ -42,6 +42,27 @@ func checkRunDir(parent, name string) error {
 	return nil
 }
 
+// runDirName checks the run directory and the history, then returns the run's name: given
+// (--name, a variant's), whose earlier run is replaced with a note on stderr, or else a new
+// directory under parent named for the target (def, then def-2, def-3, ...: never an
+// earlier run's).
+func runDirName(e *env, parent, given, def string, hf *historyFlags) (string, error) {
+	name := given
+	if name == "" {
+		name = def
+	}
+	if err := errors.Join(checkRunDir(parent, name), hf.check()); err != nil {
+		return "", err
+	}
+	if given == "" {
+		return store.NewRunDir(parent, def)
+	}
+	if _, err := os.Stat(filepath.Join(parent, given, "run.json")); err == nil {
+		fmt.Fprintf(e.stderr, "apiperf: replacing the earlier run in %s (named by --name or --variant)\n", filepath.Join(parent, given))
+	}
+	return given, nil
+}
+
 // check refuses a history database that cannot be written or is not one. Its own directory
 // may be made (.apiperf by default), never its parents.
 func (f *historyFlags) check() error {

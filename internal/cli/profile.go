@@ -34,6 +34,8 @@ type targetFlags struct {
 	topN    int
 	pid     int // --target-pid: sample this process's CPU and RSS from /proc
 	trace   float64
+	// traceFlag is --trace-seconds, to tell a value given from the default.
+	traceFlag *pflag.Flag
 }
 
 func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
@@ -41,6 +43,7 @@ func (f *targetFlags) register(fs *pflag.FlagSet, sweep bool) {
 	fs.StringVar(&f.metrics, "metrics", "", "scrape the target's Prometheus text endpoint `URL` every second while the load runs")
 	fs.IntVar(&f.topN, "profile-top", 20, "rows in the profile top tables")
 	fs.Float64Var(&f.trace, "trace-seconds", profcap.DefaultTrace, "with --pprof, record the target's execution trace for `N` seconds after its CPU profile (0: none); see README for its cost")
+	f.traceFlag = fs.Lookup("trace-seconds")
 	fs.IntVar(&f.pid, "target-pid", 0, "sample the target process `PID`'s CPU and RSS from /proc every second (same machine; any language)")
 	if sweep {
 		f.levels = profcap.DefaultLevels
@@ -72,6 +75,8 @@ func (f *targetFlags) validate(window time.Duration) error {
 	}
 	if f.trace < 0 || math.IsNaN(f.trace) || math.IsInf(f.trace, 0) {
 		errs = append(errs, fmt.Errorf("--trace-seconds %v: want 0 (none) or more seconds", f.trace))
+	} else if f.trace > 0 && f.pprof == "" && f.traceFlag != nil && f.traceFlag.Changed {
+		errs = append(errs, errors.New("--trace-seconds needs --pprof: the trace is fetched from the target's net/http/pprof"))
 	}
 	if f.topN < 1 {
 		errs = append(errs, fmt.Errorf("--profile-top %d: want at least 1", f.topN))

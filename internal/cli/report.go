@@ -18,7 +18,7 @@ func cmdReport(ctx context.Context, e *env, args []string) error {
 	dir := flags.String("dir", "", "write the outputs here (default: the directory holding run.json)")
 	quiet := flags.BoolP("quiet", "q", false, "print nothing but errors")
 	flags.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf report [flags] RUN\n\nRe-render every output of a run (.dat, charts, report.html) from its run.json alone.\nRUN is a run directory or a run.json file.\n\n%s", flags.FlagUsages())
+		fmt.Fprintf(flags.Output(), "Usage: apiperf report [flags] RUN\n\nRe-render every output of a run (.dat, charts, report.html) from its run.json alone.\nRUN is a run directory or a run.json file.\n\n%s", flags.FlagUsages())
 	}
 	if err := parseFlags(flags, args); err != nil {
 		return err

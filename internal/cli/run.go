@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
@@ -225,7 +226,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
 	bench := fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(fs.Output(), "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -272,6 +273,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	watch := sess.watch
 	if !*quiet { // before wrk's header, so that on a terminal it does not split it
 		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
+	}
+	if sess.coord != nil { // the header's threads are the workers', refined by finish
+		doc.Cluster = &cluster.Record{Workers: cf.workers, Threads: sess.coord.Threads(cfg)}
 	}
 	if !*asJSON {
 		if err := report.Header(e.stdout, doc); err != nil {

@@ -107,3 +107,16 @@ func TestServeRuns(t *testing.T) {
 		t.Errorf("stdout has %d lines, want exactly 1: %q", n, stdout.String())
 	}
 }
+
+// serve --help lists every demo bottleneck the demo server has (/demo/timing included).
+func TestServeHelpListsDemoPaths(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), []string{"serve", "--help"}, &out, &errOut); code != ExitOK {
+		t.Fatalf("serve --help = exit %d, stderr %q", code, errOut.String())
+	}
+	for _, p := range append(target.DemoPaths(), "/demo/timing") {
+		if !strings.Contains(out.String(), p) {
+			t.Errorf("serve --help lacks %s:\n%s", p, out.String())
+		}
+	}
+}

@@ -161,7 +161,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	var vf variantFlags // --variant, --variant-pid (variants.go)
 	vf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf sweep [flags] [URL]\n       apiperf sweep [flags] --variant NAME=URL --variant NAME=URL ...\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/. Without a URL, sweep the built-in target with a short plan.\nWith --variant, sweep each variant with the same plan into <dir>/<NAME>/, then compare them\n(the first as the reference) into <dir>/compare/.\n\n%s", fs.FlagUsages()+exitCodes)
+		fmt.Fprintf(fs.Output(), "Usage: apiperf sweep [flags] [URL]\n       apiperf sweep [flags] --variant NAME=URL --variant NAME=URL ...\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/ (<name>: the target's host-port, then -2, -3 for the next runs,\nunless --name). Without a URL, sweep the built-in target with a short plan.\nWith --variant, sweep each variant with the same plan into <dir>/<NAME>/, then compare them\n(the first as the reference) into <dir>/compare/.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -270,13 +270,11 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	if err := planSources(ctx, e, plan.Config(cfg, plan.Len()-1), tgt, wf.quiet); err != nil {
 		return nil, "", err
 	}
-	if name == "" {
-		name = report.SafeName(tgt.Host + "-" + tgt.Port)
-	}
-	dir := filepath.Join(wf.dir, name)
-	if err := errors.Join(checkRunDir(wf.dir, name), j.hf.check()); err != nil {
+	name, err = runDirName(e, wf.dir, name, report.SafeName(tgt.Host+"-"+tgt.Port), j.hf)
+	if err != nil {
 		return nil, "", err
 	}
+	dir := filepath.Join(wf.dir, name)
 	doc := newRun(result.KindSweep, sc, cfg, j.args)
 	doc.Name = name
 	doc.Sweep = sweep.NewRecord(plan, obj, rules)

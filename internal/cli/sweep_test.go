@@ -360,3 +360,38 @@ func TestSweepCountSameEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// Two sweeps of one target in a row (README's --levels then --rates examples) each get their
+// own run directory, named for the target, then -2: the second never replaces the first's
+// report, and its "report:" line names its own. A --name given twice replaces, and says so.
+func TestSweepRunDirPerRun(t *testing.T) {
+	url := sweepServer(t, http.StatusOK)
+	dir := t.TempDir()
+	reportLine := regexp.MustCompile(`(?m)^report: (.*)/report\.html$`)
+	var runs []string
+	for _, plan := range [][]string{{"--levels", "2"}, {"--rates", "50"}} {
+		code, stdout, stderr := sweepCLI(context.Background(), append(plan, "-d", "200ms", "--warmup", "0", "--dir", dir, url)...)
+		m := reportLine.FindStringSubmatch(stdout)
+		if code != ExitOK || m == nil {
+			t.Fatalf("apiperf sweep %v = exit %d, stdout %q, stderr %q; want 0 and a report line", plan, code, stdout, stderr)
+		}
+		runs = append(runs, m[1])
+	}
+	if runs[0] == runs[1] || filepath.Base(runs[1]) != filepath.Base(runs[0])+"-2" {
+		t.Fatalf("run directories %q; want two, the second the first's name with -2", runs)
+	}
+	for i, want := range []string{"c=2#0", "rate=50/s#0"} {
+		if got := stepLabels(sweepLoadRun(t, runs[i])); got != want {
+			t.Errorf("%s/run.json steps %s; want %s (each run kept its own)", runs[i], got, want)
+		}
+		if _, err := os.Stat(filepath.Join(runs[i], "report.html")); err != nil {
+			t.Errorf("%s: %v", runs[i], err)
+		}
+	}
+	for i := range 2 {
+		code, _, stderr := sweepCLI(context.Background(), "--levels", "2", "-d", "100ms", "--warmup", "0", "--name", "mine", "--dir", dir, "--no-report", url)
+		if noted := strings.Contains(stderr, "replacing the earlier run in "+filepath.Join(dir, "mine")); code != ExitOK || noted != (i == 1) {
+			t.Errorf("sweep --name mine, run %d = exit %d, stderr %q; want 0, a note that it replaces the earlier run only the second time", i+1, code, stderr)
+		}
+	}
+}

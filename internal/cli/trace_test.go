@@ -85,3 +85,21 @@ func TestTraceSecondsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --trace-seconds without --pprof is refused (exit 2, one line) instead of being silently
+// ignored, on every command that takes it; --trace-seconds 0 (none) needs nothing.
+func TestTraceSecondsNeedsPprof(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-d", "1s", "--trace-seconds", "2", "http://127.0.0.1:1/"},
+		{"sweep", "--levels", "1", "-d", "1s", "--trace-seconds", "2", "--dir", t.TempDir(), "http://127.0.0.1:1/"},
+		{"capacity", "-d", "1s", "--trace-seconds", "2", "--dir", t.TempDir(), "http://127.0.0.1:1/"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != ExitUsage || stderr != "apiperf: --trace-seconds needs --pprof: the trace is fetched from the target's net/http/pprof\n" {
+			t.Errorf("apiperf %s = exit %d, stderr %q; want exit 2 saying --trace-seconds needs --pprof", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "run", "--trace-seconds", "0", "-c", "0", "http://127.0.0.1:1/"); code != ExitUsage || strings.Contains(stderr, "--pprof") {
+		t.Errorf("--trace-seconds 0 without --pprof: exit %d, stderr %q; want no complaint about --pprof", code, stderr)
+	}
+}

@@ -120,7 +120,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	ca := fs.String("join-ca", "", "join over TLS, trusting the coordinator's certificate if signed by this CA (PEM)")
 	serverName := fs.String("join-server-name", "", "with --join-ca: the name the coordinator's certificate must carry (default: the --join host)")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: apiperf worker --join HOST:PORT\n\nJoin a coordinator, run the share of the load it sends with this machine's engine, and\nstream the results back. The worker never listens and stops when the coordinator goes away.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: apiperf worker --join HOST:PORT\n\nJoin a coordinator, run the share of the load it sends with this machine's engine, and\nstream the results back. The worker never listens and stops when the coordinator goes away.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

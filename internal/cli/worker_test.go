@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -79,6 +80,7 @@ func TestClusterRunCLI(t *testing.T) {
 	var doc struct {
 		Cluster struct {
 			Workers int `json:"workers"`
+			Threads int `json:"threads"`
 			Shares  []struct {
 				Connections int   `json:"connections"`
 				Requests    int64 `json:"requests"`
@@ -94,6 +96,12 @@ func TestClusterRunCLI(t *testing.T) {
 	}
 	if doc.Cluster.Workers != 3 || len(doc.Cluster.Shares) != 3 || n != 3000 {
 		t.Errorf("run.json cluster = %+v, want 3 workers sharing 3000 requests", doc.Cluster)
+	}
+	// wrk's header counts every worker's threads (each at least one, at most its 2
+	// connections), not one generator's.
+	want := fmt.Sprintf("  %d threads and 6 connections on 3 workers\n", doc.Cluster.Threads)
+	if doc.Cluster.Threads < 3 || doc.Cluster.Threads > 6 || !strings.Contains(stdout.String(), want) {
+		t.Errorf("header: want %q (run.json: %d threads):\n%s", want, doc.Cluster.Threads, stdout.String())
 	}
 	t.Logf("%s", stdout.String())
 }
