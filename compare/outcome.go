@@ -44,3 +44,52 @@ func indentJSON(what string, v any) ([]byte, error) {
 	}
 	return append(b, '\n'), nil
 }
+
+// CheckLine is one check of a gate or an A/B comparison as a CI report lists it: its level
+// and metric, the values compared, the decision in words, and that decision's outcome
+// (pass, fail, inconclusive; not comparable for every check of refused runs).
+type CheckLine struct {
+	Level, Metric, Values, Verdict string
+	Outcome                        Outcome
+}
+
+// Lines are the gate's checks as CI report lines.
+func (g *GateResult) Lines() []CheckLine {
+	out := make([]CheckLine, 0, len(g.Checks))
+	for _, c := range g.Checks {
+		l := CheckLine{Level: c.Level, Metric: metricTitle(c.Metric), Verdict: checkVerdict(c), Outcome: OutcomePass,
+			Values: fmt.Sprintf("%s -> %s (%s, p=%.3f)", formatGateValue(c.BaselineMedian, c.Unit), formatGateValue(c.CurrentMedian, c.Unit), formatChange(c), c.P)}
+		switch {
+		case g.Outcome() == OutcomeNotComparable:
+			l.Outcome = OutcomeNotComparable
+		case c.Regression:
+			l.Outcome = OutcomeFail
+		case c.Inconclusive:
+			l.Outcome = OutcomeInconclusive
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Lines are the A/B comparison's gated checks as CI report lines.
+func (r *ABResult) Lines() []CheckLine {
+	var out []CheckLine
+	for _, c := range r.Checks {
+		if !c.Gated {
+			continue
+		}
+		l := CheckLine{Level: c.Level, Metric: metricTitle(c.Metric), Verdict: abVerdict(c), Outcome: OutcomePass,
+			Values: fmt.Sprintf("A %s, B %s (B vs A %s, p=%.4f)", formatGateValue(c.AMedian, c.Unit), formatGateValue(c.BMedian, c.Unit), abChange(c), c.P)}
+		switch {
+		case r.Outcome() == OutcomeNotComparable:
+			l.Outcome = OutcomeNotComparable
+		case c.Regression:
+			l.Outcome = OutcomeFail
+		case c.Inconclusive:
+			l.Outcome = OutcomeInconclusive
+		}
+		out = append(out, l)
+	}
+	return out
+}

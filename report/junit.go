@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/sweep"
 )
 
@@ -135,4 +136,45 @@ func ObjectiveCases(command string, r *sweep.ObjectiveReport) []JUnitCase {
 		out = append(out, c)
 	}
 	return out
+}
+
+// CheckCases are a gate's or an A/B comparison's checks as test cases in the class
+// "apiperf.COMMAND.LEVEL": a regression is a failure; an inconclusive or not comparable
+// check is skipped, with its reason (CI shows it apart from a pass).
+func CheckCases(command string, lines []compare.CheckLine) []JUnitCase {
+	out := make([]JUnitCase, 0, len(lines))
+	for _, l := range lines {
+		c := JUnitCase{Class: "apiperf." + command + "." + l.Level, Name: l.Metric}
+		switch l.Outcome {
+		case compare.OutcomeFail:
+			c.Failure, c.Detail = l.Metric+" "+l.Values+": "+l.Verdict, l.Verdict
+		case compare.OutcomeInconclusive:
+			c.Skipped = l.Metric + " " + l.Values + ": " + l.Verdict
+		case compare.OutcomeNotComparable:
+			c.Skipped = "not comparable (--strict-conditions: the conditions warn)"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// CapacityCases is a capacity search as one test case: a capacity found (the highest rate
+// that met the objective) passes; a search that found none, gave up or was stopped fails.
+func CapacityCases(c *sweep.Capacity) []JUnitCase {
+	if c == nil {
+		return nil
+	}
+	jc := JUnitCase{Class: "apiperf.capacity", Name: "capacity " + c.Objective.String()}
+	switch {
+	case c.GaveUp != "":
+		jc.Failure = "the search gave up: " + c.GaveUp
+	case c.Interrupted:
+		jc.Failure = "the search was stopped before it knew its answer"
+	case c.Answer <= 0:
+		jc.Failure = "no rate met the objective " + c.Objective.String()
+	}
+	if jc.Failure != "" {
+		jc.Detail = fmt.Sprintf("%d probes", len(c.Probes))
+	}
+	return []JUnitCase{jc}
 }

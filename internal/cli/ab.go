@@ -15,6 +15,7 @@ import (
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/procfs"
+	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sample"
 	"github.com/apiperf/apiperf/scenario"
@@ -49,6 +50,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	quiet := fs.BoolP("quiet", "q", false, "print no progress")
 	hf := &historyFlags{}
 	hf.register(fs)
+	var ci ciFlags // --objective (each side), --junit (objective.go)
+	ci.register(fs, true)
 	labelsA := fs.StringArray("label-a", nil, "label A's run key=value in the history (repeatable; --label labels both)")
 	labelsB := fs.StringArray("label-b", nil, "label B's run key=value in the history (repeatable)")
 	fs.Usage = func() {
@@ -102,6 +105,9 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(fmt.Errorf("ab: %w", err))
+	}
+	if err := ci.check(); err != nil {
+		return err
 	}
 	if err := hf.check(); err != nil {
 		return err
@@ -190,6 +196,7 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	for side, d := range map[string]*result.Run{sweep.SideA: docA, sweep.SideB: docB} {
 		d.AB = &sweep.ABRecord{ID: id, Side: side, Every: *pairs, Max: *maxPairs, Looks: looks, Pairs: run.Pairs, Order: run.Order}
 	}
+	objective := errors.Join(ci.judge(e, docA), ci.judge(e, docB)) // each side against --objective
 	for _, d := range []*result.Run{docA, docB} {
 		if err := hf.record(ctx, e, d); err != nil {
 			return err
@@ -216,7 +223,15 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: compared the %d pair(s) measured", len(run.B)))
 	}
 	res.StrictConditions = *strict
-	return abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
+	err = abReport(e, res, *mdOut, *jsonOut, ctx.Err() != nil)
+	for _, d := range []*result.Run{docA, docB} {
+		if rerr := report.ObjectiveLines(e.stderr, d); rerr != nil {
+			return rerr
+		}
+	}
+	reports := errors.Join(ci.finish(e, "ab", res.A+" vs "+res.B, docA.Start, []*result.Run{docA, docB}, report.CheckCases("ab", res.Lines())),
+		summarize(res.Markdown))
+	return ciOutcome(err, reports, objective)
 }
 
 // Labels of the two runs an `ab` comparison records in the history: the comparison's id

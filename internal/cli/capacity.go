@@ -39,6 +39,8 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	cf.register(fs)
 	var tf targetFlags // --pprof, --metrics, --target-pid, --profile-levels (profile.go)
 	tf.register(fs, true)
+	var ci ciFlags // --junit (objective.go); the objective is --slo
+	ci.register(fs, false)
 	fs.MarkHidden("rate") // the search chooses the rates (refused below, with what to use instead)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: apiperf capacity [flags] URL\n\nFind the highest request rate that meets the objective: grow the rate until a rate fails\n(a failing probe is confirmed by a second one at the same rate), then bisect. Each probe is\nan open-loop run of -d after --warmup.\n\n%s", fs.FlagUsages()+exitCodes)
@@ -74,6 +76,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		errs = append(errs, err)
 	}
 	if err := tf.validate(cfg.Duration.Duration()); err != nil {
+		errs = append(errs, err)
+	}
+	if err := ci.check(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -148,7 +153,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	if err := finishSweep(ctx, e, doc, runDir, false, hf, showTarget); err != nil {
+	if err := finishSweep(ctx, e, doc, runDir, false, hf, &ci, showTarget); err != nil {
 		return err
 	}
 	switch {

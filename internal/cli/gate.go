@@ -9,9 +9,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/outfile"
+	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
 )
@@ -45,6 +47,8 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
 	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
 	strict := strictConditionsFlag(fs) // conditions.go
+	var ci ciFlags                     // --junit (objective.go)
+	ci.register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
@@ -65,9 +69,10 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("gate: %w", err)
 	}
-	if err := checkFiles(*mdOut, *jsonOut); err != nil {
+	if err := checkFiles(*mdOut, *jsonOut, ci.junit); err != nil {
 		return err
 	}
+	start := time.Now()
 	var h *store.DB
 	openDB := func() (*store.DB, error) {
 		if h == nil {
@@ -99,7 +104,9 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 		res.A, res.B = baseName, *curRef
 		res.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
 		res.StrictConditions = *strict
-		return abReport(e, res, *mdOut, *jsonOut, false)
+		err = abReport(e, res, *mdOut, *jsonOut, false)
+		reports := errors.Join(ci.finish(e, "gate", res.A+" vs "+res.B, start, nil, report.CheckCases("gate", res.Lines())), summarize(res.Markdown))
+		return ciOutcome(err, reports, nil)
 	}
 	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
 		if !*allowMismatch {
@@ -145,7 +152,8 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	} else {
 		g.Text(e.stdout)
 	}
-	return outcomeErr(g.Outcome(), g.Conditions)
+	reports := errors.Join(ci.finish(e, "gate", g.Current+" against "+g.Baseline, start, nil, report.CheckCases("gate", g.Lines())), summarize(g.Markdown))
+	return ciOutcome(outcomeErr(g.Outcome(), g.Conditions), reports, nil)
 }
 
 // writeOut renders with write into the file path, or stdout for "-".

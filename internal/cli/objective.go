@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -42,17 +44,39 @@ func (f *ciFlags) check() error {
 	return checkFiles(f.junit)
 }
 
-// judge judges the objective at every level of doc (kept in run.json) and writes its lines;
-// errFailed when a term failed.
+// judge judges the objective at every level of doc and keeps it there (run.json,
+// report.html): call it before the run is saved. When a term failed it says which on
+// stderr (whatever stdout holds: text or JSON) and returns the error the command ends with
+// (exit 1).
 func (f *ciFlags) judge(e *env, doc *result.Run) error {
 	failed := doc.CheckObjective(f.obj)
-	if err := report.ObjectiveLines(e.stdout, doc); err != nil {
-		return err
+	if len(failed) == 0 {
+		return nil
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("objective not met: %s at %s: %s: %w", failed[0].Term, failed[0].Level, failed[0].Reason, errFailed)
+	at := ""
+	if failed[0].Level != "" {
+		at = " at " + failed[0].Level
 	}
-	return nil
+	more := ""
+	if len(failed) > 1 {
+		more = fmt.Sprintf(" (and %d more failed)", len(failed)-1)
+	}
+	fmt.Fprintf(e.stderr, "apiperf: objective not met: %s%s: %s%s\n", failed[0].Term, at, failed[0].Reason, more)
+	return errFailed
+}
+
+// finish writes --junit: the objective's terms at every level of each run (run, sweep: one;
+// ab: both sides), then checks (a gate's or an A/B comparison's).
+func (f *ciFlags) finish(e *env, command, target string, start time.Time, runs []*result.Run, checks []report.JUnitCase) error {
+	var cases []report.JUnitCase
+	for _, r := range runs {
+		name := command
+		if r.AB != nil {
+			name += "." + r.AB.Side
+		}
+		cases = append(cases, report.ObjectiveCases(name, r.Objectives)...)
+	}
+	return f.writeJUnit(e, "apiperf "+command+" "+target, start, append(cases, checks...))
 }
 
 // writeJUnit writes --junit with cases, the suite named for the command and its target.
@@ -80,4 +104,31 @@ func appendStepSummary(markdown []byte) error {
 		return fmt.Errorf("%s: %w", stepSummaryEnv, err)
 	}
 	return file.Close()
+}
+
+// summarize appends a comparison's Markdown (the pull-request comment) to the GitHub job
+// summary when the job has one.
+func summarize(markdown func(io.Writer) error) error {
+	if os.Getenv(stepSummaryEnv) == "" {
+		return nil
+	}
+	var b strings.Builder
+	if err := markdown(&b); err != nil {
+		return err
+	}
+	return appendStepSummary([]byte(b.String()))
+}
+
+// ciOutcome is a command's end: its own outcome (a regression, inconclusive, not
+// comparable, an error), unless writing the CI reports failed, joined with the objective's
+// failure. Any other error of the command's own stands alone, so its message and exit code
+// (2 for refused runs) are kept.
+func ciOutcome(outcome, reports, objective error) error {
+	switch {
+	case reports != nil:
+		return reports
+	case outcome != nil && !errors.Is(outcome, errFailed) && !errors.Is(outcome, errInconclusive):
+		return outcome
+	}
+	return errors.Join(outcome, objective)
 }

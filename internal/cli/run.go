@@ -218,6 +218,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	lv.register(fs, true)
 	var cf clusterFlags // --workers, --join-addr (worker.go)
 	cf.register(fs)
+	var ci ciFlags // --objective, --junit (objective.go)
+	ci.register(fs, true)
 	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
 	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
@@ -259,7 +261,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 
 	doc := newRun(result.KindRun, sc, cfg, args)
-	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
+	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), ci.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
 	capture, _ := tf.session(sc.URL, false) // a run's summary shows the target's process for --target-pid only
@@ -301,6 +303,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	doc.Steps, doc.Conditions = steps, cond.Record()
 	doc.End = time.Now().UTC()
 	finishCapture(e, doc, capture, profileOutDir(*out))
+	objective := ci.judge(e, doc) // in run.json too
 	if *asJSON {
 		b, err := doc.Encode()
 		if err != nil {
@@ -325,6 +328,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 		}
+		if err := report.ObjectiveLines(e.stdout, doc); err != nil {
+			return err
+		}
 	}
 	if src.done != nil {
 		if err := src.done(e.stdout, step); err != nil {
@@ -347,13 +353,16 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := hf.record(ctx, e, doc); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
+	if err := ci.finish(e, "run", sc.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
+		return err
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %w", errFailed)
 	}
 	if sess.partial(e, "run") {
 		return errFailed
 	}
-	return checkOutcome(e, steps)
+	return errors.Join(checkOutcome(e, steps), objective)
 }
 
 // newRun starts a run document with the redacted spec and command line.

@@ -160,6 +160,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	cf.register(fs)
 	var vf variantFlags // --variant, --variant-pid (variants.go)
 	vf.register(fs)
+	var ci ciFlags // --objective, --junit (objective.go)
+	ci.register(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: apiperf sweep [flags] [URL]\n       apiperf sweep [flags] --variant NAME=URL --variant NAME=URL ...\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/ (<name>: the target's host-port, then -2, -3 for the next runs,\nunless --name). Without a URL, sweep the built-in target with a short plan.\nWith --variant, sweep each variant with the same plan into <dir>/<NAME>/, then compare them\n(the first as the reference) into <dir>/compare/.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -215,10 +217,13 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err := tf.validate(cfg.Duration.Duration()); err != nil {
 		errs = append(errs, err)
 	}
+	if err := ci.check(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(err)
 	}
-	j := &sweepJob{e: e, args: args, sf: sf, hf: hf, wf: &wf, lv: &lv, cf: &cf, plan: plan, obj: obj, rules: rules,
+	j := &sweepJob{e: e, args: args, sf: sf, hf: hf, ci: &ci, wf: &wf, lv: &lv, cf: &cf, plan: plan, obj: obj, rules: rules,
 		cfg: cfg, expected: expected, extra: extra}
 	if variants {
 		return j.variants(ctx, sc, targets, tf)
@@ -242,6 +247,7 @@ type sweepJob struct {
 	args     []string
 	sf       *sourceFlags
 	hf       *historyFlags
+	ci       *ciFlags
 	wf       *sweepFlags
 	lv       *liveFlags
 	cf       *clusterFlags
@@ -324,7 +330,7 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		}
 		return nil
 	}
-	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, showTarget); err != nil {
+	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, j.ci, showTarget); err != nil {
 		return doc, dir, err
 	}
 	if ctx.Err() != nil {
@@ -387,11 +393,12 @@ func runNative(ctx context.Context, e *env, doc *result.Run, r sweep.Runner, qui
 
 // finishSweep analyses, saves and renders a sweep or capacity run, prints its table and
 // headlines (then calls after, if not nil) and records it in the history.
-func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, after func() error) error {
+func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, ci *ciFlags, after func() error) error {
 	warnings := doc.Sweep.Analyze(doc.Steps)
 	doc.Warnings = append(doc.Warnings, warnings...)
 	doc.End = time.Now().UTC()
 	doc.Judge()
+	objective := ci.judge(e, doc) // saved in run.json, shown in report.html
 	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %s\n", w)
 	}
@@ -407,6 +414,9 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 		return err
 	}
 	writeConditionsLine(e.stdout, doc.Conditions, "")
+	if err := report.ObjectiveLines(e.stdout, doc); err != nil {
+		return err
+	}
 	if after != nil {
 		if err := after(); err != nil {
 			return err
@@ -429,7 +439,10 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	if err := hf.record(ctx, e, doc); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
-	return nil
+	if err := ci.finish(e, doc.Kind, doc.Scenario.URL, doc.Start, []*result.Run{doc}, report.CapacityCases(doc.Capacity)); err != nil {
+		return err
+	}
+	return objective
 }
 
 // perLevel says how long each level is measured: "2s" or "1000 requests".
