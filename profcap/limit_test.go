@@ -1,9 +1,12 @@
 package profcap
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -27,5 +30,40 @@ func TestEndpointLimits(t *testing.T) {
 	}
 	if _, err := fetch(ctx, srv.Client(), srv.URL+"/debug/pprof/heap"); err == nil || !strings.Contains(err.Error(), "larger than the 16 MiB limit") {
 		t.Errorf("fetch of an endless profile = %v; want the 16 MiB limit named", err)
+	}
+}
+
+// gzipBomb is members gzip members of size zero bytes each: a few hundred KB on the wire.
+func gzipBomb(members, size int) []byte {
+	var out bytes.Buffer
+	zero := make([]byte, 1<<20)
+	for range members {
+		zw, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
+		for left := size; left > 0; left -= len(zero) {
+			zw.Write(zero[:min(left, len(zero))])
+		}
+		zw.Close()
+	}
+	return out.Bytes()
+}
+
+// TestProfileGzipBomb: a profile served as gzip members that expand to twice the
+// uncompressed limit is refused at the limit with one warning, without holding the rest
+// (2 MB expanding to 2 GB took 9.5 GB and killed the run).
+func TestProfileGzipBomb(t *testing.T) {
+	b := gzipBomb(4, MaxProfileUncompressed/2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(b)
+	}))
+	defer srv.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, warns := Capture(context.Background(), Request{Base: srv.URL + "/debug/pprof", Heap: true}, srv.Client())
+	runtime.ReadMemStats(&after)
+	if len(warns) != 1 || !strings.Contains(warns[0], "uncompressed") || !strings.Contains(warns[0], "limit") {
+		t.Errorf("Capture of a %d KB gzip bomb warned %q; want one warning naming the uncompressed limit", len(b)>>10, warns)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 3*MaxProfileUncompressed {
+		t.Errorf("Capture of a gzip bomb allocated %d MiB, want no more than about the %d MiB limit", got>>20, MaxProfileUncompressed>>20)
 	}
 }

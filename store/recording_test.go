@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/inflate"
 )
 
 // A recording that crossed a process boundary as JSON is stored exactly as Record stores
@@ -119,5 +123,20 @@ func TestCheckDB(t *testing.T) {
 		case tc.damaged && !errors.Is(err, ErrDamaged):
 			t.Errorf("%s: CheckDB = %v; want ErrDamaged", tc.name, err)
 		}
+	}
+}
+
+// TestStoredDocGzipBomb: a stored run document (the team's database is shared) that expands
+// past the bound is refused at it, not decompressed whole.
+func TestStoredDocGzipBomb(t *testing.T) {
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zero := make([]byte, 1<<20)
+	for n := 0; n <= maxDocBytes; n += len(zero) {
+		zw.Write(zero)
+	}
+	zw.Close()
+	if _, err := decodeDoc("run #1", gz.Bytes()); !inflate.IsTooLarge(err) || !strings.Contains(err.Error(), "run #1") {
+		t.Errorf("decodeDoc(%d KB expanding past %d MiB) = %v; want a too-large error naming the run", gz.Len()>>10, maxDocBytes>>20, err)
 	}
 }
