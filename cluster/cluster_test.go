@@ -375,3 +375,25 @@ func TestOpenLoopStopsAtItsEnd(t *testing.T) {
 		t.Errorf("attempts %d, responses %d, socket errors %d, drained %+v: want them to add up and at most 2 drained", step.Attempts, step.Requests, step.Errors.Socket(), step.Drained)
 	}
 }
+
+// TestServerTimingMerged: honest workers' Server-Timing histograms pass the coordinator's
+// checks (checkServerTiming) and are merged: one sample per response of each metric.
+func TestServerTimingMerged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server-Timing", "db;dur=1.5, app;dur=0.5")
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	cl := startCluster(t, srv.URL, 2, Engine(io.Discard))
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Requests: 400, Timeout: measure.Duration(5 * time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	if cl.coord.Partial() {
+		t.Fatalf("an honest worker was dropped: %v", cl.coord.Lost())
+	}
+	st := step.ServerTiming
+	if st == nil || st.Responses != 400 || st.Metric("db") == nil || st.Metric("db").Histogram.Count() != 400 {
+		t.Errorf("merged Server-Timing %+v; want db timed for all 400 responses", st)
+	}
+}

@@ -109,6 +109,16 @@ func honestInterval(start time.Time, i, n int64) *measure.Interval {
 	return iv
 }
 
+// serverTiming is a consistent Server-Timing record: one metric "db" sent by metric of the
+// responses responses that had any, each 1 ms.
+func serverTiming(responses, metric int64) *measure.ServerTiming {
+	st := &measure.ServerTiming{Responses: responses, Unaccounted: measure.NewHistogram(),
+		Metrics: []measure.MetricTiming{{Name: "db", Responses: metric, Histogram: measure.NewHistogram()}}}
+	st.Unaccounted.RecordN(100*time.Microsecond, responses)
+	st.Metrics[0].Histogram.RecordN(time.Millisecond, metric)
+	return st
+}
+
 func stepMsg(s *measure.Step) *message          { return &message{Type: msgStep, Step: s} }
 func intervalMsg(iv *measure.Interval) *message { return &message{Type: msgInterval, Interval: iv} }
 
@@ -139,6 +149,35 @@ func TestForgedReportsDropped(t *testing.T) {
 			s.Latency.RecordN(100*time.Microsecond, 100000) // p50 = p99 = 100 us for the whole run
 			send(stepMsg(s))
 		}, "100050 samples for 50 responses"},
+		{"Server-Timing histogram of 9.2e18 samples", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.ServerTiming = serverTiming(50, 50)
+			s.ServerTiming.Metrics[0].Histogram.RecordN(100*time.Microsecond, math.MaxInt64/2) // every Server-Timing percentile 100 us
+			send(stepMsg(s))
+		}, "server-timing db: more than"},
+		{"Server-Timing of more responses than the step", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.ServerTiming = serverTiming(5000, 5000)
+			send(stepMsg(s))
+		}, "5000 responses with Server-Timing of 50"},
+		{"Server-Timing metric of other responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.ServerTiming = serverTiming(50, 40)
+			s.ServerTiming.Metrics[0].Histogram.RecordN(time.Second, 1000)
+			send(stepMsg(s))
+		}, "server-timing db: 1040 samples for 40 responses"},
+		{"endpoint histogram of other responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			h := measure.NewHistogram()
+			h.RecordN(100*time.Microsecond, 1<<40)
+			s.Endpoints = []measure.EndpointStats{{Name: "a", Requests: 50, Successes: 50, Status: map[int]int64{200: 50}, Latency: h}}
+			send(stepMsg(s))
+		}, "endpoint a latency: 1099511627776 samples for 50 responses"},
+		{"exemplars beyond its responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Exemplars = &measure.Exemplars{Keep: 100, Slowest: make([]measure.Exemplar, 100)}
+			send(stepMsg(s))
+		}, "100 exemplars of 50 responses"},
 		{"errors do not add up", timed, func(p *Plan, send func(*message)) {
 			s := honestStep(time.Now(), 50, time.Second)
 			s.Attempts = 80
