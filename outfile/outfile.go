@@ -67,6 +67,25 @@ func Create(path string) (*os.File, error) {
 	return f, err
 }
 
+// RefuseLink fails when path is a symbolic link, as a write to it would: the check a command
+// makes of its output paths before it sends anything.
+func RefuseLink(path string) error { return refuseLink(path) }
+
+// RefuseLinksIn fails when dir, an existing directory apiperf is to write into, holds a
+// symbolic link (apiperf makes none): a write to it would be refused after the load.
+func RefuseLinksIn(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // a directory that cannot be read is the writer's to report
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return linkError(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
 // refuseLink fails when path is a symbolic link.
 func refuseLink(path string) error {
 	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
