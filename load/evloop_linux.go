@@ -368,7 +368,7 @@ func (l *evloop) consume(c *econn, b []byte) {
 		used, err := c.p.feed(b)
 		c.rbytes += int64(used)
 		if err != nil {
-			l.fail(c, classify(err))
+			l.fail(c, l.e.classify(err))
 			return
 		}
 		b = b[used:]

@@ -45,6 +45,10 @@ func (e *engine) finish(names []string) *measure.Step {
 			s.Failure = &measure.Failure{Kind: measure.FailureUnreachable, Reason: w}
 		}
 	}
+	if n := e.longLine.Load(); n > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the target sent a header line longer than %d KiB, more than apiperf reads of one line of a response's head: protocol errors (%d responses)",
+			maxHeaderLine>>10, n))
+	}
 	if e.cancel.Load() {
 		s.Interrupted = true
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
