@@ -20,7 +20,8 @@ import (
 type forgery func(p *Plan, send func(*message))
 
 // fakeWorker joins addr with the right token, answers the clock sync, beats, and on each
-// plan sends what forge makes; it ends when the coordinator is done or gone.
+// plan sends what forge makes (a nil forge: it leaves as soon as the plan comes, before the
+// start); it ends when the coordinator is done or gone.
 func fakeWorker(t *testing.T, addr string, forge forgery) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
@@ -43,6 +44,10 @@ func fakeWorker(t *testing.T, addr string, forge forgery) {
 			case msgPing:
 				c.send(&message{Type: msgPong, T0: m.T0, T1: time.Now().UnixNano()}, time.Second)
 			case msgPlan:
+				if forge == nil {
+					nc.Close()
+					return
+				}
 				time.Sleep(time.Until(m.Plan.StartAt))
 				forge(m.Plan, func(f *message) { c.send(f, time.Second) })
 			case msgDone:
@@ -410,5 +415,18 @@ func TestTooManyHistograms(t *testing.T) {
 	lost := strings.Join(coord.Lost(), "\n")
 	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "dropped") || !strings.Contains(lost, "302 histograms (at most 263)") || step.Requests == 0 {
 		t.Errorf("Lost() = %q, merged %d; want worker 2 dropped for its histograms and the real worker merged", lost, step.Requests)
+	}
+}
+
+// TestWorkerLostBeforeStart: a worker gone between its plan and the step's start is said to
+// be lost before the start, not "-495ms into the step".
+func TestWorkerLostBeforeStart(t *testing.T) {
+	coord, _ := realAndFake(t, nil)
+	if _, err := coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(300 * time.Millisecond), Timeout: measure.Duration(time.Second)}); err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(coord.Lost(), "\n")
+	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "before the step's start") || strings.Contains(lost, "-") && strings.Contains(lost, "ms into") {
+		t.Errorf("Lost() = %q; want worker 2 lost before the step's start", lost)
 	}
 }
