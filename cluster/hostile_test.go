@@ -430,3 +430,41 @@ func TestWorkerLostBeforeStart(t *testing.T) {
 		t.Errorf("Lost() = %q; want worker 2 lost before the step's start", lost)
 	}
 }
+
+// TestOversizedMessageNamed: a message past the size bound is refused with an error that says
+// so, not an "i/o timeout", even when it takes longer to arrive than the silence that ends a
+// connection (deadAfter): here about 6 s, as over a slow link.
+func TestOversizedMessageNamed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		chunk := []byte(`{"type":"step","step":{"label":"` + strings.Repeat("x", 1<<20))
+		start := time.Now()
+		for sent := 0; sent <= maxMessage+1<<20; sent += len(chunk) {
+			if _, err := nc.Write(chunk); err != nil {
+				return
+			}
+			chunk = chunk[len(chunk)-1<<20:]
+			// 65 MiB over about 6 s: a link of about 90 Mbit/s.
+			time.Sleep(time.Until(start.Add(time.Duration(sent) * 6 * time.Second / (maxMessage + 1<<20))))
+		}
+	}()
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	begin := time.Now()
+	_, err = newConn(nc).recv(deadAfter)
+	if err == nil || !strings.Contains(err.Error(), "longer than") || time.Since(begin) < deadAfter {
+		t.Errorf("recv of a %d MiB message arriving over 6 s = %v after %v; want it refused as longer than the bound once the bound is read", (maxMessage+1<<20)>>20, err, time.Since(begin))
+	}
+}
