@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiperf/apiperf/exectrace"
 	"github.com/apiperf/apiperf/inflate"
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // KindTrace names the execution trace (/debug/pprof/trace) among the captured kinds.
@@ -39,7 +40,7 @@ func fetchTrace(ctx context.Context, client *http.Client, u string) (*TraceFile,
 		return nil, err
 	}
 	defer body.Close()
-	f, err := os.CreateTemp("", "apiperf-trace-*.out")
+	f, err := outfile.CreateTemp("", "apiperf-trace-", ".out")
 	if err != nil {
 		return nil, fmt.Errorf("spilling trace: %w", err)
 	}
