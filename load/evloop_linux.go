@@ -102,6 +102,7 @@ type openConn struct {
 	queued bool  // a request waits for the connect to finish
 	at     int64 // when the bytes read last arrived, by their kernel timestamp (0: unknown)
 	waited bool  // that request waited for a free connection
+	sentIn bool  // open loop: that request was sent inside the window (counted in sent)
 }
 
 // ringConn is what the io_uring backend keeps of an econn.

@@ -219,7 +219,8 @@ func (l *evloop) take(c *econn, now int64) {
 	if c.due >= int64(l.e.from) {
 		o.scheduled++
 	}
-	if l.e.sentIn(now) {
+	c.sentIn = l.e.sentIn(now)
+	if c.sentIn {
 		o.sent++
 	}
 	o.advance()
@@ -288,7 +289,10 @@ func (o *openLoop) connectFailed(c *econn, err error) {
 	if l.e.limited(err) {
 		o.noGrow = true
 		if queued {
-			o.busy--
+			o.busy-- // not an attempt: not sent
+			if c.sentIn {
+				o.sent--
+			}
 		} else {
 			o.growing--
 		}

@@ -315,14 +315,17 @@ func (w *worker) openLoop(sched *openSchedule, clk *clock) {
 		}
 		raw, n, ep, head := w.req.Request()
 		start := w.e.now() // without keep-alive the connect is part of every request
-		if w.e.sentIn(start) {
-			sched.sent.Add(1)
-		}
 		if w.nc == nil && !w.connect(n, ep) {
 			if w.gaveUp {
-				return // at a limit of the generator's machine
+				return // at a limit of the generator's machine: no attempt, nothing sent
+			}
+			if w.e.sentIn(start) {
+				sched.sent.Add(1) // a connect error: an attempt at the target
 			}
 			continue
+		}
+		if w.e.sentIn(start) {
+			sched.sent.Add(1)
 		}
 		if !w.e.cfg.NoKeepAlive {
 			start = w.e.now()
