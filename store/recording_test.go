@@ -129,13 +129,11 @@ func TestCheckDB(t *testing.T) {
 // TestStoredDocGzipBomb: a stored run document (the team's database is shared) that expands
 // past the bound is refused at it, not decompressed whole.
 func TestStoredDocGzipBomb(t *testing.T) {
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zero := make([]byte, 1<<20)
-	for n := 0; n <= maxDocBytes; n += len(zero) {
-		zw.Write(zero)
-	}
+	var member bytes.Buffer // 1 MiB of zeros, one gzip member; the document is 257 of them
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	zw.Write(make([]byte, 1<<20))
 	zw.Close()
+	gz := bytes.NewBuffer(bytes.Repeat(member.Bytes(), maxDocBytes>>20+1))
 	if _, err := decodeDoc("run #1", gz.Bytes()); !inflate.IsTooLarge(err) || !strings.Contains(err.Error(), "run #1") {
 		t.Errorf("decodeDoc(%d KB expanding past %d MiB) = %v; want a too-large error naming the run", gz.Len()>>10, maxDocBytes>>20, err)
 	}
