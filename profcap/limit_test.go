@@ -42,11 +42,11 @@ func gzipBomb(members, size int) []byte {
 	return bytes.Repeat(one.Bytes(), members)
 }
 
-// TestProfileGzipBomb: a profile served as gzip members that expand to twice the
+// TestProfileGzipBomb: a profile served as gzip members that expand to 8 times the
 // uncompressed limit is refused at the limit with one warning, without holding the rest
 // (2 MB expanding to 2 GB took 9.5 GB and killed the run).
 func TestProfileGzipBomb(t *testing.T) {
-	b := gzipBomb(2*MaxProfileUncompressed>>20, 1<<20) // twice the limit, in 1 MiB members
+	b := gzipBomb(8*MaxProfileUncompressed>>20, 1<<20) // 8 times the limit, in 1 MiB members
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(b)
 	}))
@@ -58,7 +58,8 @@ func TestProfileGzipBomb(t *testing.T) {
 	if len(warns) != 1 || !strings.Contains(warns[0], "uncompressed") || !strings.Contains(warns[0], "limit") {
 		t.Errorf("Capture of a %d KB gzip bomb warned %q; want one warning naming the uncompressed limit", len(b)>>10, warns)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 3*MaxProfileUncompressed {
-		t.Errorf("Capture of a gzip bomb allocated %d MiB, want no more than about the %d MiB limit", got>>20, MaxProfileUncompressed>>20)
+	// Reading up to the limit allocates a few times it (more under -race); the whole bomb, 8.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 6*MaxProfileUncompressed {
+		t.Errorf("Capture of a gzip bomb of %d MiB allocated %d MiB, want a few times the %d MiB limit", 8*MaxProfileUncompressed>>20, got>>20, MaxProfileUncompressed>>20)
 	}
 }
