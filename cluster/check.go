@@ -362,6 +362,18 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 		}
 		h.Protocol = Printable(h.Protocol, 8)
 	}
+	if g := s.GeneratorLimit; g != nil {
+		if g.Connections < 0 || g.Wanted < 0 || g.Connections > 1<<24 || g.Wanted > 1<<24 {
+			return forged("its step: generator limit at %d of %d connections", g.Connections, g.Wanted)
+		}
+		g.Errno, g.Resource, g.Fix = Printable(g.Errno, 32), Printable(g.Resource, maxWarning), Printable(g.Fix, maxWarning)
+	}
+	if f := s.Failure; f != nil {
+		if f.Kind != measure.FailureUnreachable && f.Kind != measure.FailureTLS {
+			return forged("its step: failure of kind %q", Printable(f.Kind, 32))
+		}
+		f.Reason = Printable(f.Reason, maxWarning)
+	}
 	if g := s.Generator; g != nil && (g.CPU < 0 || g.Wall < 0 || g.RunWait < 0 || g.MachineCPUs < 0 || !finite(g.Cores, g.SchedSlowPct)) {
 		return forged("its step: generator %+v", *g)
 	}

@@ -183,6 +183,16 @@ func TestForgedReportsDropped(t *testing.T) {
 			s.Exemplars = &measure.Exemplars{Keep: 100, Slowest: make([]measure.Exemplar, 100)}
 			send(stepMsg(s))
 		}, "100 exemplars of 50 responses"},
+		{"generator limit of negative connections", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.GeneratorLimit = &measure.GeneratorLimit{Errno: "EMFILE\x1b[2J", Connections: -5, Wanted: 10}
+			send(stepMsg(s))
+		}, "generator limit at -5 of 10 connections"},
+		{"failure of an unknown kind", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Failure = &measure.Failure{Kind: "x\x1b[2J", Reason: "r"}
+			send(stepMsg(s))
+		}, "failure of kind"},
 		{"errors do not add up", timed, func(p *Plan, send func(*message)) {
 			s := honestStep(time.Now(), 50, time.Second)
 			s.Attempts = 80
