@@ -1,27 +1,17 @@
 package inflate
 
 import (
-	"bytes"
-	"compress/gzip"
 	"io"
 	"runtime"
 	"strings"
 	"testing"
-)
 
-// bomb is members gzip members of size zero bytes each: a few KB that expand to members*size.
-func bomb(t testing.TB, members, size int) []byte {
-	t.Helper()
-	var one bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	zw.Write(make([]byte, size))
-	zw.Close()
-	return bytes.Repeat(one.Bytes(), members)
-}
+	"github.com/apiperf/apiperf/internal/testenv"
+)
 
 // TestGzipBounded: what a gzip stream expands to is bounded, whatever its compressed size.
 func TestGzipBounded(t *testing.T) {
-	small := bomb(t, 2, 1000)
+	small := testenv.GzipBomb(2, 1000)
 	cases := []struct {
 		name  string
 		in    []byte
@@ -32,7 +22,7 @@ func TestGzipBounded(t *testing.T) {
 		{"two members within the limit are read whole", small, 2000, 2000, false},
 		{"exactly the limit is accepted", small, 2000, 2000, false},
 		{"one byte over is refused", small, 1999, 0, true},
-		{"a bomb of 48 members of 1 MiB is refused at 1 MiB", bomb(t, 48, 1<<20), 1 << 20, 0, true},
+		{"a bomb of 48 members of 1 MiB is refused at 1 MiB", testenv.GzipBomb(48, 1<<20), 1 << 20, 0, true},
 	}
 	for _, c := range cases {
 		got, err := Gzip(c.in, c.limit)
@@ -68,7 +58,7 @@ func TestReaderStopsAtLimit(t *testing.T) {
 // TestMemoryBounded: decompressing a bomb of 128 MiB with a 1 MiB limit allocates about the
 // limit, not the bomb.
 func TestMemoryBounded(t *testing.T) {
-	in := bomb(t, 128, 1<<20)
+	in := testenv.GzipBomb(128, 1<<20)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	if _, err := Gzip(in, 1<<20); !IsTooLarge(err) {

@@ -1,14 +1,14 @@
 package profcap
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/apiperf/apiperf/internal/testenv"
 )
 
 // Finding 7 of issue 12: a pprof or metrics endpoint that answers without end is read up
@@ -33,20 +33,11 @@ func TestEndpointLimits(t *testing.T) {
 	}
 }
 
-// gzipBomb is members gzip members of size zero bytes each: a few hundred KB on the wire.
-func gzipBomb(members, size int) []byte {
-	var one bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	zw.Write(make([]byte, size))
-	zw.Close()
-	return bytes.Repeat(one.Bytes(), members)
-}
-
 // TestProfileGzipBomb: a profile served as gzip members that expand to 8 times the
 // uncompressed limit is refused at the limit with one warning, without holding the rest
 // (2 MB expanding to 2 GB took 9.5 GB and killed the run).
 func TestProfileGzipBomb(t *testing.T) {
-	b := gzipBomb(8*MaxProfileUncompressed>>20, 1<<20) // 8 times the limit, in 1 MiB members
+	b := testenv.GzipBomb(8*MaxProfileUncompressed>>20, 1<<20) // 8 times the limit, in 1 MiB members
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(b)
 	}))

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/inflate"
+	"github.com/apiperf/apiperf/internal/testenv"
 )
 
 // A recording that crossed a process boundary as JSON is stored exactly as Record stores
@@ -129,11 +129,7 @@ func TestCheckDB(t *testing.T) {
 // TestStoredDocGzipBomb: a stored run document (the team's database is shared) that expands
 // past the bound is refused at it, not decompressed whole.
 func TestStoredDocGzipBomb(t *testing.T) {
-	var member bytes.Buffer // 1 MiB of zeros, one gzip member; the document is 257 of them
-	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
-	zw.Write(make([]byte, 1<<20))
-	zw.Close()
-	gz := bytes.NewBuffer(bytes.Repeat(member.Bytes(), maxDocBytes>>20+1))
+	gz := bytes.NewBuffer(testenv.GzipBomb(maxDocBytes>>20+1, 1<<20)) // 1 MiB members, one past the bound
 	if _, err := decodeDoc("run #1", gz.Bytes()); !inflate.IsTooLarge(err) || !strings.Contains(err.Error(), "run #1") {
 		t.Errorf("decodeDoc(%d KB expanding past %d MiB) = %v; want a too-large error naming the run", gz.Len()>>10, maxDocBytes>>20, err)
 	}
