@@ -232,6 +232,12 @@ func (l limits) checkInterval(m *member, iv *measure.Interval, now time.Time) er
 	if err := c.check(what, l.maxSize, l.maxSize); err != nil {
 		return err
 	}
+	if len(iv.Exemplars) > maxExemplars {
+		return forged("%s: %d exemplars", what, len(iv.Exemplars))
+	}
+	if err := checkExemplars(what, iv.Exemplars, iv.Requests); err != nil {
+		return err
+	}
 	total := iv.Attempts
 	for _, p := range m.intervals {
 		total += p.Attempts
@@ -299,6 +305,27 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 		}
 		sum += ep.Requests
 		ep.Name = Printable(ep.Name, maxWarning)
+		if err := checkEndpoint(ep, maxSize); err != nil {
+			return err
+		}
+	}
+	if err := checkServerTiming(s.ServerTiming, s.Requests, maxSize); err != nil {
+		return err
+	}
+	if x := s.Exemplars; x != nil {
+		if x.Keep < 0 || x.Keep > maxExemplars || len(x.Slowest) > x.Keep || len(x.Bands) > maxExemplars || len(x.Pool) > maxExemplars {
+			return forged("its step: exemplars of %d kept: %d slowest, %d bands, %d in the pool", x.Keep, len(x.Slowest), len(x.Bands), len(x.Pool))
+		}
+		for i := range x.Bands {
+			if !finite(x.Bands[i].Percentile) || x.Bands[i].Percentile > 100 {
+				return forged("its step: exemplar band at percentile %v", x.Bands[i].Percentile)
+			}
+		}
+		for _, l := range [][]measure.Exemplar{x.Slowest, x.Pool, bandExemplars(x.Bands)} {
+			if err := checkExemplars("its step", l, s.Requests); err != nil {
+				return err
+			}
+		}
 	}
 	sum = 0
 	for _, sec := range s.Timeline {
@@ -335,8 +362,112 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 		}
 		h.Protocol = Printable(h.Protocol, 8)
 	}
+	if g := s.GeneratorLimit; g != nil {
+		if g.Connections < 0 || g.Wanted < 0 || g.Connections > 1<<24 || g.Wanted > 1<<24 {
+			return forged("its step: generator limit at %d of %d connections", g.Connections, g.Wanted)
+		}
+		g.Errno, g.Resource, g.Fix = Printable(g.Errno, 32), Printable(g.Resource, maxWarning), Printable(g.Fix, maxWarning)
+	}
+	if f := s.Failure; f != nil {
+		if f.Kind != measure.FailureUnreachable && f.Kind != measure.FailureTLS {
+			return forged("its step: failure of kind %q", Printable(f.Kind, 32))
+		}
+		f.Reason = Printable(f.Reason, maxWarning)
+	}
 	if g := s.Generator; g != nil && (g.CPU < 0 || g.Wall < 0 || g.RunWait < 0 || g.MachineCPUs < 0 || !finite(g.Cores, g.SchedSlowPct)) {
 		return forged("its step: generator %+v", *g)
+	}
+	return nil
+}
+
+// checkEndpoint checks one endpoint's share of a step: its errors within bounds, every
+// response a success or a status error, its statuses and latency samples its responses.
+func checkEndpoint(ep *measure.EndpointStats, maxSize int64) error {
+	what := "endpoint " + ep.Name
+	e := ep.Errors
+	for _, n := range []int64{e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol} {
+		if n < 0 || n > maxSize {
+			return forged("%s: errors %+v", what, e)
+		}
+	}
+	if ep.Successes < 0 || ep.Successes+e.Status != ep.Requests {
+		return forged("%s: %d responses but %d successes and %d status errors", what, ep.Requests, ep.Successes, e.Status)
+	}
+	if err := checkStatus(what, ep.Status, ep.Requests); err != nil {
+		return err
+	}
+	return checkHistogram(what+" latency", ep.Latency, ep.Requests, maxSize, false)
+}
+
+// maxTimingMetrics bounds the Server-Timing metric names of one worker's step.
+const maxTimingMetrics = 256
+
+// checkServerTiming checks a step's Server-Timing (nil when none) against its responses: no
+// more responses with Server-Timing than the step's, one unaccounted sample for each of them,
+// and for each metric, distinct by name, no more responses than those and one sample each.
+func checkServerTiming(st *measure.ServerTiming, requests, maxSize int64) error {
+	if st == nil {
+		return nil
+	}
+	switch {
+	case st.Responses < 0 || st.Responses > requests:
+		return forged("its step: %d responses with Server-Timing of %d", st.Responses, requests)
+	case st.Malformed < 0 || st.Malformed > maxSize || st.Dropped < 0 || st.Dropped > maxSize:
+		return forged("its step: Server-Timing malformed %d, dropped %d", st.Malformed, st.Dropped)
+	case len(st.Metrics) > maxTimingMetrics:
+		return forged("its step: %d Server-Timing metrics (at most %d)", len(st.Metrics), maxTimingMetrics)
+	}
+	if err := checkHistogram("its step's server-timing unaccounted", st.Unaccounted, st.Responses, maxSize, true); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(st.Metrics))
+	for i := range st.Metrics {
+		m := &st.Metrics[i]
+		m.Name = Printable(m.Name, maxWarning)
+		what := "server-timing " + m.Name
+		if seen[m.Name] || m.Responses < 0 || m.Responses > st.Responses {
+			return forged("%s: %d responses of %d with Server-Timing (or named twice)", what, m.Responses, st.Responses)
+		}
+		seen[m.Name] = true
+		if err := checkHistogram(what, m.Histogram, m.Responses, maxSize, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxExemplars bounds each list of single requests a worker keeps (the slowest, the bands,
+// the pool of one per latency bucket).
+const maxExemplars = 1 << 12
+
+// bandExemplars are the bands' exemplars.
+func bandExemplars(bands []measure.Band) []measure.Exemplar {
+	out := make([]measure.Exemplar, len(bands))
+	for i, b := range bands {
+		out[i] = b.Exemplar
+	}
+	return out
+}
+
+// checkExemplars checks single requests kept of what had requests responses: no more of them
+// than responses, each with non-negative latencies (its start may be in the warmup), a status code, at most MaxTimings
+// Server-Timing metrics; their names are made safe to print.
+func checkExemplars(what string, xs []measure.Exemplar, requests int64) error {
+	if int64(len(xs)) > requests {
+		return forged("%s: %d exemplars of %d responses", what, len(xs), requests)
+	}
+	for i := range xs {
+		x := &xs[i]
+		if x.Latency < 0 || x.Uncorrected < 0 || x.Status < 0 || x.Status >= maxStatus || len(x.Timing) > measure.MaxTimings {
+			return forged("%s: exemplar of latency %v, status %d, %d Server-Timing metrics", what, x.Latency, x.Status, len(x.Timing))
+		}
+		x.Endpoint = Printable(x.Endpoint, maxWarning)
+		for j := range x.Timing {
+			if x.Timing[j].Dur < 0 {
+				return forged("%s: exemplar Server-Timing %v", what, x.Timing[j].Dur)
+			}
+			x.Timing[j].Name = Printable(x.Timing[j].Name, maxWarning)
+		}
 	}
 	return nil
 }

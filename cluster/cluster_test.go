@@ -348,3 +348,52 @@ func TestTLSJoin(t *testing.T) {
 		t.Errorf("worker over TLS: %v", err)
 	}
 }
+
+// TestOpenLoopStopsAtItsEnd: scale-out workers that cannot keep up (400 req/s for 1 s on two
+// connections in all, to a target answering in 100 ms) send nothing after the window: the
+// step ends within the window, the timeout and a generous slack (sending the whole schedule
+// took 20 s), and the merged counts add up.
+func TestOpenLoopStopsAtItsEnd(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+	}))
+	t.Cleanup(srv.Close)
+	cl := startCluster(t, srv.URL, 2, Engine(io.Discard))
+	start := time.Now()
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 2, MaxConnections: 2, Threads: 1, Rate: 400,
+		Duration: measure.Duration(time.Second), Timeout: measure.Duration(time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("Step took %v for a 1 s window and a 1 s timeout: the workers went on sending after it", took)
+	}
+	if step.Open == nil || step.Open.Scheduled != 400 || step.Open.Sent >= 200 || step.Attempts != step.Open.Sent {
+		t.Errorf("open %+v, attempts %d: want 400 due, the shortfall unsent, every attempt started inside the window", step.Open, step.Attempts)
+	}
+	if step.Attempts != step.Requests+step.Errors.Socket() || step.Drained.Attempts > 2 {
+		t.Errorf("attempts %d, responses %d, socket errors %d, drained %+v: want them to add up and at most 2 drained", step.Attempts, step.Requests, step.Errors.Socket(), step.Drained)
+	}
+}
+
+// TestServerTimingMerged: honest workers' Server-Timing histograms pass the coordinator's
+// checks (checkServerTiming) and are merged: one sample per response of each metric.
+func TestServerTimingMerged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server-Timing", "db;dur=1.5, app;dur=0.5")
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	cl := startCluster(t, srv.URL, 2, Engine(io.Discard))
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Requests: 400, Timeout: measure.Duration(5 * time.Second)})
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	if cl.coord.Partial() {
+		t.Fatalf("an honest worker was dropped: %v", cl.coord.Lost())
+	}
+	st := step.ServerTiming
+	if st == nil || st.Responses != 400 || st.Metric("db") == nil || st.Metric("db").Histogram.Count() != 400 {
+		t.Errorf("merged Server-Timing %+v; want db timed for all 400 responses", st)
+	}
+}

@@ -20,7 +20,8 @@ import (
 type forgery func(p *Plan, send func(*message))
 
 // fakeWorker joins addr with the right token, answers the clock sync, beats, and on each
-// plan sends what forge makes; it ends when the coordinator is done or gone.
+// plan sends what forge makes (a nil forge: it leaves as soon as the plan comes, before the
+// start); it ends when the coordinator is done or gone.
 func fakeWorker(t *testing.T, addr string, forge forgery) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
@@ -43,6 +44,10 @@ func fakeWorker(t *testing.T, addr string, forge forgery) {
 			case msgPing:
 				c.send(&message{Type: msgPong, T0: m.T0, T1: time.Now().UnixNano()}, time.Second)
 			case msgPlan:
+				if forge == nil {
+					nc.Close()
+					return
+				}
 				time.Sleep(time.Until(m.Plan.StartAt))
 				forge(m.Plan, func(f *message) { c.send(f, time.Second) })
 			case msgDone:
@@ -109,6 +114,16 @@ func honestInterval(start time.Time, i, n int64) *measure.Interval {
 	return iv
 }
 
+// serverTiming is a consistent Server-Timing record: one metric "db" sent by metric of the
+// responses responses that had any, each 1 ms.
+func serverTiming(responses, metric int64) *measure.ServerTiming {
+	st := &measure.ServerTiming{Responses: responses, Unaccounted: measure.NewHistogram(),
+		Metrics: []measure.MetricTiming{{Name: "db", Responses: metric, Histogram: measure.NewHistogram()}}}
+	st.Unaccounted.RecordN(100*time.Microsecond, responses)
+	st.Metrics[0].Histogram.RecordN(time.Millisecond, metric)
+	return st
+}
+
 func stepMsg(s *measure.Step) *message          { return &message{Type: msgStep, Step: s} }
 func intervalMsg(iv *measure.Interval) *message { return &message{Type: msgInterval, Interval: iv} }
 
@@ -139,6 +154,45 @@ func TestForgedReportsDropped(t *testing.T) {
 			s.Latency.RecordN(100*time.Microsecond, 100000) // p50 = p99 = 100 us for the whole run
 			send(stepMsg(s))
 		}, "100050 samples for 50 responses"},
+		{"Server-Timing histogram of 9.2e18 samples", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.ServerTiming = serverTiming(50, 50)
+			s.ServerTiming.Metrics[0].Histogram.RecordN(100*time.Microsecond, math.MaxInt64/2) // every Server-Timing percentile 100 us
+			send(stepMsg(s))
+		}, "server-timing db: more than"},
+		{"Server-Timing of more responses than the step", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.ServerTiming = serverTiming(5000, 5000)
+			send(stepMsg(s))
+		}, "5000 responses with Server-Timing of 50"},
+		{"Server-Timing metric of other responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.ServerTiming = serverTiming(50, 40)
+			s.ServerTiming.Metrics[0].Histogram.RecordN(time.Second, 1000)
+			send(stepMsg(s))
+		}, "server-timing db: 1040 samples for 40 responses"},
+		{"endpoint histogram of other responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			h := measure.NewHistogram()
+			h.RecordN(100*time.Microsecond, 1<<40)
+			s.Endpoints = []measure.EndpointStats{{Name: "a", Requests: 50, Successes: 50, Status: map[int]int64{200: 50}, Latency: h}}
+			send(stepMsg(s))
+		}, "endpoint a latency: 1099511627776 samples for 50 responses"},
+		{"exemplars beyond its responses", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Exemplars = &measure.Exemplars{Keep: 100, Slowest: make([]measure.Exemplar, 100)}
+			send(stepMsg(s))
+		}, "100 exemplars of 50 responses"},
+		{"generator limit of negative connections", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.GeneratorLimit = &measure.GeneratorLimit{Errno: "EMFILE\x1b[2J", Connections: -5, Wanted: 10}
+			send(stepMsg(s))
+		}, "generator limit at -5 of 10 connections"},
+		{"failure of an unknown kind", timed, func(p *Plan, send func(*message)) {
+			s := honestStep(time.Now(), 50, time.Second)
+			s.Failure = &measure.Failure{Kind: "x\x1b[2J", Reason: "r"}
+			send(stepMsg(s))
+		}, "failure of kind"},
 		{"errors do not add up", timed, func(p *Plan, send func(*message)) {
 			s := honestStep(time.Now(), 50, time.Second)
 			s.Attempts = 80
@@ -371,5 +425,56 @@ func TestTooManyHistograms(t *testing.T) {
 	lost := strings.Join(coord.Lost(), "\n")
 	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "dropped") || !strings.Contains(lost, "302 histograms (at most 263)") || step.Requests == 0 {
 		t.Errorf("Lost() = %q, merged %d; want worker 2 dropped for its histograms and the real worker merged", lost, step.Requests)
+	}
+}
+
+// TestWorkerLostBeforeStart: a worker gone between its plan and the step's start is said to
+// be lost before the start, not "-495ms into the step".
+func TestWorkerLostBeforeStart(t *testing.T) {
+	coord, _ := realAndFake(t, nil)
+	if _, err := coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(300 * time.Millisecond), Timeout: measure.Duration(time.Second)}); err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	lost := strings.Join(coord.Lost(), "\n")
+	if !strings.Contains(lost, "worker 2") || !strings.Contains(lost, "before the step's start") || strings.Contains(lost, "-") && strings.Contains(lost, "ms into") {
+		t.Errorf("Lost() = %q; want worker 2 lost before the step's start", lost)
+	}
+}
+
+// TestOversizedMessageNamed: a message past the size bound is refused with an error that says
+// so, not an "i/o timeout", even when it takes longer to arrive than the silence that ends a
+// connection (deadAfter): here about 6 s, as over a slow link.
+func TestOversizedMessageNamed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		chunk := []byte(`{"type":"step","step":{"label":"` + strings.Repeat("x", 1<<20))
+		start := time.Now()
+		for sent := 0; sent <= maxMessage+1<<20; sent += len(chunk) {
+			if _, err := nc.Write(chunk); err != nil {
+				return
+			}
+			chunk = chunk[len(chunk)-1<<20:]
+			// 65 MiB over about 6 s: a link of about 90 Mbit/s.
+			time.Sleep(time.Until(start.Add(time.Duration(sent) * 6 * time.Second / (maxMessage + 1<<20))))
+		}
+	}()
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	begin := time.Now()
+	_, err = newConn(nc).recv(deadAfter)
+	if err == nil || !strings.Contains(err.Error(), "longer than") || time.Since(begin) < deadAfter {
+		t.Errorf("recv of a %d MiB message arriving over 6 s = %v after %v; want it refused as longer than the bound once the bound is read", (maxMessage+1<<20)>>20, err, time.Since(begin))
 	}
 }

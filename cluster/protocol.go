@@ -120,7 +120,7 @@ type conn struct {
 }
 
 func newConn(nc net.Conn) *conn {
-	lim := &limitedReader{r: bufio.NewReaderSize(nc, 64<<10), n: maxMessage, max: maxMessage}
+	lim := &limitedReader{r: bufio.NewReaderSize(nc, 64<<10), nc: nc, n: maxMessage, max: maxMessage}
 	return &conn{nc: nc, lim: lim, dec: json.NewDecoder(lim), enc: json.NewEncoder(nc)}
 }
 
@@ -183,13 +183,16 @@ func (c *conn) beat(done <-chan struct{}) {
 	}
 }
 
-// recv reads one message, waiting at most timeout (0: no limit).
+// recv reads one message, waiting at most timeout (0: no limit) for its first bytes and
+// between any two reads of it: a large message on a slow link is read until it is whole or
+// passes the size bound (and said to), within maxMessageTime.
 func (c *conn) recv(timeout time.Duration) (*message, error) {
 	var dl time.Time
 	if timeout > 0 {
 		dl = time.Now().Add(timeout)
 	}
 	c.nc.SetReadDeadline(dl)
+	c.lim.silence, c.lim.until = timeout, time.Now().Add(maxMessageTime)
 	return c.decode(maxMessage)
 }
 
@@ -215,10 +218,18 @@ func (c *conn) decode(limit int64) (*message, error) {
 	return &m, nil
 }
 
-// limitedReader fails a read once more than n bytes were read without a reset.
+// maxMessageTime bounds how long one message may take to arrive, however steadily.
+const maxMessageTime = 2 * time.Minute
+
+// limitedReader fails a read once more than n bytes were read without a reset. A read that
+// brings bytes moves the connection's read deadline silence ahead (0: it stays), never past
+// until.
 type limitedReader struct {
-	r      *bufio.Reader
-	n, max int64
+	r       *bufio.Reader
+	nc      net.Conn
+	n, max  int64
+	silence time.Duration
+	until   time.Time
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
@@ -230,6 +241,13 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
+	if n > 0 && l.silence > 0 {
+		dl := time.Now().Add(l.silence)
+		if dl.After(l.until) {
+			dl = l.until
+		}
+		l.nc.SetReadDeadline(dl)
+	}
 	return n, err
 }
 

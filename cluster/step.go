@@ -211,11 +211,18 @@ func (c *Coordinator) lose(m *member, start time.Time, err error) {
 		verb, kept = "dropped", fmt.Sprintf("nothing of it merged (%d responses in %d intervals before)", done, len(m.intervals))
 		m.intervals = nil
 	}
-	line := fmt.Sprintf("worker %d (%s, %s) %s %v into the step, %s: %v",
-		m.index+1, m.host, m.addr, verb, m.lostAt.Round(time.Millisecond), kept, err)
+	line := fmt.Sprintf("worker %d (%s, %s) %s %s, %s: %v", m.index+1, m.host, m.addr, verb, m.lostWhen(), kept, err)
 	c.lost = append(c.lost, line)
 	fmt.Fprintf(c.o.Log, "apiperf: %s\n", line)
 	m.c.nc.Close()
+}
+
+// lostWhen says when m was lost: "1.2s into the step", or "495ms before the step's start".
+func (m *member) lostWhen() string {
+	if m.lostAt < 0 {
+		return fmt.Sprintf("%v before the step's start", (-m.lostAt).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%v into the step", m.lostAt.Round(time.Millisecond))
 }
 
 // syncClocks measures each worker's clock offset and round trip, NTP-style: the

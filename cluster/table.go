@@ -49,7 +49,7 @@ func (c *Coordinator) Workers() []WorkerReport {
 			}
 		}
 		if m.gone != nil {
-			r.Lost = fmt.Sprintf("lost at %v: %v", m.lostAt.Round(time.Millisecond), m.gone)
+			r.Lost = fmt.Sprintf("lost %s: %v", m.lostWhen(), m.gone)
 		}
 		out = append(out, r)
 	}

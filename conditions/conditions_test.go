@@ -145,9 +145,11 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestFromCmdline(t *testing.T) {
-	body := "/usr/bin/svc\x00-port=8080\x00-token=s3cret\x00--password\x00hunter2\x00-v\x00-db=postgres://u:pw@127.0.0.1/x\x00-mine=x\x00"
+	body := "/usr/bin/svc\x00-port=8080\x00-token=s3cret\x00--password\x00hunter2\x00-v\x00-db=postgres://u:pw@127.0.0.1/x\x00-mine=x\x00" +
+		"-header\x00Authorization: Bearer b\x00-requirepass\x00rp\x00TOKEN=t\x00"
 	tg := FromCmdline([]byte(body), []string{"mine"})
-	want := []string{"/usr/bin/svc", "-port=8080", "-token=REDACTED", "--password", "REDACTED", "-v", "-db=postgres://u:REDACTED@127.0.0.1/x", "-mine=REDACTED"}
+	want := []string{"/usr/bin/svc", "-port=8080", "-token=REDACTED", "--password", "REDACTED", "-v", "-db=postgres://u:REDACTED@127.0.0.1/x", "-mine=REDACTED",
+		"-header", "Authorization: REDACTED", "-requirepass", "REDACTED", "TOKEN=REDACTED"}
 	if tg == nil || !reflect.DeepEqual(tg.Cmdline, want) || tg.Found != "pprof cmdline" {
 		t.Errorf("FromCmdline(%q) = %+v, want cmdline %q", body, tg, want)
 	}

@@ -148,29 +148,15 @@ func goAtLeast(v string, minor int) bool {
 }
 
 // FromCmdline is a target known only by the command line its pprof cmdline endpoint
-// returned (its arguments separated by NUL bytes), with secrets redacted: the values of
-// flags whose names look secret (-token=x, --password x) and of secret URL parameters;
-// extra are more names (--redact). Nil for an empty command line.
+// returned (its arguments separated by NUL bytes), with secrets redacted by the rule of every
+// command line (scenario.RedactArgs); extra are more names (--redact). Nil for an empty
+// command line.
 func FromCmdline(body []byte, extra []string) *Target {
 	args := strings.Split(strings.TrimRight(string(body), "\x00\n"), "\x00")
 	if len(args) == 1 && args[0] == "" {
 		return nil
 	}
-	out := make([]string, len(args))
-	secretNext := false
-	for i, a := range args {
-		out[i] = scenario.RedactText(a, extra...)
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		isFlag := strings.HasPrefix(a, "-") && name != ""
-		switch {
-		case secretNext && !strings.HasPrefix(a, "-"):
-			out[i] = scenario.Redacted
-		case isFlag && hasValue && scenario.IsSecretParam(name, extra):
-			out[i] = a[:strings.IndexByte(a, '=')+1] + scenario.Redacted
-		}
-		secretNext = isFlag && !hasValue && scenario.IsSecretParam(name, extra)
-	}
-	return &Target{Found: "pprof cmdline", Cmdline: out}
+	return &Target{Found: "pprof cmdline", Cmdline: scenario.RedactArgs(args, extra, false)}
 }
 
 // String describes the target in one line: "go1.22.1 example.com/svc rev 1a2b3c4d5e6f

@@ -118,6 +118,7 @@ type tally struct {
 	lateSend atomic.Int64
 	maxLag   atomic.Int64
 	lateBusy atomic.Int64 // open loop: late sends that waited for a free connection
+	longLine atomic.Int64 // protocol errors that were a header line over maxHeaderLine
 }
 
 // sentIn reports whether an attempt started at t (an offset from base) started inside the

@@ -102,6 +102,7 @@ type openConn struct {
 	queued bool  // a request waits for the connect to finish
 	at     int64 // when the bytes read last arrived, by their kernel timestamp (0: unknown)
 	waited bool  // that request waited for a free connection
+	sentIn bool  // open loop: that request was sent inside the window (counted in sent)
 }
 
 // ringConn is what the io_uring backend keeps of an econn.
@@ -368,7 +369,7 @@ func (l *evloop) consume(c *econn, b []byte) {
 		used, err := c.p.feed(b)
 		c.rbytes += int64(used)
 		if err != nil {
-			l.fail(c, classify(err))
+			l.fail(c, l.e.classify(err))
 			return
 		}
 		b = b[used:]

@@ -85,11 +85,13 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	e.runLoops(o, loops, (*evloop).runOpen)
 	s := e.finish(names)
 	starved := false
+	var scheduled, sent int64
 	for _, l := range loops {
-		s.Open.Scheduled += l.o.scheduled
-		s.Open.Sent += l.o.sent
+		scheduled += l.o.scheduled
+		sent += l.o.sent
 		starved = starved || l.o.seen
 	}
+	e.openCounts(s, scheduled, sent)
 	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, d.pool.size.Load() >= int64(e.cfg.MaxConns()), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
@@ -178,8 +180,8 @@ func (l *evloop) sendDue(now int64) {
 	if o.over {
 		return
 	}
-	if l.e.halted() {
-		o.over = true // interrupted or stopped: what is in flight is still drained
+	if l.e.halted() || l.e.closed(now) {
+		o.over = true // interrupted, stopped, or the window closed: what is in flight is still drained
 		return
 	}
 	if now < o.burst && o.due > now-o.quantum {
@@ -192,7 +194,7 @@ func (l *evloop) sendDue(now int64) {
 	}
 	sent := false
 	for !o.over && o.due <= now {
-		c := l.popFree()
+		c := o.free.pop() // the connection free longest
 		if c == nil {
 			o.noFreeAt = now
 			l.grow(now)
@@ -210,28 +212,6 @@ func (l *evloop) sendDue(now int64) {
 	}
 }
 
-// popFree returns the connection free longest, or nil. Once sending has stopped (the window
-// closed), requests due inside it still go out on open connections, but none is opened for
-// them.
-func (l *evloop) popFree() *econn {
-	o := l.o
-	stopped := l.e.stop.Load()
-	for {
-		c := o.free.pop()
-		if c == nil {
-			if stopped && o.busy == 0 {
-				o.over = true // no connection will come free: the rest cannot be sent
-			}
-			return nil
-		}
-		if c.fd < 0 && stopped {
-			c.state = cDone
-			continue
-		}
-		return c
-	}
-}
-
 // take sends the loop's next request on c, connecting c first if it is closed.
 func (l *evloop) take(c *econn, now int64) {
 	o := l.o
@@ -239,7 +219,8 @@ func (l *evloop) take(c *econn, now int64) {
 	if c.due >= int64(l.e.from) {
 		o.scheduled++
 	}
-	if l.e.sentIn(now) {
+	c.sentIn = l.e.sentIn(now)
+	if c.sentIn {
 		o.sent++
 	}
 	o.advance()
@@ -308,7 +289,10 @@ func (o *openLoop) connectFailed(c *econn, err error) {
 	if l.e.limited(err) {
 		o.noGrow = true
 		if queued {
-			o.busy--
+			o.busy-- // not an attempt: not sent
+			if c.sentIn {
+				o.sent--
+			}
 		} else {
 			o.growing--
 		}

@@ -45,6 +45,10 @@ func (e *engine) finish(names []string) *measure.Step {
 			s.Failure = &measure.Failure{Kind: measure.FailureUnreachable, Reason: w}
 		}
 	}
+	if n := e.longLine.Load(); n > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the target sent a header line longer than %d KiB, more than apiperf reads of one line of a response's head: protocol errors (%d responses)",
+			maxHeaderLine>>10, n))
+	}
 	if e.cancel.Load() {
 		s.Interrupted = true
 		s.Warnings = append(s.Warnings, "interrupted: the run was stopped early; the numbers cover what was measured until then")
@@ -61,6 +65,27 @@ func (e *engine) finish(names []string) *measure.Step {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the script stopped %d of %d threads (wrk.thread:stop()); they sent nothing more", n, e.cfg.Threads))
 	}
 	return s
+}
+
+// openCounts records an open loop's schedule in s: scheduled requests due inside the window
+// and sent attempts started inside it, as the driver counted them. A window that ended
+// (its duration, or an interruption) had every request due before its end scheduled, sent
+// or not: what was not sent is the generator's shortfall, never sent after the window.
+func (e *engine) openCounts(s *measure.Step, scheduled, sent int64) {
+	s.Open.Sent = sent
+	s.Open.Scheduled = scheduled
+	if end := time.Duration(e.cut.Load()); end > 0 {
+		s.Open.Scheduled = e.dueBefore(end) - e.dueBefore(e.from)
+	}
+}
+
+// dueBefore is how many requests of the open loop's schedule are due before t.
+func (e *engine) dueBefore(t time.Duration) int64 {
+	n := Pacer{Rate: e.cfg.Rate}.Count(t - 1)
+	if e.cfg.Requests > 0 {
+		n = min(n, e.cfg.Requests)
+	}
+	return n
 }
 
 // busyWarning says when a script's request() and response() took most of the run's time on

@@ -144,3 +144,35 @@ func TestFileLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenLoopNoDescriptorLeft: an open loop whose process has no file descriptor left for a
+// connection makes no attempt, and says so: it achieved no rate (it showed "achieved 3.33
+// req/s" beside "0 of 0 attempts": the sends it never made counted).
+func TestOpenLoopNoDescriptorLeft(t *testing.T) {
+	url := os.Getenv(targetEnv)
+	if url == "" {
+		srv, _ := countingServer(t, false, 0)
+		url = srv.URL + "/"
+	}
+	if !testenv.ChildProcess(t, testenv.Child{Files: 64, Env: []string{targetEnv + "=" + url}}) {
+		return
+	}
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
+	for {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			break // EMFILE: no descriptor left
+		}
+		held = append(held, f)
+	}
+	s := run(t, ioGoroutines, context.Background(), url, Config{Rate: 10, Connections: 2, Threads: 1, Duration: measure.Duration(time.Second)})
+	if s.Attempts != 0 || s.Open == nil || s.Open.Sent != 0 || s.SendRate() != 0 || s.GeneratorLimit == nil {
+		t.Errorf("no descriptor left: %d attempts, open %+v, achieved %.2f req/s, limit %v; want no attempt, nothing sent, no rate, generator-limited",
+			s.Attempts, s.Open, s.SendRate(), s.GeneratorLimit)
+	}
+}

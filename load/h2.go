@@ -136,7 +136,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 			h.MaxConcurrent, h.Streams, h.MaxConcurrent))
 	}
 	if sched != nil {
-		s.Open.Scheduled, s.Open.Sent = sched.scheduled.Load(), sched.sent.Load()
+		e.openCounts(s, sched.scheduled.Load(), sched.sent.Load())
 		if w := lateWarning(s.Open, s.Open.LateSends, starve.seen, len(ws.all) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 			s.Warnings = append(s.Warnings, w)
 		}
@@ -278,7 +278,7 @@ func (c *h2conn) take() (h2pending, bool, error) {
 		return p, true, nil
 	}
 	now := c.e.now()
-	if !c.w.sending() || c.w.gaveUp || (c.sched == nil && c.e.closed(now)) {
+	if !c.w.sending() || c.w.gaveUp || c.e.closed(now) {
 		c.gated = false
 		return h2pending{}, false, nil
 	}

@@ -150,3 +150,14 @@ func TestH2OpenLoop(t *testing.T) {
 		t.Errorf("open loop: uncorrected latencies missing")
 	}
 }
+
+// TestH2OpenLoopStopsAtItsEnd: over HTTP/2 too, an open loop that cannot keep up sends
+// nothing after its window (checkStoppedAtWindow).
+func TestH2OpenLoopStopsAtItsEnd(t *testing.T) {
+	srv, _ := goH2Server(t, false, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+	})
+	start := time.Now()
+	s := mustRunH2(t, srv.URL, Config{Rate: 400, Duration: measure.Duration(time.Second), Connections: 1, MaxConnections: 2, Streams: 1, Timeout: measure.Duration(time.Second)})
+	checkStoppedAtWindow(t, s, time.Since(start), 2)
+}

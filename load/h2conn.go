@@ -372,7 +372,7 @@ func (c *h2conn) sendBody(s *h2stream) error {
 // failAll ends every stream in flight with class (the connection failed) and drops the
 // connection; requests above a GOAWAY's last stream were already requeued.
 func (c *h2conn) failAll(err error) {
-	class := classify(err)
+	class := c.e.classify(err)
 	if _, ok := err.(h2WriteError); ok && class != measure.TimeoutError {
 		class = measure.WriteError
 	}

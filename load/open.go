@@ -195,7 +195,7 @@ func (e *engine) runOpen(o options, names []string, reqs []scenario.Requester) (
 	}()
 	e.supervise(&all, o)
 	s := e.finish(names)
-	s.Open.Scheduled, s.Open.Sent = sched.scheduled.Load(), sched.sent.Load()
+	e.openCounts(s, sched.scheduled.Load(), sched.sent.Load())
 	if w := lateWarning(s.Open, e.lateBusy.Load(), starve.seen, len(ws.all) >= e.cfg.MaxConns(), e.limit.Load() != nil); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
@@ -293,9 +293,9 @@ func (w *worker) openLoop(sched *openSchedule, clk *clock) {
 	timer.Stop()
 	wake := make(chan struct{}, 1)
 	var freeAt int64 // when this connection's last request ended
-	// The schedule ends the loop (claim): requests due inside the window are sent even when
-	// they are claimed after it closed (all connections were busy); they are drained.
-	for !w.e.halted() && !w.e.threadStop[w.th].Load() {
+	// The schedule or the window's end ends the loop: a request not sent by then, even one due
+	// inside the window, is not sent (the generator's shortfall); what is in flight is drained.
+	for w.sending() {
 		_, dueD, ok := sched.claim()
 		if !ok {
 			return
@@ -307,22 +307,25 @@ func (w *worker) openLoop(sched *openSchedule, clk *clock) {
 		if !w.waitUntil(clk, due, timer, wake) {
 			return
 		}
-		if w.e.halted() || w.e.threadStop[w.th].Load() {
-			return // a claimed request due inside the window is still sent after it closes
+		if !w.sending() || w.e.closed(w.e.now()) {
+			return // a claimed request due inside the window is not sent after it closed
 		}
 		if due >= int64(w.e.from) {
 			sched.scheduled.Add(1) // due inside the window (not in the warmup)
 		}
 		raw, n, ep, head := w.req.Request()
 		start := w.e.now() // without keep-alive the connect is part of every request
-		if w.e.sentIn(start) {
-			sched.sent.Add(1)
-		}
 		if w.nc == nil && !w.connect(n, ep) {
 			if w.gaveUp {
-				return // at a limit of the generator's machine
+				return // at a limit of the generator's machine: no attempt, nothing sent
+			}
+			if w.e.sentIn(start) {
+				sched.sent.Add(1) // a connect error: an attempt at the target
 			}
 			continue
+		}
+		if w.e.sentIn(start) {
+			sched.sent.Add(1)
 		}
 		if !w.e.cfg.NoKeepAlive {
 			start = w.e.now()

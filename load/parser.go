@@ -3,12 +3,16 @@ package load
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/apiperf/apiperf/measure"
 )
 
 // errProtocol marks bytes that are not a valid HTTP/1.x response.
 var errProtocol = errors.New("invalid HTTP response")
+
+// errLongLine is the protocol error of a line of a response's head longer than maxHeaderLine.
+var errLongLine = fmt.Errorf("%w: a header line longer than %d KiB", errProtocol, maxHeaderLine>>10)
 
 // parser is a streaming HTTP/1.x response parser. It keeps no buffer: it consumes bytes as
 // they arrive, remembers only what it needs to find the end of the response (status,
@@ -126,13 +130,13 @@ func (p *parser) feed(b []byte) (int, error) {
 			j := bytes.IndexByte(b[i:], '\n')
 			if j < 0 {
 				if p.lineLen += len(b) - i; p.lineLen > maxHeaderLine {
-					return len(b), errProtocol
+					return len(b), errLongLine
 				}
 				i = len(b)
 				continue
 			}
 			if p.lineLen+j > maxHeaderLine {
-				return i + j, errProtocol
+				return i + j, errLongLine
 			}
 			i += j + 1
 			p.state, p.lineLen = sLineStart, 0
@@ -414,7 +418,7 @@ func (p *parser) endChunkSize() error {
 
 func (p *parser) nameByte(c byte) error {
 	if p.lineLen++; p.lineLen > maxHeaderLine {
-		return errProtocol
+		return errLongLine
 	}
 	if c == ':' {
 		p.hdr = 0
@@ -456,7 +460,7 @@ func (p *parser) nameByte(c byte) error {
 
 func (p *parser) valueByte(c byte) error {
 	if p.lineLen++; p.lineLen > maxHeaderLine {
-		return errProtocol
+		return errLongLine
 	}
 	if c == '\n' {
 		if p.hdr == hContentLength && p.pos == 0 {

@@ -133,8 +133,8 @@ func sourceAddr(s string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
 	}
 	a = a.Unmap()
-	if a.IsUnspecified() || a.IsMulticast() || a.Zone() != "" {
-		return netip.Addr{}, fmt.Errorf("%s cannot be a source address (unspecified, multicast or zoned)", a)
+	if a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) || a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("%s cannot be a source address (unspecified, multicast, broadcast or zoned)", a)
 	}
 	return a, nil
 }

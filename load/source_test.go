@@ -49,6 +49,8 @@ func TestParseSources(t *testing.T) {
 		{"10.0.0.1-fd00::1", "of one family"},               // mixed families
 		{"10.0.0.300", `"10.0.0.300" is not an IP address`}, // not an address
 		{"0.0.0.0", "cannot be a source address"},           // unspecified
+		{"255.255.255.255", "broadcast"},                    // the limited broadcast address
+		{"10.0.0.254-255.255.255.255", "broadcast"},         // nor may a range end at it
 		{"10.0.0.1,", "empty address"},                      // trailing comma
 		{"10.0.0.1,10.0.0.1", "10.0.0.1 is given twice"},    // duplicate
 		{"10.0.0.0-10.0.255.255", "at most 4096"},           // a typo'd range

@@ -176,3 +176,42 @@ func TestWindowInterrupted(t *testing.T) {
 		t.Error("Interrupted is false, want true for a run cut short")
 	}
 }
+
+func TestWindowOpenLoopStopsAtItsEnd(t *testing.T) { openIO(t, testWindowOpenLoopStopsAtItsEnd) }
+
+// testWindowOpenLoopStopsAtItsEnd: 400 req/s for 1 s on at most 2 connections to a target
+// that answers in 100 ms: the generator can send about 20 a second. What it did not send by
+// the window's end is its shortfall, not sent afterwards (that took 20 s: 400 requests two at
+// a time); only what was in flight when the window closed is drained.
+func testWindowOpenLoopStopsAtItsEnd(t *testing.T, mode ioMode) {
+	srv := startTarget(t, target.Config{})
+	start := time.Now()
+	s := run(t, mode, context.Background(), srv.URL()+"/knob?delay=100ms",
+		Config{Rate: 400, Duration: measure.Duration(time.Second), Connections: 1, MaxConnections: 2, Timeout: measure.Duration(time.Second)})
+	checkStoppedAtWindow(t, s, time.Since(start), 2)
+}
+
+// checkStoppedAtWindow checks an open loop of 400 req/s for 1 s that could not keep up on at
+// most maxConns connections (timeout 1 s): it ended within the window, the timeout and a
+// generous slack, sent nothing after the window, and its counts add up.
+func checkStoppedAtWindow(t *testing.T, s *measure.Step, took time.Duration, maxConns int64) {
+	t.Helper()
+	if took > 6*time.Second {
+		t.Errorf("Run took %v for a 1 s window and a 1 s timeout: it went on sending after the window", took)
+	}
+	if s.Open == nil {
+		t.Fatalf("no open-loop record: %+v", s)
+	}
+	if s.Open.Scheduled != 400 || s.Open.Sent <= 0 || s.Open.Sent >= 200 {
+		t.Errorf("scheduled %d, sent %d; want 400 due in the window and the generator's shortfall unsent", s.Open.Scheduled, s.Open.Sent)
+	}
+	if s.Attempts != s.Open.Sent {
+		t.Errorf("attempts %d, sent inside the window %d: want every attempt started inside it", s.Attempts, s.Open.Sent)
+	}
+	if s.Attempts != s.Requests+s.Errors.Socket() {
+		t.Errorf("attempts %d != responses %d + socket errors %d", s.Attempts, s.Requests, s.Errors.Socket())
+	}
+	if s.Drained.Attempts > maxConns {
+		t.Errorf("drained %+v: more than the %d requests that could be in flight when the window closed", s.Drained, maxConns)
+	}
+}

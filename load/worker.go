@@ -162,7 +162,7 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 		err := w.readResponse(head, start)
 		end := w.e.now()
 		if err != nil {
-			w.fail(n-k, ep, classify(err), due, start)
+			w.fail(n-k, ep, w.e.classify(err), due, start)
 			return
 		}
 		if k == n-1 && len(w.carry) > 0 && !w.p.close && !w.p.untilEOF {
@@ -234,10 +234,15 @@ func (w *worker) arm(start int64) {
 
 func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
-func classify(err error) measure.Class {
+// classify is the class of a failed exchange's err; a header line too long is counted, so
+// the step says why its protocol errors were.
+func (t *tally) classify(err error) measure.Class {
 	switch {
 	case isTimeout(err):
 		return measure.TimeoutError
+	case errors.Is(err, errLongLine):
+		t.longLine.Add(1)
+		return measure.ProtocolError
 	case errors.Is(err, errProtocol):
 		return measure.ProtocolError
 	}

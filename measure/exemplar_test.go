@@ -239,3 +239,22 @@ func TestOldStepHasNoExemplars(t *testing.T) {
 		t.Errorf("merged exemplars = %+v, want the new step's one response", s.Exemplars)
 	}
 }
+
+// TestServerTimingBeyondRange: a dur past the histograms' range (dur=1e308, or more than an
+// hour) is not a duration of the response: it counts as malformed, and no percentile shows it
+// (it showed as "60.01m"); a name sent twice whose sum passes the range does not wrap.
+func TestServerTimingBeyondRange(t *testing.T) {
+	r := NewRecorder(DefaultExpected(), false, 0)
+	db, app := r.Metric([]byte("db")), r.Metric([]byte("app"))
+	s := Sample{Done: 1, Latency: int64(40 * time.Millisecond), Class: Response, Status: 200}
+	s.Timing.Add(db, 1e308)
+	s.Timing.Add(app, 2)
+	twice := Sample{Done: 2, Latency: int64(40 * time.Millisecond), Class: Response, Status: 200}
+	twice.Timing.Add(db, 3.5e6) // 58 min, twice: 116 min, past the hour
+	twice.Timing.Add(db, 3.5e6)
+	r.Add([]Sample{s, twice})
+	st := Combine(time.Unix(0, 0), time.Second, []*Recorder{r}, nil).ServerTiming
+	if st == nil || st.Malformed != 2 || st.Metric("db") != nil || st.Metric("app") == nil {
+		t.Fatalf("server timing = %+v; want the dur=1e308 and the summed 116 min counted malformed, db never recorded, app kept", st)
+	}
+}

@@ -21,24 +21,39 @@ const maxMetricNames = 32
 type Timings struct {
 	Dur       [MaxTimings]uint32 // microseconds
 	Metric    [MaxTimings]uint8  // Recorder.Metric's index; 0: unused
-	Malformed uint8              // malformed metrics skipped
+	Malformed uint8              // malformed metrics skipped (a dur past HighestLatency too)
 	Dropped   uint8              // metrics beyond MaxTimings or the recorder's names
 }
 
 // Add records metric m (from Recorder.Metric; 0 counts as dropped) taking dur milliseconds.
+// A dur past the histograms' range (HighestLatency), alone or summed with the same name's
+// earlier ones, is no duration of the response: it counts as malformed, and the name is not
+// recorded for this response.
 func (t *Timings) Add(m uint8, durMs float64) {
 	if m == 0 {
 		t.Dropped = min(t.Dropped+1, 255)
 		return
 	}
-	us := uint32(min(max(durMs*1000, 0), float64(HighestLatency/time.Microsecond)))
+	const highest = float64(HighestLatency / time.Microsecond)
+	us := max(durMs*1000, 0)
+	if !(us <= highest) { // NaN included
+		t.Bad()
+		return
+	}
 	for i := range t.Metric {
 		switch t.Metric[i] {
 		case m:
-			t.Dur[i] += us
+			if float64(t.Dur[i])+us > highest {
+				copy(t.Metric[i:], t.Metric[i+1:])
+				copy(t.Dur[i:], t.Dur[i+1:])
+				t.Metric[len(t.Metric)-1], t.Dur[len(t.Dur)-1] = 0, 0
+				t.Bad()
+				return
+			}
+			t.Dur[i] += uint32(us)
 			return
 		case 0:
-			t.Metric[i], t.Dur[i] = m, us
+			t.Metric[i], t.Dur[i] = m, uint32(us)
 			return
 		}
 	}

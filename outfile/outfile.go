@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -67,6 +69,25 @@ func Create(path string) (*os.File, error) {
 	return f, err
 }
 
+// RefuseLink fails when path is a symbolic link, as a write to it would: the check a command
+// makes of its output paths before it sends anything.
+func RefuseLink(path string) error { return refuseLink(path) }
+
+// RefuseLinksIn fails when dir, an existing directory apiperf is to write into, holds a
+// symbolic link (apiperf makes none): a write to it would be refused after the load.
+func RefuseLinksIn(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // a directory that cannot be read is the writer's to report
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return linkError(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
 // refuseLink fails when path is a symbolic link.
 func refuseLink(path string) error {
 	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
@@ -82,21 +103,61 @@ func linkError(path string) error {
 	return fmt.Errorf("refusing to write %s: it is a symbolic link; remove it or choose another directory", path)
 }
 
-// createTemp creates a new file beside path, exclusively and not through a link.
+// createTemp creates a new file beside path, exclusively and not through a link, named
+// ".BASE.PID-RANDOM.tmp"; those a killed apiperf left beside path are removed first.
 func createTemp(path string) (string, *os.File, error) {
 	dir, base := filepath.Split(path)
+	f, err := createIn(dir, "."+base+".", ".tmp")
+	if err != nil {
+		return "", nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Name(), f, nil
+}
+
+// CreateTemp creates a new file in dir (os.TempDir() when "") named prefix+PID-RANDOM+suffix,
+// exclusively and not through a link; the files of that name a killed apiperf left in dir (no
+// process of their pid runs) are removed first.
+func CreateTemp(dir, prefix, suffix string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return createIn(dir, prefix, suffix)
+}
+
+func createIn(dir, prefix, suffix string) (*os.File, error) {
+	removeStale(dir, prefix, suffix)
 	for range 16 {
 		var r [6]byte
 		rand.Read(r[:])
-		tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(r[:])+".tmp")
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		name := filepath.Join(dir, fmt.Sprintf("%s%d-%s%s", prefix, os.Getpid(), hex.EncodeToString(r[:]), suffix))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ELOOP) {
 			continue // taken, or a link planted under the name: another name
 		}
-		if err != nil {
-			return "", nil, fmt.Errorf("writing %s: %w", path, err)
-		}
-		return tmp, f, nil
+		return f, err
 	}
-	return "", nil, fmt.Errorf("writing %s: no free temporary name beside it", path)
+	return nil, errors.New("no free temporary name")
+}
+
+// removeStale removes the files prefix+PID-*+suffix in dir whose process is gone.
+func removeStale(dir, prefix, suffix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		n := e.Name()
+		rest, ok := strings.CutPrefix(n, prefix)
+		if !ok || !strings.HasSuffix(n, suffix) || !e.Type().IsRegular() {
+			continue
+		}
+		digits, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(digits)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
 }

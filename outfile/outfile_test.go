@@ -2,8 +2,10 @@ package outfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -97,4 +99,47 @@ func fullDisk(t *testing.T) string {
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	return dir
+}
+
+// deadPID is the pid of a process that ran and is gone.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestStaleTempsRemoved: the temporary files a killed apiperf left (SIGKILL: no deferred
+// removal ran) are removed by the next one that writes there; a running process's are kept.
+func TestStaleTempsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	dead, live := deadPID(t), os.Getpid()
+	stale := []string{fmt.Sprintf(".run.json.%d-0a1b2c.tmp", dead), fmt.Sprintf("apiperf-trace-%d-123.out", dead)}
+	kept := []string{fmt.Sprintf(".run.json.%d-0a1b2d.tmp", live), fmt.Sprintf("apiperf-trace-%d-124.out", live), "apiperf-trace-notes.out", ".other.json.1-x.tmp"}
+	for _, n := range append(stale, kept...) {
+		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
+	}
+	if err := Write(filepath.Join(dir, "run.json"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := CreateTemp(dir, "apiperf-trace-", ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if !strings.HasPrefix(filepath.Base(f.Name()), fmt.Sprintf("apiperf-trace-%d-", live)) {
+		t.Errorf("CreateTemp made %s, want it named with this process's pid", f.Name())
+	}
+	for _, n := range stale {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("%s, left by a process that is gone, is still there", n)
+		}
+	}
+	for _, n := range kept {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s was removed (%v); want it kept", n, err)
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/apiperf/apiperf/inflate"
 	"github.com/apiperf/apiperf/outfile"
 )
 
@@ -31,6 +32,10 @@ const DefaultSlack = 5 * time.Second
 // MaxProfileBytes bounds how much of one profile response is read (a profile of a real
 // service is a few MB at most; a bigger answer is skipped with a warning that says so).
 const MaxProfileBytes = 16 << 20
+
+// MaxProfileUncompressed bounds what one gzipped profile may expand to: a gzip bomb served
+// on the pprof port is refused at it, not decompressed whole.
+const MaxProfileUncompressed = 64 << 20
 
 // Kind names one of the captured profiles.
 type Kind string
@@ -397,22 +402,35 @@ func fetch(ctx context.Context, client *http.Client, u string) (*Profile, error)
 		return nil, err
 	}
 	defer rc.Close()
-	body, err := io.ReadAll(io.LimitReader(rc, MaxProfileBytes+1))
+	body, err := inflate.ReadAll(rc, MaxProfileBytes)
+	if inflate.IsTooLarge(err) {
+		return nil, fmt.Errorf("response %v for a profile; skipped", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)
-	}
-	if len(body) > MaxProfileBytes {
-		return nil, fmt.Errorf("response larger than the %d MiB limit for a profile; skipped", MaxProfileBytes>>20)
 	}
 	if looksLikeHTML(body) {
 		return nil, errors.New("got an HTML page, not a profile (is the base URL the pprof root?)")
 	}
-	parsed, err := profile.ParseData(body)
+	data, gzipped := body, isGzip(body)
+	if gzipped {
+		// Decompressed here, under a bound: profile.ParseData would expand it whole.
+		if data, err = inflate.Gzip(body, MaxProfileUncompressed); err != nil {
+			if inflate.IsTooLarge(err) {
+				return nil, fmt.Errorf("profile uncompressed %v; skipped", err)
+			}
+			return nil, fmt.Errorf("parsing profile: %w", err)
+		}
+		if isGzip(data) {
+			return nil, errors.New("parsing profile: compressed twice")
+		}
+	}
+	parsed, err := profile.ParseData(data)
 	if err != nil {
 		return nil, fmt.Errorf("parsing profile: %w", err)
 	}
 	raw := body
-	if !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+	if !gzipped {
 		// Legacy or uncompressed: store what go tool pprof expects.
 		var buf bytes.Buffer
 		if err := parsed.Write(&buf); err != nil {
@@ -456,6 +474,9 @@ func unwrapURLError(err error) error {
 	}
 	return err
 }
+
+// isGzip reports whether b starts as a gzip stream does.
+func isGzip(b []byte) bool { return bytes.HasPrefix(b, []byte{0x1f, 0x8b}) }
 
 func looksLikeHTML(b []byte) bool {
 	head := bytes.ToLower(bytes.TrimSpace(b[:min(len(b), 512)]))

@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"time"
+
+	"github.com/apiperf/apiperf/inflate"
 )
 
 // DefaultInterval is how often a Scraper scrapes when Interval is zero.
@@ -168,10 +170,10 @@ func scrape(ctx context.Context, client *http.Client, u string) (sampleSet, erro
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/vnd.google.protobuf" {
 		return nil, errors.New("target answered in protobuf; only the text format is read")
 	}
-	body := &cappedReader{r: resp.Body, left: MaxMetricsBytes}
+	body := inflate.NewReader(resp.Body, MaxMetricsBytes)
 	values, err := parseExposition(body)
-	if body.over {
-		return nil, fmt.Errorf("metrics page larger than the %d MiB limit; skipped", MaxMetricsBytes>>20)
+	if body.Over() {
+		return nil, fmt.Errorf("metrics page %v; skipped", &inflate.TooLargeError{Limit: MaxMetricsBytes})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("parsing metrics: %w", err)
@@ -292,27 +294,4 @@ func (a acc) stat() *Stat {
 		return nil
 	}
 	return &Stat{Mean: a.sum / float64(a.n), Max: a.max, N: a.n}
-}
-
-// cappedReader reads at most left bytes of r and notes when r had more.
-type cappedReader struct {
-	r    io.Reader
-	left int64
-	over bool
-}
-
-func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		if n, _ := c.r.Read(one[:]); n > 0 {
-			c.over = true
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
 }

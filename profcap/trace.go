@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/apiperf/apiperf/exectrace"
+	"github.com/apiperf/apiperf/inflate"
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // KindTrace names the execution trace (/debug/pprof/trace) among the captured kinds.
@@ -38,17 +40,17 @@ func fetchTrace(ctx context.Context, client *http.Client, u string) (*TraceFile,
 		return nil, err
 	}
 	defer body.Close()
-	f, err := os.CreateTemp("", "apiperf-trace-*.out")
+	f, err := outfile.CreateTemp("", "apiperf-trace-", ".out")
 	if err != nil {
 		return nil, fmt.Errorf("spilling trace: %w", err)
 	}
 	t := &TraceFile{path: f.Name()}
-	t.Bytes, err = io.Copy(f, io.LimitReader(body, MaxTraceBytes+1))
+	t.Bytes, err = io.Copy(f, inflate.NewReader(body, MaxTraceBytes))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && t.Bytes > MaxTraceBytes {
-		err = fmt.Errorf("trace larger than the %d MiB limit; skipped", MaxTraceBytes>>20)
+	if inflate.IsTooLarge(err) {
+		err = fmt.Errorf("trace %w; skipped", err)
 	}
 	if err == nil {
 		err = checkTraceHeader(t.path)

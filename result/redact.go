@@ -47,6 +47,9 @@ func (r *Run) Redact() {
 			}
 		}
 	}
+	if c := r.Conditions; c != nil && c.Target != nil && c.Target.Cmdline != nil {
+		c.Target.Cmdline = scenario.RedactArgs(c.Target.Cmdline, extra, false)
+	}
 	if r.Native != nil {
 		if r.Native.Scenario.SecretParams == nil {
 			r.Native.Scenario.SecretParams = extra

@@ -14,6 +14,11 @@ import (
 //   - the values of query parameters whose names look secret (SecretParams, names containing
 //     one of secretParamParts, and the names given with --redact);
 //   - the values of secret headers (IsSecret);
+//   - on a command line (apiperf's own, or a target's from its pprof cmdline), the same
+//     rule: the value of every argument that is a secret header ("Authorization: Bearer x",
+//     alone or after any flag's "="), of flags and environment-like NAME=value assignments
+//     whose names look secret (IsSecretParam: -requirepass x, --password=x, TOKEN=x,
+//     -dsn x), and every URL (RedactArgs);
 //   - the request body: stored as its length and SHA-256 unless --keep-body.
 
 // Redacted is the text that replaces secrets in saved files and reports.
@@ -25,8 +30,16 @@ var SecretParams = []string{"token", "access_token", "api_key", "apikey", "key",
 	"passwd", "secret", "signature", "sig", "auth", "session"}
 
 // secretParamParts make a parameter secret wherever they appear in its name
-// (client_secret, id_token, x-api-key).
-var secretParamParts = []string{"token", "secret", "passw", "api_key", "api-key", "apikey", "signature"}
+// (client_secret, id_token, x-api-key, db-password, private_key); secretParamEnds where its
+// name ends with them (requirepass, masterauth, mysql-dsn).
+var (
+	secretParamParts = []string{"token", "secret", "passw", "api_key", "api-key", "apikey", "signature",
+		"credential", "private_key", "private-key", "privatekey"}
+	secretParamEnds = []string{"pass", "auth", "dsn"}
+)
+
+// fileParamEnds name where a secret is kept, not the secret: --token-file /run/token.
+var fileParamEnds = []string{"file", "path", "dir"}
 
 // IsSecret reports whether a header carries a credential (Authorization, Cookie, tokens, keys).
 func IsSecret(name string) bool {
@@ -60,8 +73,18 @@ func IsSecretParam(name string, extra []string) bool {
 			return true
 		}
 	}
+	for _, p := range fileParamEnds {
+		if strings.HasSuffix(n, p) {
+			return false
+		}
+	}
 	for _, p := range secretParamParts {
 		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	for _, p := range secretParamEnds {
+		if strings.HasSuffix(n, p) {
 			return true
 		}
 	}
@@ -203,39 +226,72 @@ func bodyHash(body string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// RedactArgs applies the rule to a command line: secret header values, the --body value
-// (unless keepBody), and every URL; extra are the --redact names.
+// RedactArgs applies the rule to a command line, apiperf's or a target's: every URL; secret
+// header values, whatever flag they follow (-H, --header, -header) or none; the values of
+// flags and NAME=value assignments whose names look secret (IsSecretParam, with extra, the
+// --redact names); the --body value (unless keepBody).
 func RedactArgs(args []string, extra []string, keepBody bool) []string {
 	out := make([]string, len(args))
+	secretNext, bodyNext := false, false
 	for i, a := range args {
 		out[i] = RedactText(a, extra...)
-		prev := ""
-		if i > 0 {
-			prev = args[i-1]
-		}
-		v := a
+		isFlag := strings.HasPrefix(a, "-") && len(a) > 1
 		switch {
-		case strings.HasPrefix(a, "-H") && len(a) > 2 && !strings.HasPrefix(a, "--"):
-			v = strings.TrimPrefix(a[2:], "=")
-		case strings.HasPrefix(a, "--header="):
-			v = strings.TrimPrefix(a, "--header=")
-		case prev == "-H" || prev == "--header":
-		case strings.HasPrefix(a, "--body="):
-			if !keepBody {
-				out[i] = "--body=" + Redacted
-			}
-			continue
-		case prev == "--body":
-			if !keepBody {
-				out[i] = Redacted
-			}
-			continue
+		case secretNext && !isFlag, bodyNext && !keepBody:
+			out[i] = Redacted
+		case isFlag:
+			out[i] = redactFlag(a, out[i], extra, keepBody)
 		default:
-			continue
+			out[i] = redactValue("", a, out[i], extra)
 		}
-		if h, err := ParseHeader(v); err == nil && IsSecret(h.Name) {
-			out[i] = strings.TrimSuffix(a, v) + h.Name + ": " + Redacted
-		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		secretNext = isFlag && !hasValue && IsSecretParam(name, extra)
+		bodyNext = isFlag && !hasValue && name == "body"
 	}
 	return out
+}
+
+// redactFlag is the rule for one flag argument a (-name=value, or wrk's -HName: value),
+// whose URLs are redacted in urls.
+func redactFlag(a, urls string, extra []string, keepBody bool) string {
+	if strings.HasPrefix(a, "-H") && len(a) > 2 && a[2] != '=' {
+		return redactValue("-H", a[2:], urls, extra)
+	}
+	name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	if !ok {
+		return urls
+	}
+	prefix := a[:len(a)-len(value)]
+	switch {
+	case name == "body":
+		if keepBody {
+			return urls
+		}
+		return prefix + Redacted
+	case IsSecretParam(name, extra):
+		return prefix + Redacted
+	}
+	return redactValue(prefix, value, urls, extra)
+}
+
+// redactValue is the rule for a value v (after prefix, or alone), whose URLs are redacted
+// in urls: a secret header's value, or a NAME=value whose name looks secret, is redacted.
+func redactValue(prefix, v, urls string, extra []string) string {
+	if h, err := ParseHeader(v); err == nil && IsSecret(h.Name) && !strings.Contains(v, "://") {
+		return prefix + h.Name + ": " + Redacted
+	}
+	if name, _, ok := strings.Cut(v, "="); ok && isEnvName(name) && IsSecretParam(name, extra) {
+		return prefix + name + "=" + Redacted
+	}
+	return urls
+}
+
+// isEnvName reports whether s is an environment variable's name.
+func isEnvName(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -91,3 +91,28 @@ func FuzzRedactText(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactArgsSecretShapes: the one rule covers every shape a secret takes on a command
+// line, apiperf's own or a target's.
+func TestRedactArgsSecretShapes(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		// A header given to any flag, not only -H.
+		{[]string{"-header", "Authorization: Bearer x"}, []string{"-header", "Authorization: REDACTED"}},
+		{[]string{"--add-header=Cookie: c=1"}, []string{"--add-header=Cookie: REDACTED"}},
+		// Credentials in a URL (a DSN); a DSN flag without a scheme is a secret as a whole.
+		{[]string{"-dsn", "postgres://user:pass@127.0.0.1/db"}, []string{"-dsn", "REDACTED"}},
+		{[]string{"--db=postgres://user:pass@127.0.0.1/db"}, []string{"--db=postgres://user:REDACTED@127.0.0.1/db"}},
+		{[]string{"-mysql-dsn=user:pass@tcp(127.0.0.1:3306)/db"}, []string{"-mysql-dsn=REDACTED"}},
+		// Flags whose names end in pass or auth (redis), or say password.
+		{[]string{"-requirepass", "secret", "-masterauth", "s2"}, []string{"-requirepass", "REDACTED", "-masterauth", "REDACTED"}},
+		{[]string{"--password=x", "--db-password", "y"}, []string{"--password=REDACTED", "--db-password", "REDACTED"}},
+		// Environment-like assignments (env TOKEN=x svc).
+		{[]string{"env", "TOKEN=abc", "DB_PASSWORD=p", "PORT=80", "svc"}, []string{"env", "TOKEN=REDACTED", "DB_PASSWORD=REDACTED", "PORT=80", "svc"}},
+		// A file holding a secret is a path, not the secret; ordinary flags are kept.
+		{[]string{"--token-file", "/run/token", "-port=8080", "-v"}, []string{"--token-file", "/run/token", "-port=8080", "-v"}},
+	} {
+		if got := RedactArgs(tc.in, nil, false); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("RedactArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/apiperf/apiperf/outfile"
 )
 
 // CheckFile reports, before any load is sent, whether a command will be able to write the
@@ -14,6 +16,9 @@ import (
 // and accept new files, and the file, when it is there, must be a writable regular file. It
 // creates nothing that is not there already.
 func CheckFile(path string, mkdir bool) error {
+	if err := outfile.RefuseLink(path); err != nil {
+		return err
+	}
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return fmt.Errorf("%s is a directory, want a file", path)

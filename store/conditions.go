@@ -1,16 +1,14 @@
 package store
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
 	"github.com/apiperf/apiperf/conditions"
+	"github.com/apiperf/apiperf/inflate"
 )
 
 // docFields is what a listing reads from a run's stored document: its conditions (nil for a
@@ -29,11 +27,7 @@ func (d *DB) readDoc(ctx context.Context, id int64) (docFields, error) {
 	if err := d.db.QueryRowContext(ctx, d.sql("SELECT doc FROM runs WHERE id = ?"), id).Scan(&blob); err != nil {
 		return doc, d.wrap("reading conditions from", err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(blob))
-	if err != nil {
-		return doc, fmt.Errorf("run #%d in %s: %w", id, d.path, err)
-	}
-	b, err := io.ReadAll(zr)
+	b, err := inflate.Gzip(blob, maxDocBytes)
 	if err == nil {
 		err = json.Unmarshal(b, &doc)
 	}

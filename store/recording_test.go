@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/inflate"
+	"github.com/apiperf/apiperf/internal/testenv"
 )
 
 // A recording that crossed a process boundary as JSON is stored exactly as Record stores
@@ -119,5 +123,14 @@ func TestCheckDB(t *testing.T) {
 		case tc.damaged && !errors.Is(err, ErrDamaged):
 			t.Errorf("%s: CheckDB = %v; want ErrDamaged", tc.name, err)
 		}
+	}
+}
+
+// TestStoredDocGzipBomb: a stored run document (the team's database is shared) that expands
+// past the bound is refused at it, not decompressed whole.
+func TestStoredDocGzipBomb(t *testing.T) {
+	gz := bytes.NewBuffer(testenv.GzipBomb(maxDocBytes>>20+1, 1<<20)) // 1 MiB members, one past the bound
+	if _, err := decodeDoc("run #1", gz.Bytes()); !inflate.IsTooLarge(err) || !strings.Contains(err.Error(), "run #1") {
+		t.Errorf("decodeDoc(%d KB expanding past %d MiB) = %v; want a too-large error naming the run", gz.Len()>>10, maxDocBytes>>20, err)
 	}
 }

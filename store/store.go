@@ -8,15 +8,12 @@
 package store
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +21,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/apiperf/apiperf/inflate"
 	"github.com/apiperf/apiperf/result"
 )
 
@@ -204,13 +202,13 @@ func fillLevels(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
+// maxDocBytes bounds what a stored run document may expand to: a database shared by a team
+// may hold a document written by anyone.
+const maxDocBytes = 256 << 20
+
 // decodeDoc reads a gzipped run document.
 func decodeDoc(name string, blob []byte) (*result.Run, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(blob))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	doc, err := io.ReadAll(zr)
+	doc, err := inflate.Gzip(blob, maxDocBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -84,6 +84,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(err)
 	}
+	if e.checkOnly {
+		return nil
+	}
 	if err := checkFileLimit(cfg.Conns()); err != nil {
 		return err
 	}

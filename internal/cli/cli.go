@@ -32,6 +32,9 @@ type env struct {
 	isTerminal bool
 	// redact points to the --redact names, filled when the flags are parsed.
 	redact *[]string
+	// checkOnly makes run, sweep and capacity return once their arguments are checked, before
+	// anything is read, resolved or sent (apiperf k8s checks the load it ships).
+	checkOnly bool
 }
 
 type command struct {

@@ -53,6 +53,25 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(fmt.Errorf("k8s: %w", err))
 	}
+	if err := checkLoad(ctx, e, m.Args); err != nil {
+		return err
+	}
 	_, err = e.stdout.Write(out)
 	return err
+}
+
+// checkLoad refuses the load a k8s coordinator is to run (run|sweep|capacity and its
+// arguments) as that command would refuse it here, without running it.
+func checkLoad(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return nil // the manifests refuse it
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			check := *e
+			check.checkOnly = true
+			return c.run(ctx, &check, args[1:])
+		}
+	}
+	return nil
 }

@@ -101,6 +101,11 @@ func TestK8sRefusals(t *testing.T) {
 		{[]string{"--", "run", "--body-file", "/dev/zero", "http://127.0.0.1:9/"}, "shipping /dev/zero: /dev/zero is a device, not a regular file"},
 		{[]string{"--", "run", "--body-file", filepath.Join(dir, "missing"), "http://127.0.0.1:9/"}, "no such file"},
 		{[]string{"--", "run", "--token-file", mix, "http://127.0.0.1:9/"}, "--token-file: apiperf k8s puts the token in the Secret"},
+		// The load's own arguments are refused here as run, sweep and capacity refuse them.
+		{[]string{"--", "run", "-c", "0", "-d", "1s", "http://127.0.0.1:9/"}, "connections must be at least 1, got 0"},
+		{[]string{"--", "sweep", "--levels", "0", "http://127.0.0.1:9/"}, "level 0 must be at least 1"},
+		{[]string{"--", "capacity", "--max-rate", "-5", "http://127.0.0.1:9/"}, `invalid argument "-5" for "--max-rate"`},
+		{[]string{"--", "run", "-d", "1s"}, "run: no URL given"},
 	} {
 		args := append([]string{"k8s", "--workers", "2"}, tc.args...)
 		if !strings.Contains(strings.Join(tc.args, " "), "--") {

@@ -208,10 +208,10 @@ func expandK8s(t *testing.T, j *batchv1.Job, secret *corev1.Secret) []string {
 // the Service selects the coordinator's pod on the port it listens on, both read the Secret.
 func TestK8sManifestsStrict(t *testing.T) {
 	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
-	for _, sub := range []string{"run", "sweep", "capacity"} {
+	for sub, load := range map[string][]string{"run": {"-c", "30"}, "sweep": {"--levels", "30,60"}, "capacity": {"-c", "30"}} {
 		t.Run(sub, func(t *testing.T) {
-			_, o := k8sManifests(t, "--workers", "3", "--namespace", "perf", "--port", "7171", "--",
-				sub, "-c", "30", "-H", `X-Note: "quoted": yes`, "http://api.perf.svc:8080/")
+			args := append([]string{"--workers", "3", "--namespace", "perf", "--port", "7171", "--", sub}, load...)
+			_, o := k8sManifests(t, append(args, "-H", `X-Note: "quoted": yes`, "http://api.perf.svc:8080/")...)
 			w := o.workers.Spec
 			if w.CompletionMode == nil || *w.CompletionMode != batchv1.IndexedCompletion ||
 				w.Parallelism == nil || *w.Parallelism != 3 || w.Completions == nil || *w.Completions != 3 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/store"
 )
 
@@ -30,14 +31,16 @@ func checkFiles(paths ...string) error {
 	return asUsage(errors.Join(errs...))
 }
 
-// checkRunDir refuses a run directory parent/name that cannot be written. parent may be
-// created (the user named it, or it is apiperf's default), and name inside it.
+// checkRunDir refuses a run directory parent/name that cannot be written, or that holds a
+// symbolic link (a planted run.json). parent may be created (the user named it, or it is
+// apiperf's default), and name inside it.
 func checkRunDir(parent, name string) error {
 	if err := store.CheckDir(parent); err != nil {
 		return asUsage(err)
 	}
 	if _, err := os.Stat(parent); err == nil {
-		return asUsage(store.CheckDir(filepath.Join(parent, name)))
+		dir := filepath.Join(parent, name)
+		return asUsage(errors.Join(store.CheckDir(dir), outfile.RefuseLinksIn(dir)))
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -77,5 +80,36 @@ func TestServeFaultBadInput(t *testing.T) {
 		if code, _, stderr := runCLI(t, args...); code != ExitUsage || !strings.Contains(stderr, "hostile target") {
 			t.Errorf("apiperf %s = exit %d, %q; want 2 and the reason", strings.Join(args, " "), code, stderr)
 		}
+	}
+}
+
+// TestPlantedLinkRefusedBeforeTraffic: a symbolic link planted where run.json is to be written
+// (-o, or inside an existing sweep directory) is refused with exit 2 before any request, not
+// after the whole load ran.
+func TestPlantedLinkRefusedBeforeTraffic(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "run.json")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Skip(err)
+	}
+	sweepDir := filepath.Join(dir, "sweeps", "api")
+	os.MkdirAll(sweepDir, 0o755)
+	os.Symlink(victim, filepath.Join(sweepDir, "run.json"))
+	for _, args := range [][]string{
+		{"run", "-c", "1", "-t", "1", "-d", "300ms", "--no-history", "-o", link, srv.URL},
+		{"sweep", "--levels", "1", "-d", "300ms", "--warmup", "0", "--no-history", "--dir", filepath.Join(dir, "sweeps"), "--name", "api", srv.URL},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "symbolic link") || hits.Load() != 0 {
+			t.Errorf("apiperf %s = %d, %q, %d requests sent; want 2 naming the link before any request", args[0], code, stderr, hits.Load())
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the link's target was overwritten: %q", b)
 	}
 }

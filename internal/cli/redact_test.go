@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -178,6 +179,49 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	for _, want := range []string{"alice:REDACTED@", "token=REDACTED", "mine=REDACTED", "page=2", `"body_size": 11`, "Authorization: REDACTED"} {
 		if !bytes.Contains(doc, []byte(want)) {
 			t.Errorf("run.json lacks %q (the redaction rule keeps what is not secret)", want)
+		}
+	}
+}
+
+// TestNoSecretFromTargetCmdline: a target's command line with secrets of every shape (a
+// header, a DSN, a redis password, a --password=, an env-like TOKEN=), in a hand-edited
+// run.json, is in no report rendered from it (conditions.FromCmdline redacts it when a run
+// reads it from the target's pprof: TestFromCmdline).
+func TestNoSecretFromTargetCmdline(t *testing.T) {
+	secrets := []string{"HDRSECRET7732", "DSNPASS7732", "REQPASS7732", "PWSECRET7732", "ENVTOKEN7732"}
+	cmdline := []string{"/usr/bin/svc", "-header", "Authorization: Bearer HDRSECRET7732",
+		"-dsn", "postgres://app:DSNPASS7732@127.0.0.1/db", "-requirepass", "REQPASS7732",
+		"--password=PWSECRET7732", "TOKEN=ENVTOKEN7732", "-port=8080"}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.json")
+	var o, e bytes.Buffer
+	if code := Run(context.Background(), []string{"run", "-c", "1", "-t", "1", "-d", "300ms", "--no-history", "-o", out, redactServer(t) + "/"}, &o, &e); code != 0 {
+		t.Fatalf("apiperf run: exit %d\n%s%s", code, &o, &e)
+	}
+	var doc map[string]any
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cond, ok := doc["conditions"].(map[string]any)
+	if !ok {
+		t.Fatalf("run.json has no conditions:\n%s", b)
+	}
+	cond["target"] = map[string]any{"found": "pprof cmdline", "cmdline": cmdline}
+	b, _ = json.Marshal(doc)
+	os.WriteFile(out, b, 0o644)
+	o.Reset()
+	e.Reset()
+	if code := Run(context.Background(), []string{"report", dir}, &o, &e); code != 0 {
+		t.Fatalf("apiperf report: exit %d\n%s%s", code, &o, &e)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.Contains(html, []byte("-port=8080")) {
+		t.Fatalf("report.html (%v) shows no target command line; want it, redacted", err)
+	}
+	for _, s := range secrets {
+		if bytes.Contains(html, []byte(s)) || strings.Contains(o.String()+e.String(), s) {
+			t.Errorf("report.html or the output holds the target's secret %s", s)
 		}
 	}
 }

@@ -247,6 +247,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	if e.checkOnly {
+		return nil
+	}
 	if err := checkFileLimit(cfg.Conns()); err != nil {
 		return err
 	}

@@ -223,6 +223,9 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return asUsage(err)
 	}
+	if e.checkOnly {
+		return nil
+	}
 	j := &sweepJob{e: e, args: args, sf: sf, hf: hf, ci: &ci, wf: &wf, lv: &lv, cf: &cf, plan: plan, obj: obj, rules: rules,
 		cfg: cfg, expected: expected, extra: extra}
 	if variants {
