@@ -244,6 +244,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err == nil {
 		err = tf.validate(cfg.Duration.Duration())
 	}
+	if err == nil {
+		err = ci.check()
+	}
 	if err != nil {
 		return asUsage(err)
 	}
@@ -264,7 +267,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 
 	doc := newRun(result.KindRun, sc, cfg, args)
-	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), ci.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
+	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
 	}
 	capture, _ := tf.session(sc.URL, false) // a run's summary shows the target's process for --target-pid only
