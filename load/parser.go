@@ -248,42 +248,12 @@ func (p *parser) headerLine(line []byte) error {
 	return nil
 }
 
-// equalFold compares an ASCII header name with a lower-case one.
-func equalFold(b []byte, lowerName string) bool {
-	if len(b) != len(lowerName) {
-		return false
-	}
-	for i := range b {
-		if lower(b[i]) != lowerName[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// containsFold reports whether the lower-case word occurs in b, ignoring ASCII case.
-func containsFold(b []byte, word string) bool {
-	for i := 0; i+len(word) <= len(b); i++ {
-		if equalFold(b[i:i+len(word)], word) {
-			return true
-		}
-	}
-	return false
-}
-
 // eof tells the parser the connection closed; it reports whether the response is complete.
 func (p *parser) eof() bool {
 	if p.state == sEOFBody {
 		p.state = sDone
 	}
 	return p.state == sDone
-}
-
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 // step consumes one byte of the header or chunk framing.
@@ -392,18 +362,6 @@ func (p *parser) step(c byte) error {
 	return nil
 }
 
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
-
 func (p *parser) endChunkSize() error {
 	if !p.sawDigit {
 		return errProtocol
@@ -497,24 +455,6 @@ func (p *parser) valueByte(c byte) error {
 		}
 	}
 	return nil
-}
-
-// matchWord sets *flag when word appears (case-insensitively) in the value, c being its next
-// byte and *match the progress so far.
-func matchWord(c byte, word string, match *int, flag *bool) {
-	lc := lower(c)
-	if lc == word[*match] {
-		*match++
-		if *match == len(word) {
-			*flag = true
-			*match = 0
-		}
-		return
-	}
-	*match = 0
-	if lc == word[0] {
-		*match = 1
-	}
 }
 
 // endHeaders decides, at the blank line, how the body ends, and whether the connection does
