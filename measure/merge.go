@@ -161,3 +161,50 @@ func mergeGenerator(a, b *Generator) *Generator {
 		MachineCPUs: a.MachineCPUs + b.MachineCPUs, RunWait: a.RunWait + b.RunWait,
 		SchedSlowPct: max(a.SchedSlowPct, b.SchedSlowPct)}
 }
+
+// Clone is a deep copy of s: merging into it (Merge) never changes s. It is the one copy of
+// a step; a field added to Step that holds a pointer, map or slice is copied here.
+func (s *Step) Clone() *Step {
+	c := *s
+	cloneHist := func(h *Histogram) *Histogram {
+		if h == nil {
+			return nil
+		}
+		return h.Clone()
+	}
+	c.Latency, c.Uncorrected, c.AllAttempts, c.SendLag = cloneHist(s.Latency), cloneHist(s.Uncorrected), cloneHist(s.AllAttempts), cloneHist(s.SendLag)
+	c.Status = AddStatus(nil, s.Status)
+	c.Timeline = append([]Second(nil), s.Timeline...)
+	c.Endpoints = nil
+	for _, ep := range s.Endpoints {
+		ep.Latency = cloneHist(ep.Latency)
+		ep.Status = AddStatus(nil, ep.Status)
+		c.Endpoints = append(c.Endpoints, ep)
+	}
+	c.Warnings = append([]string(nil), s.Warnings...)
+	if s.Exemplars != nil {
+		c.Exemplars = s.Exemplars.Clone()
+	}
+	if s.ServerTiming != nil {
+		c.ServerTiming = s.ServerTiming.Clone()
+	}
+	copyPtr(&c.UncorrectedSummary)
+	copyPtr(&c.Open)
+	copyPtr(&c.Generator)
+	copyPtr(&c.GeneratorLimit)
+	copyPtr(&c.Failure)
+	if s.HTTP2 != nil {
+		h := *s.HTTP2
+		h.GoAways, h.Resets = addCounts(nil, s.HTTP2.GoAways), addCounts(nil, s.HTTP2.Resets)
+		c.HTTP2 = &h
+	}
+	return &c
+}
+
+// copyPtr points *p at a copy of what it points at (nothing for nil).
+func copyPtr[T any](p **T) {
+	if *p != nil {
+		v := **p
+		*p = &v
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/apiperf/apiperf/measure"
 )
 
 // Merge combines runs of the same test made by several generators at once (one per host) into
@@ -70,30 +68,9 @@ func Merge(runs []*Run) (*Run, error) {
 			key := fmt.Sprintf("%s#%d", s.Label, s.Rep)
 			i, ok := byLabel[key]
 			if !ok {
-				c := *s
-				c.Latency, c.Uncorrected, c.AllAttempts = s.Latency.Clone(), nil, nil
-				c.Status = measure.AddStatus(nil, s.Status)
-				if s.Uncorrected != nil {
-					c.Uncorrected = s.Uncorrected.Clone()
-				}
-				if s.AllAttempts != nil {
-					c.AllAttempts = s.AllAttempts.Clone()
-				}
-				c.Timeline = append(c.Timeline[:0:0], s.Timeline...)
-				c.Endpoints = nil
-				for _, ep := range s.Endpoints {
-					ep.Latency = ep.Latency.Clone()
-					ep.Status = measure.AddStatus(nil, ep.Status)
-					c.Endpoints = append(c.Endpoints, ep)
-				}
-				c.Warnings = append([]string(nil), s.Warnings...)
-				c.Exemplars, c.ServerTiming = s.Exemplars.Clone(), s.ServerTiming.Clone()
-				if s.Open != nil {
-					o := *s.Open
-					c.Open = &o
-				}
+				c := s.Clone() // merging into it never changes the input
 				byLabel[key] = len(out.Steps)
-				out.Steps = append(out.Steps, &c)
+				out.Steps = append(out.Steps, c)
 				continue
 			}
 			out.Steps[i].Merge(s)
