@@ -13,8 +13,8 @@ func fullStep(ms time.Duration) *Step {
 		Status: map[int]int64{200: 10}, Latency: h(), Uncorrected: h(), AllAttempts: h(), SendLag: h(),
 		Endpoints: []EndpointStats{{Name: "a", Requests: 10, Status: map[int]int64{200: 10}, Latency: h()}},
 		Timeline:  []Second{{Requests: 10}}, Warnings: []string{"w"},
-		Open:      &OpenLoop{Scheduled: 10}, Generator: &Generator{CPU: Duration(time.Millisecond)},
-		HTTP2:     &HTTP2{Protocol: "h2c", GoAways: map[string]int64{"NO_ERROR": 1}, Resets: map[string]int64{"CANCEL": 1}},
+		Open: &OpenLoop{Scheduled: 10}, Generator: &Generator{CPU: Duration(time.Millisecond)},
+		HTTP2:          &HTTP2{Protocol: "h2c", GoAways: map[string]int64{"NO_ERROR": 1}, Resets: map[string]int64{"CANCEL": 1}},
 		GeneratorLimit: &GeneratorLimit{Errno: "EMFILE", Connections: 1, Wanted: 2}, Failure: &Failure{Kind: "tls", Reason: "r"},
 		UncorrectedSummary: &Summary{}}
 	s.Finish()
