@@ -95,9 +95,11 @@ func TestPortsToward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// At least ours: a socket of another test that used this port number before (TIME_WAIT)
+	// may count too; TestSockets checks the counting itself on a fixed table.
 	used, err := PortsToward(netip.MustParseAddrPort(l.Addr().String()))
-	if n := used[netip.MustParseAddr("127.0.0.1")]; err != nil || n != 1 {
-		t.Errorf("PortsToward(%s) from 127.0.0.1 = %d, %v; want 1", l.Addr(), n, err)
+	if n := used[netip.MustParseAddr("127.0.0.1")]; err != nil || n < 1 {
+		t.Errorf("PortsToward(%s) from 127.0.0.1 = %d, %v; want our connection counted", l.Addr(), n, err)
 	}
 	port := uint16(l.Addr().(*net.TCPAddr).Port)
 	if ok, err := Serves(os.Getpid(), port); !ok || err != nil {

@@ -39,6 +39,7 @@ var ErrDamaged = errors.New("history database is damaged")
 
 // SQLite primary result codes that mean the file is not a usable database.
 const (
+	sqliteBusy    = 5
 	sqliteCorrupt = 11
 	sqliteNotADB  = 26
 )
@@ -133,9 +134,19 @@ func Open(path string) (*DB, error) {
 func (d *DB) init() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Switching to WAL takes the file's lock without waiting on busy_timeout: a writer that
+	// holds it (another runner recording) makes it fail at once, so retry until the context's end.
 	var mode string
-	if err := d.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
-		return err
+	for {
+		err := d.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			break
+		}
+		var se *sqlite.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqliteBusy || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	var version int
 	if err := d.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {

@@ -87,7 +87,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--rates", "1k,fast", url}, []string{`--rates: "fast" is not a number`}},
 		{[]string{"-c", "100", url}, []string{"sweep concurrency with --levels"}},
 		// The objective is checked before any load.
-		{[]string{"--slo", "p95<=1s", url}, []string{`unknown metric "p95"`}},
+		{[]string{"--slo", "p96<=1s", url}, []string{`unknown metric "p96"`}},
 		// --vs-native compares a URL with the built-in target, so it needs a URL.
 		{[]string{"--vs-native"}, []string{"--vs-native needs a URL"}},
 		{[]string{url, url}, []string{"want at most one URL"}},
