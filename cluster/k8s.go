@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 )
 
 // Manifests describes the Kubernetes objects of a scale-out run: the coordinator as a Job
@@ -24,7 +25,32 @@ type Manifests struct {
 	Memory    string   // memory request and limit of each pod (default "512Mi")
 	Token     string   // the shared token put in the Secret
 	Args      []string // the coordinator's command after `apiperf`: run|sweep|capacity [flags] URL
+	// PlainJoin: workers join over plain TCP. By default the manifests carry a CA made for
+	// the run and the coordinator's certificate (the Secret), and workers verify it.
+	PlainJoin bool
+	// PKI is the join's CA and certificate (NewJoinPKI for the Service's names when nil).
+	PKI *JoinPKI
+	// ResultsPVC names the PersistentVolumeClaim the coordinator works in (history, run
+	// directories, -o files), so the results outlive its pod; "": an emptyDir, gone with it.
+	ResultsPVC string
+	// ResultsSize, with ResultsPVC, makes the manifests create that claim with this size.
+	ResultsSize string
 }
+
+// ServiceNames are the DNS names of the coordinator's Service, the ones its certificate carries.
+func (m Manifests) ServiceNames() []string {
+	m = m.withDefaults()
+	svc := m.Name + "-coordinator." + m.Namespace + ".svc"
+	return []string{svc, svc + ".cluster.local", m.Name + "-coordinator"}
+}
+
+// Where the join's TLS files are mounted in the pods.
+const (
+	tlsDir  = "/tls"
+	tlsCA   = "join-ca.pem"
+	tlsCert = "join-cert.pem"
+	tlsKey  = "join-key.pem"
+)
 
 // Command is the coordinator container's command line: URLs and header values are
 // $(APIPERF_ARG_n) references to the Secret (Kubernetes expands them), local files their
@@ -32,6 +58,9 @@ type Manifests struct {
 func (m Manifests) Command() []string {
 	m = m.withDefaults()
 	cmd := []string{"/apiperf", m.Args[0], "--workers", fmt.Sprint(m.Workers), "--join-addr", fmt.Sprintf("0.0.0.0:%d", m.Port)}
+	if !m.PlainJoin {
+		cmd = append(cmd, "--join-cert", tlsDir+"/"+tlsCert, "--join-key", tlsDir+"/"+tlsKey)
+	}
 	args, _ := podArgs(m.Args[1:])
 	for i, a := range args {
 		cmd = append(cmd, a.word(i))
@@ -42,7 +71,11 @@ func (m Manifests) Command() []string {
 // WorkerCommand is a worker container's command line.
 func (m Manifests) WorkerCommand() []string {
 	m = m.withDefaults()
-	return []string{"/apiperf", "worker", "--join", fmt.Sprintf("%s-coordinator.%s.svc:%d", m.Name, m.Namespace, m.Port)}
+	cmd := []string{"/apiperf", "worker", "--join", fmt.Sprintf("%s:%d", m.ServiceNames()[0], m.Port)}
+	if !m.PlainJoin {
+		cmd = append(cmd, "--join-ca", tlsDir+"/"+tlsCA, "--join-server-name", m.ServiceNames()[0])
+	}
+	return cmd
 }
 
 func (m Manifests) withDefaults() Manifests {
@@ -84,6 +117,15 @@ func (m Manifests) Validate() error {
 	if err := CheckToken(m.Token); err != nil {
 		errs = append(errs, err)
 	}
+	if m.ResultsSize != "" && m.ResultsPVC == "" {
+		errs = append(errs, errors.New("a results size needs the claim's name (--results-pvc)"))
+	}
+	if m.ResultsPVC != "" && (!dns1123Label.MatchString(m.ResultsPVC) || len(m.ResultsPVC) > 63) {
+		errs = append(errs, fmt.Errorf("results claim %q is not a DNS label (lower case letters, digits and -, at most 63)", m.ResultsPVC))
+	}
+	if m.ResultsSize != "" && !quantity.MatchString(m.ResultsSize) {
+		errs = append(errs, fmt.Errorf("results size %q is not a quantity like 1Gi or 500Mi", m.ResultsSize))
+	}
 	errs = append(errs, m.withDefaults().checkNames()...)
 	if len(m.Args) > 1 {
 		if _, err := podArgs(m.Args[1:]); err != nil {
@@ -104,6 +146,19 @@ func (m Manifests) YAML() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !m.PlainJoin {
+		if m.PKI == nil {
+			if m.PKI, err = NewJoinPKI(m.ServiceNames(), 30*24*time.Hour); err != nil {
+				return nil, err
+			}
+		}
+		for _, f := range []struct {
+			key  string
+			data []byte
+		}{{tlsCA, m.PKI.CA}, {tlsCert, m.PKI.Cert}, {tlsKey, m.PKI.Key}} {
+			entries = append(entries, secretEntry{Key: f.key, TLS: true, Data: base64.StdEncoding.EncodeToString(f.data)})
+		}
+	}
 	var b bytes.Buffer
 	err = k8sTemplate().Execute(&b, struct {
 		Manifests
@@ -112,7 +167,7 @@ func (m Manifests) YAML() ([]byte, error) {
 		Secrets        []secretEntry
 		Files          bool
 	}{m, quoteList(m.Command()), quoteList(m.WorkerCommand()), base64.StdEncoding.EncodeToString([]byte(m.Token)), entries,
-		slices.ContainsFunc(entries, func(e secretEntry) bool { return e.Path != "" })})
+		slices.ContainsFunc(entries, func(e secretEntry) bool { return e.Path != "" && !e.TLS })})
 	return b.Bytes(), err
 }
 
@@ -156,6 +211,10 @@ var k8sTemplate = sync.OnceValue(func() *template.Template {
         seccompProfile:
           type: RuntimeDefault
 {{end}}# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
+{{- if .ResultsPVC}}, and the coordinator's directory on the claim {{.ResultsPVC}}{{end}}
+{{- if not .PlainJoin}}
+# Workers join over TLS: the Secret holds a CA made for this run and the coordinator's certificate.
+{{- end}}
 # The token, the URL, the header values and the files the command names are in the Secret.
 apiVersion: v1
 kind: Secret
@@ -167,6 +226,19 @@ data:
   token: {{q .TokenData}}
 {{- range .Secrets}}
   {{.Key}}: {{q .Data}}
+{{- end}}
+{{- if .ResultsSize}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: {{q .ResultsPVC}}
+  namespace: {{q .Namespace}}
+spec:
+  accessModes: ["ReadWriteOnce"]
+  resources:
+    requests:
+      storage: {{q .ResultsSize}}
 {{- end}}
 ---
 apiVersion: v1
@@ -199,7 +271,22 @@ spec:
     spec:
 {{template "pod" .}}      volumes:
       - name: work
+{{- if .ResultsPVC}}
+        persistentVolumeClaim:
+          claimName: {{q .ResultsPVC}}
+{{- else}}
         emptyDir: {}
+{{- end}}
+{{- if not .PlainJoin}}
+      - name: tls
+        secret:
+          secretName: {{q (print .Name "-token")}}
+          items:
+          - key: join-cert.pem
+            path: join-cert.pem
+          - key: join-key.pem
+            path: join-key.pem
+{{- end}}
 {{- if .Files}}
       - name: files
         secret:
@@ -220,6 +307,11 @@ spec:
         volumeMounts:
         - name: work
           mountPath: /work
+{{- if not .PlainJoin}}
+        - name: tls
+          mountPath: /tls
+          readOnly: true
+{{- end}}
 {{- if .Files}}
         - name: files
           mountPath: /files
@@ -260,9 +352,46 @@ spec:
               labelSelector:
                 matchLabels:
                   app.kubernetes.io/name: {{q .Name}}
+{{- if not .PlainJoin}}
+      volumes:
+      - name: tls
+        secret:
+          secretName: {{q (print .Name "-token")}}
+          items:
+          - key: join-ca.pem
+            path: join-ca.pem
+{{- end}}
       containers:
       - name: worker
         image: {{q .Image}}
         command: {{.WorkerCmd}}
-{{template "token" .}}{{template "resources" .}}`))
+{{- if not .PlainJoin}}
+        volumeMounts:
+        - name: tls
+          mountPath: /tls
+          readOnly: true
+{{- end}}
+{{template "token" .}}{{template "resources" .}}---
+# Only the workers reach the coordinator's join port.
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{q (print .Name "-join")}}
+  namespace: {{q .Namespace}}
+spec:
+  podSelector:
+    matchLabels:
+      app.kubernetes.io/name: {{q .Name}}
+      app.kubernetes.io/component: coordinator
+  policyTypes: ["Ingress"]
+  ingress:
+  - from:
+    - podSelector:
+        matchLabels:
+          app.kubernetes.io/name: {{q .Name}}
+          app.kubernetes.io/component: worker
+    ports:
+    - protocol: TCP
+      port: {{.Port}}
+`))
 })

@@ -106,6 +106,7 @@ type secretEntry struct {
 	Key, Data string // Data in base64 (the printed manifests never show a secret in clear)
 	Env       string // for an argument: the coordinator's environment variable
 	Path      string // for a file: its name under filesDir
+	TLS       bool   // the join's CA, certificate or key (mounted at tlsDir, not filesDir)
 }
 
 // secrets reads the files the arguments name and returns the Secret's entries besides the

@@ -22,6 +22,9 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&m.CPU, "cpu", "1", "CPU request and limit of each pod")
 	fs.StringVar(&m.Memory, "memory", "512Mi", "memory request and limit of each pod")
 	fs.IntVar(&m.Port, "port", 7070, "the coordinator's join port")
+	fs.BoolVar(&m.PlainJoin, "plain-join", false, "workers join over plain TCP (default: over TLS, with a CA made for the run and the coordinator's certificate in the Secret)")
+	fs.StringVar(&m.ResultsPVC, "results-pvc", "", "the coordinator works on this PersistentVolumeClaim (history, run directories, -o files): its results outlive the pod")
+	fs.StringVar(&m.ResultsSize, "results-size", "", "with --results-pvc: create that claim with this size (e.g. 1Gi); without, the claim must exist")
 	var tokenFile string
 	registerTokenFile(fs, &tokenFile)
 	fs.Usage = func() {

@@ -4,16 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -25,6 +30,8 @@ type k8sObjects struct {
 	service     *corev1.Service
 	coordinator *batchv1.Job
 	workers     *batchv1.Job
+	policy      *networkingv1.NetworkPolicy
+	claim       *corev1.PersistentVolumeClaim // with --results-size only
 }
 
 // strictDecoder decodes core/v1 and batch/v1 objects from YAML the way the API server does
@@ -35,6 +42,9 @@ func strictDecoder() runtime.Decoder {
 		panic(err)
 	}
 	if err := batchv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := networkingv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
@@ -87,12 +97,20 @@ func k8sManifests(t *testing.T, args ...string) ([]byte, k8sObjects) {
 			} else {
 				o.coordinator = v
 			}
+		case *networkingv1.NetworkPolicy:
+			o.policy = v
+		case *corev1.PersistentVolumeClaim:
+			o.claim = v
 		default:
 			t.Fatalf("unexpected object %T", obj)
 		}
 	}
-	if len(objs) != 4 || o.secret == nil || o.service == nil || o.coordinator == nil || o.workers == nil {
-		t.Fatalf("apiperf k8s printed %d objects %+v, want a Secret, a Service and two Jobs", len(objs), o)
+	want := 5
+	if o.claim != nil {
+		want++
+	}
+	if len(objs) != want || o.secret == nil || o.service == nil || o.coordinator == nil || o.workers == nil || o.policy == nil {
+		t.Fatalf("apiperf k8s printed %d objects %+v, want a Secret, a Service, two Jobs and a NetworkPolicy", len(objs), o)
 	}
 	return stdout.Bytes(), o
 }
@@ -234,17 +252,22 @@ func TestK8sManifestsStrict(t *testing.T) {
 			// and run directories in a writable volume (found on a real cluster: "--db: cannot
 			// write .apiperf: permission denied" in /).
 			c0 := coordPod.Spec.Containers[0]
-			if len(c0.VolumeMounts) != 1 || c0.WorkingDir != c0.VolumeMounts[0].MountPath ||
-				len(coordPod.Spec.Volumes) != 1 || coordPod.Spec.Volumes[0].EmptyDir == nil || coordPod.Spec.Volumes[0].Name != c0.VolumeMounts[0].Name {
-				t.Errorf("coordinator works in %q with mounts %+v and volumes %+v, want its working directory on an emptyDir", c0.WorkingDir, c0.VolumeMounts, coordPod.Spec.Volumes)
+			if len(c0.VolumeMounts) != 2 || c0.WorkingDir != c0.VolumeMounts[0].MountPath ||
+				len(coordPod.Spec.Volumes) != 2 || coordPod.Spec.Volumes[0].EmptyDir == nil || coordPod.Spec.Volumes[0].Name != c0.VolumeMounts[0].Name {
+				t.Errorf("coordinator works in %q with mounts %+v and volumes %+v, want its working directory on an emptyDir and the TLS files", c0.WorkingDir, c0.VolumeMounts, coordPod.Spec.Volumes)
 			}
 			coord := podCommand(t, o.coordinator)
-			if want := []string{"/apiperf", sub, "--workers", "3", "--join-addr", "0.0.0.0:7171"}; !reflect.DeepEqual(coord[:len(want)], want) {
+			if want := []string{"/apiperf", sub, "--workers", "3", "--join-addr", "0.0.0.0:7171", "--join-cert", "/tls/join-cert.pem", "--join-key", "/tls/join-key.pem"}; !reflect.DeepEqual(coord[:len(want)], want) {
 				t.Errorf("coordinator command %q, want it to start %q", coord, want)
 			}
-			join := o.service.Name + "." + o.service.Namespace + ".svc:7171"
-			if got, want := podCommand(t, o.workers), []string{"/apiperf", "worker", "--join", join}; !reflect.DeepEqual(got, want) {
-				t.Errorf("worker command %q, want %q (the Service)", got, want)
+			svc := o.service.Name + "." + o.service.Namespace + ".svc"
+			if got, want := podCommand(t, o.workers), []string{"/apiperf", "worker", "--join", svc + ":7171", "--join-ca", "/tls/join-ca.pem", "--join-server-name", svc}; !reflect.DeepEqual(got, want) {
+				t.Errorf("worker command %q, want %q (the Service, over TLS)", got, want)
+			}
+			checkJoinPKI(t, o.secret, svc)
+			if p := o.policy.Spec; p.PodSelector.MatchLabels["app.kubernetes.io/component"] != "coordinator" || len(p.Ingress) != 1 ||
+				p.Ingress[0].From[0].PodSelector.MatchLabels["app.kubernetes.io/component"] != "worker" || p.Ingress[0].Ports[0].Port.IntValue() != 7171 {
+				t.Errorf("NetworkPolicy %+v, want only the workers let in to the coordinator's port 7171", p)
 			}
 			for _, j := range []*batchv1.Job{o.coordinator, o.workers} {
 				ref := j.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef
@@ -253,6 +276,52 @@ func TestK8sManifestsStrict(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkJoinPKI checks the Secret's join CA, certificate and key: the certificate is signed by
+// the CA, names the Service's DNS name, and goes with the key.
+func checkJoinPKI(t *testing.T, secret *corev1.Secret, name string) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(secret.Data["join-ca.pem"]) {
+		t.Fatalf("no CA certificate in the Secret's join-ca.pem")
+	}
+	pair, err := tls.X509KeyPair(secret.Data["join-cert.pem"], secret.Data["join-key.pem"])
+	if err != nil {
+		t.Fatalf("the Secret's join certificate and key: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: name}); err != nil {
+		t.Errorf("the coordinator's certificate does not verify for %s against the Secret's CA: %v", name, err)
+	}
+}
+
+// TestK8sResultsPVC: --results-pvc puts the coordinator's working directory on the claim,
+// --results-size creates it; --plain-join leaves out the TLS files.
+func TestK8sResultsPVC(t *testing.T) {
+	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
+	_, o := k8sManifests(t, "--workers", "2", "--results-pvc", "perf-results", "--results-size", "2Gi", "--plain-join", "--", "sweep", "--levels", "10,20", "http://api.perf.svc:8080/")
+	if o.claim == nil || o.claim.Name != "perf-results" || o.claim.Spec.Resources.Requests.Storage().String() != "2Gi" {
+		t.Fatalf("claim %+v, want perf-results of 2Gi", o.claim)
+	}
+	pod := o.coordinator.Spec.Template.Spec
+	c0 := pod.Containers[0]
+	if len(pod.Volumes) != 1 || pod.Volumes[0].PersistentVolumeClaim == nil || pod.Volumes[0].PersistentVolumeClaim.ClaimName != "perf-results" ||
+		c0.WorkingDir != c0.VolumeMounts[0].MountPath {
+		t.Errorf("coordinator volumes %+v, working directory %q: want it working on the claim", pod.Volumes, c0.WorkingDir)
+	}
+	if cmd := strings.Join(podCommand(t, o.workers), " "); strings.Contains(cmd, "--join-ca") || o.secret.Data["join-key.pem"] != nil {
+		t.Errorf("--plain-join: worker command %q, Secret keys %v; want no TLS", cmd, slices.Collect(maps.Keys(o.secret.Data)))
+	}
+	for _, bad := range [][]string{{"--results-size", "2Gi"}, {"--results-pvc", "Bad_Name"}, {"--results-pvc", "r", "--results-size", "lots"}} {
+		args := append(append([]string{"k8s", "--workers", "2"}, bad...), "--", "sweep", "--levels", "10", "http://api.perf.svc:8080/")
+		if code, _, stderr := runCLI(t, args...); code != ExitUsage {
+			t.Errorf("apiperf %q = exit %d (%s); want 2", args, code, stderr)
+		}
 	}
 }
 
