@@ -70,20 +70,29 @@ func startCluster(t *testing.T, url string, workers int, run RunFunc) *cluster {
 	return cl
 }
 
-// firstInterval wraps run so that the returned channel is closed once worker k has sent
-// its first interval: the send is synchronous, so the coordinator has it before anything
-// the worker does next. Tests wait on it for "mid-run" instead of sleeping a fixed time.
-func firstInterval(run RunFunc, k int) (RunFunc, <-chan struct{}) {
-	sent := make(chan struct{})
-	var once sync.Once
+// streaming wraps run so that the returned channel is closed once each of n workers has
+// streamed an interval with responses: a send is synchronous, so the coordinator has them
+// before anything a worker does next. Tests wait on it for "mid-run" instead of sleeping a
+// fixed time, which a busy machine can outrun.
+func streaming(run RunFunc, n int) (RunFunc, <-chan struct{}) {
+	all := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[int]bool{}
 	return func(ctx context.Context, p *Plan, interval func(*measure.Interval)) (*measure.Step, error) {
 		return run(ctx, p, func(iv *measure.Interval) {
 			interval(iv)
-			if p.Worker == k {
-				once.Do(func() { close(sent) })
+			if iv.Requests == 0 {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !seen[p.Worker] {
+				if seen[p.Worker] = true; len(seen) == n {
+					close(all)
+				}
 			}
 		})
-	}, sent
+	}, all
 }
 
 // TestExactRequests is the check, a tenth of its size: -n 3000 -c 30 over 3 workers
@@ -220,18 +229,18 @@ func TestJoinTimeout(t *testing.T) {
 // data and what it streamed are kept.
 func TestWorkerLost(t *testing.T) {
 	srv, _ := countingServer(t)
-	run, streaming := firstInterval(Engine(io.Discard), 1)
+	run, midRun := streaming(Engine(io.Discard), 3)
 	cl := startCluster(t, srv.URL, 3, run)
 	go func() {
-		// Mid-run: once the coordinator has its first interval (a fixed sleep could come
-		// before it on a busy machine, and the worker would be lost with nothing done).
+		// Mid-run: once every worker has streamed responses (a fixed sleep could come
+		// before them on a busy machine, and the worker would be lost with nothing done).
 		select {
-		case <-streaming:
+		case <-midRun:
 			cl.stop[1]() // one worker's process dies: its connection drops
 		case <-t.Context().Done():
 		}
 	}()
-	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 3, Threads: 1, Rate: 300, Duration: measure.Duration(4 * time.Second), Timeout: measure.Duration(time.Second)})
+	step, err := cl.coord.Step(context.Background(), load.Config{Connections: 3, Threads: 1, Rate: 300, Duration: measure.Duration(6 * time.Second), Timeout: measure.Duration(time.Second)})
 	if err != nil {
 		t.Fatalf("Step: %v", err)
 	}
@@ -259,14 +268,18 @@ func TestWorkerLost(t *testing.T) {
 // TestCoordinatorLost kills the coordinator mid-run: every worker stops, long before its step's end.
 func TestCoordinatorLost(t *testing.T) {
 	srv, served := countingServer(t)
-	run, streaming := firstInterval(Engine(io.Discard), 0)
+	run, midRun := streaming(Engine(io.Discard), 3)
 	cl := startCluster(t, srv.URL, 3, run)
 	stepDone := make(chan struct{})
 	go func() {
 		defer close(stepDone)
 		cl.coord.Step(context.Background(), load.Config{Connections: 3, Threads: 1, Rate: 300, Duration: measure.Duration(30 * time.Second), Timeout: measure.Duration(time.Second)})
 	}()
-	<-streaming // mid-run
+	select {
+	case <-midRun:
+	case <-stepDone:
+		t.Fatal("the step ended before every worker streamed responses")
+	}
 	cl.coord.Abort()
 	killed := time.Now()
 	allDone := make(chan struct{})

@@ -241,13 +241,13 @@ func TestStopWithStalledWorker(t *testing.T) {
 	// Long enough for the real worker to send its step on a busy machine; far shorter than
 	// the silent worker's other ends (no interval for 13s, the step's end after a minute).
 	stopGrace = 2 * time.Second
-	run, measuring := firstInterval(Engine(io.Discard), 0)
+	run, measuring := streaming(Engine(io.Discard), 1) // the real worker
 	coord, _ := realAndFake(t, run, silent)
 	cfg := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(time.Minute), Timeout: measure.Duration(500 * time.Millisecond)}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stopped atomic.Int64 // when Ctrl-C came, in Unix nanoseconds
 	go func() {
-		// Ctrl-C once the real worker is measuring (its first interval is in): a fixed
+		// Ctrl-C once the real worker is measuring (an interval of it is in): a fixed
 		// time could come before its start on a busy machine, and it would have nothing.
 		select {
 		case <-measuring:
