@@ -206,6 +206,31 @@ func TestForgedReportsDropped(t *testing.T) {
 	}
 }
 
+// TestLateWorkerKept: a worker on a busy machine that ends its timed share seconds late,
+// sealing intervals past the window and the drain until it does, is honest: its intervals
+// and its step, in before its deadline, are merged (they were dropped as forged, with all
+// its data, when an interval's index passed the window and the drain).
+func TestLateWorkerKept(t *testing.T) {
+	const late = 5 // intervals: 0.5s window and 0.5s drain, sealed on for 5s
+	coord, _ := realAndFake(t, nil, func(p *Plan, send func(*message)) {
+		time.Sleep(late * time.Second) // the last interval ends now
+		for i := range int64(late) {
+			send(intervalMsg(honestInterval(p.StartAt, i, 1)))
+		}
+		send(stepMsg(honestStep(p.StartAt, late, 500*time.Millisecond)))
+	})
+	cfg := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(500 * time.Millisecond), Timeout: measure.Duration(500 * time.Millisecond)}
+	step, err := coord.Step(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	real := coord.Workers()[0]
+	if coord.Partial() || step.Requests != real.Responses+late {
+		t.Errorf("Partial() = %v, Lost() = %q, merged %d responses; want the late worker's %d kept beside the real worker's %d",
+			coord.Partial(), coord.Lost(), step.Requests, late, real.Responses)
+	}
+}
+
 // silent is a fake worker that beats but never sends an interval or its step.
 func silent(*Plan, func(*message)) {}
 
