@@ -211,15 +211,17 @@ func TestForgedReportsDropped(t *testing.T) {
 // and its step, in before its deadline, are merged (they were dropped as forged, with all
 // its data, when an interval's index passed the window and the drain).
 func TestLateWorkerKept(t *testing.T) {
-	const late = 5 // intervals: 0.5s window and 0.5s drain, sealed on for 5s
+	// A 2s window (the real worker's, started late on a busy machine, still overlaps the
+	// fake's) and 0.5s drain: with the 2s slack, intervals 0-4; the late worker seals 0-5.
+	const late = 6
 	coord, _ := realAndFake(t, nil, func(p *Plan, send func(*message)) {
 		time.Sleep(late * time.Second) // the last interval ends now
 		for i := range int64(late) {
 			send(intervalMsg(honestInterval(p.StartAt, i, 1)))
 		}
-		send(stepMsg(honestStep(p.StartAt, late, 500*time.Millisecond)))
+		send(stepMsg(honestStep(p.StartAt, late, 2*time.Second)))
 	})
-	cfg := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(500 * time.Millisecond), Timeout: measure.Duration(500 * time.Millisecond)}
+	cfg := load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(2 * time.Second), Timeout: measure.Duration(500 * time.Millisecond)}
 	step, err := coord.Step(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Step: %v", err)
