@@ -89,11 +89,13 @@ func (l limits) window(now time.Time) time.Duration {
 }
 
 // maxIndex is the largest interval index the worker can have sealed at now: intervals
-// count from the window's start and end with the drain of the timeout.
+// count from the window's start and, for a timed share, end with the drain of the timeout,
+// or as late as its deadline: a worker on a busy machine that ends late seals intervals on
+// its clock until it does, and they are as honest as the step it may still send by then.
 func (l limits) maxIndex(now time.Time) int64 {
 	span := max(now.Sub(l.start), 0) + l.slack
 	if d := l.share.Duration; d > 0 {
-		span = min(span, time.Duration(d+l.share.Timeout)+l.slack)
+		span = min(span, time.Duration(d+l.share.Timeout)+stepGrace+l.slack)
 	}
 	return int64(span / measure.DefaultInterval)
 }

@@ -159,8 +159,9 @@ func TestTimingWindowWarmup(t *testing.T) {
 
 // An interrupted window ends when the engine's supervisor sees the cancellation: after it,
 // by however long the supervisor waits for a P. Event loops may hold every P in a raw wait
-// (see ringIO.hold) until the runtime preempts them, which on a loaded CI machine was 20 ms;
-// the bound below tells that apart from a window that ran on toward its 10 s.
+// (see ringIO.hold) until the runtime preempts them, which on a loaded CI machine was 20 ms,
+// and a busy machine can add seconds; the bound below tells that apart from a window that
+// ran on toward its 10 s.
 func TestWindowInterrupted(t *testing.T) {
 	srv := startTarget(t, target.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -169,7 +170,7 @@ func TestWindowInterrupted(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, func() { cancelled = time.Now(); cancel() })
 	s := run(t, ioAuto, ctx, srv.URL()+"/knob?delay=5ms", Config{Duration: measure.Duration(10 * time.Second)})
 	at := cancelled.Sub(start)
-	if el := s.Elapsed.Duration(); el <= 0 || el > at+time.Second {
+	if el := s.Elapsed.Duration(); el <= 0 || el > at+3*time.Second {
 		t.Errorf("window = %v, want it to end at the interruption (%v after Run was called)", el, at)
 	}
 	if !s.Interrupted {

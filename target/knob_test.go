@@ -243,7 +243,7 @@ func TestHangEndsOnClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("Close with a hanging request: %v", err)
 	}
-	if d := time.Since(begin); d > 2*time.Second {
+	if d := time.Since(begin); d > 10*time.Second { // room for a busy machine; the request hangs for its client's 20s
 		t.Errorf("Close took %v with a hanging request, want it prompt", d)
 	}
 	if err := <-done; err == nil {

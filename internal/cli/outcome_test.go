@@ -64,10 +64,11 @@ func TestExitCodes(t *testing.T) {
 // Finding 7 of issue 12: a capacity probe cut short by Ctrl-C neither passes nor fails, so it
 // bounds nothing (it was the limit before), and the run exits 1.
 func TestCapacityInterruptedProbe(t *testing.T) {
-	srv, _ := sourceServer(t)
+	srv, served := sourceServer(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
+	defer cancel()
+	cancelWhenServed(t, served, 20, cancel) // in the first probe (50 requests/s for 3s)
 	var o, e bytes.Buffer
 	code := Run(ctx, []string{"capacity", "--start", "50", "-d", "3s", "--warmup", "0", "--dir", dir, "--name", "cut", "--no-history", srv.URL + "/"}, &o, &e)
 	doc, err := result.Load(filepath.Join(dir, "cut", "run.json"))

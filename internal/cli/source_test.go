@@ -26,6 +26,24 @@ func sourceServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	return srv, &n
 }
 
+// cancelWhenServed calls cancel once served reaches n (polled every 10 ms): a test that
+// interrupts a run mid-load waits for the load rather than a fixed time, which a busy
+// machine can reach before the first request.
+func cancelWhenServed(t *testing.T, served *atomic.Int64, n int64, cancel context.CancelFunc) {
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for served.Load() < n {
+			select {
+			case <-tick.C:
+			case <-t.Context().Done():
+				return
+			}
+		}
+		cancel()
+	}()
+}
+
 func tempFile(t *testing.T, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -105,9 +123,10 @@ func TestRunScriptRequestErrorStops(t *testing.T) {
 	script := tempFile(t, "boom.lua", "local n = 0\nrequest = function()\n  n = n + 1\n  if n > 20 then error('boom') end\n  return wrk.format()\nend\n")
 	var out, errb bytes.Buffer
 	begin := time.Now()
-	code := Run(context.Background(), []string{"run", "-q", "-c1", "-t1", "-d", "5s", "-s", script, srv.URL}, &out, &errb)
-	if took := time.Since(begin); took > 3*time.Second || code != ExitFailed || !strings.Contains(errb.String(), "boom.lua") || !strings.Contains(out.String()+errb.String(), "stopped early") {
-		t.Errorf("exit %d after %v (of 5s), stdout %q, stderr %q: want the run stopped early, exit 1, the error naming boom.lua", code, took, out.String(), errb.String())
+	// 20 requests end it long before its 30s, even on a busy machine.
+	code := Run(context.Background(), []string{"run", "-q", "-c1", "-t1", "-d", "30s", "-s", script, srv.URL}, &out, &errb)
+	if took := time.Since(begin); took > 15*time.Second || code != ExitFailed || !strings.Contains(errb.String(), "boom.lua") || !strings.Contains(out.String()+errb.String(), "stopped early") {
+		t.Errorf("exit %d after %v (of 30s), stdout %q, stderr %q: want the run stopped early, exit 1, the error naming boom.lua", code, took, out.String(), errb.String())
 	}
 }
 

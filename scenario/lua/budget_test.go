@@ -3,6 +3,8 @@ package lua
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,40 +43,65 @@ func TestScriptStuckAtLoadTime(t *testing.T) {
 	}
 }
 
-// loopAfterFirst is a request() that answers once (the load-time check) and then never returns.
+// loopAfterFirst is a request() that answers twice (the load-time check and the run's
+// first request), then says it is stuck and never returns.
 const loopAfterFirst = `
 n = 0
 request = function()
   n = n + 1
-  if n > 2 then while true do end end
+  if n > 2 then print("stuck") while true do end end
   return wrk.format()
 end
 `
+
+// signal is a writer that closes its channel at the first write.
+type signal struct {
+	once sync.Once
+	c    chan struct{}
+}
+
+func (s *signal) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.c) })
+	return len(p), nil
+}
 
 // Finding 1 of issue 12: a request() that never returns cannot outlive -d + --timeout, nor
 // Ctrl-C; the run returns what it measured and no script error.
 func TestScriptStuckAtRunTime(t *testing.T) {
 	srv, _ := newServer(t)
 	for _, tc := range []struct {
-		name   string
-		cancel time.Duration // Ctrl-C after this (0: never)
-		dur    time.Duration
-		max    time.Duration
+		name  string
+		ctrlC bool // Ctrl-C once request() is stuck
+		dur   time.Duration
+		max   time.Duration // from the start (deadline) or from Ctrl-C
 	}{
-		{"deadline", 0, 600 * time.Millisecond, 6 * time.Second},              // -d 600ms + --timeout 400ms, plus room for a starved -race run
-		{"ctrl-c", 300 * time.Millisecond, 30 * time.Second, 6 * time.Second}, // long before the 30s -d
+		// -d 1s + --timeout 400ms, plus room for a busy machine; without the deadline it never returns.
+		{"deadline", false, time.Second, 15 * time.Second},
+		// Long before the 30s -d.
+		{"ctrl-c", true, 30 * time.Second, 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tc.cancel > 0 {
-				time.AfterFunc(tc.cancel, cancel)
-			}
-			src, err := NewString("loop.lua", loopAfterFirst, scenario.Scenario{URL: srv.URL + "/"}, Options{Context: ctx})
+			stuck := &signal{c: make(chan struct{})}
+			src, err := NewString("loop.lua", loopAfterFirst, scenario.Scenario{URL: srv.URL + "/"}, Options{Context: ctx, Stdout: stuck})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer src.Close()
+			var stopped atomic.Int64 // when Ctrl-C came, in Unix nanoseconds
+			if tc.ctrlC {
+				// Once request() is stuck, the run's first response recorded: a fixed time
+				// could come before it on a busy machine.
+				go func() {
+					select {
+					case <-stuck.c:
+						stopped.Store(time.Now().UnixNano())
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+			}
 			target, _ := scenario.ParseTarget(srv.URL + "/")
 			cfg := load.Config{Connections: 1, Threads: 1, Duration: measure.Duration(tc.dur), Timeout: measure.Duration(400 * time.Millisecond)}
 			start := time.Now()
@@ -82,6 +109,12 @@ func TestScriptStuckAtRunTime(t *testing.T) {
 			took := time.Since(start)
 			if err != nil || step == nil {
 				t.Fatalf("load.Run = %v, %v; want the step measured", step, err)
+			}
+			if tc.ctrlC {
+				if stopped.Load() == 0 {
+					t.Fatalf("load.Run returned after %v before request() got stuck", took)
+				}
+				took = time.Since(time.Unix(0, stopped.Load()))
 			}
 			if took > tc.max {
 				t.Errorf("load.Run took %v with a request() that never returns; want at most %v", took, tc.max)

@@ -21,7 +21,10 @@ func TestWrkExampleScripts(t *testing.T) {
 		name   string
 		script string
 		method string // what Method reports (the banner)
-		dur    time.Duration
+		// dur is the run's duration, for the cases that check a rate or a window; the
+		// others send a count (40: some before the first response, most after), which a
+		// busy machine cannot cut short as it can a duration.
+		dur time.Duration
 		// atLoad checks what setup and init printed before New returned (before wrk's header).
 		atLoad string
 		check  check
@@ -83,10 +86,11 @@ end`,
 			}},
 		{name: "delay: each connection waits 10-50 ms before each request", script: `
 function delay() return math.random(10, 50) end`,
+			dur: time.Second,
 			check: func(t *testing.T, c *wrkCase) {
-				// 4 connections, at least 10 ms apart each, for 500 ms: at most 4 x 51.
-				if n := c.step.Requests; n == 0 || n > 4*51 {
-					t.Errorf("%d requests, want between 1 and %d", n, 4*51)
+				// 4 connections, at least 10 ms apart each, for 1s: at most 4 x 101.
+				if n := c.step.Requests; n == 0 || n > 4*101 {
+					t.Errorf("%d requests, want between 1 and %d", n, 4*101)
 				}
 			}},
 		{name: "pipeline: three requests per batch", script: `
@@ -94,6 +98,7 @@ function init(args)
   req = wrk.format(nil, "/?foo") .. wrk.format(nil, "/?bar") .. wrk.format(nil, "/?baz")
 end
 function request() return req end`,
+			dur: time.Second,
 			check: func(t *testing.T, c *wrkCase) {
 				var foo, bar, baz int
 				for _, r := range c.rec.reqs {
@@ -120,6 +125,9 @@ wrk.body   = "foo=bar&baz=quux"
 wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"`,
 			method: "POST",
 			check: func(t *testing.T, c *wrkCase) {
+				if len(c.rec.reqs) != 40 {
+					t.Errorf("server saw %d requests, want the 40 sent", len(c.rec.reqs))
+				}
 				for _, r := range c.rec.reqs {
 					if r.method != "POST" || r.body != "foo=bar&baz=quux" || r.header.Get("Content-Type") != "application/x-www-form-urlencoded" {
 						t.Fatalf("server saw %s %q Content-Type %q, want the POST of the script", r.method, r.body, r.header.Get("Content-Type"))
@@ -173,14 +181,14 @@ function response()
   if counter == 100 then wrk.thread:stop() end
   counter = counter + 1
 end`,
-			dur: 3 * time.Second, // room for 200 requests on a starved -race run
+			dur: 5 * time.Second, // room for 200 requests on a busy machine with -race
 			check: func(t *testing.T, c *wrkCase) {
 				// wrk: "200 requests in 2.00s": 2 threads x 100, over the run's duration.
 				if c.step.Requests != 200 || c.step.InWindow() != 200 {
 					t.Errorf("%d requests (%d in the window), want 2 threads x 100", c.step.Requests, c.step.InWindow())
 				}
-				if c.step.Elapsed.Duration() != 3*time.Second || c.step.QPS() != 200.0/3 {
-					t.Errorf("window %v, %v req/s; want the run's 3s and 200/3 req/s, as wrk computes them", c.step.Elapsed.Duration(), c.step.QPS())
+				if c.step.Elapsed.Duration() != 5*time.Second || c.step.QPS() != 200.0/5 {
+					t.Errorf("window %v, %v req/s; want the run's 5s and 200/5 req/s, as wrk computes them", c.step.Elapsed.Duration(), c.step.QPS())
 				}
 			}},
 	}
@@ -200,12 +208,12 @@ end`,
 			if m := src.Method(); m != orDefault(tc.method, "GET") {
 				t.Errorf("Method() = %q, want %q (the banner says what is sent)", m, orDefault(tc.method, "GET"))
 			}
-			dur := tc.dur
-			if dur == 0 {
-				dur = 500 * time.Millisecond
+			cfg := load.Config{Threads: 2, Connections: 4, Duration: measure.Duration(tc.dur)}
+			if tc.dur == 0 {
+				cfg.Requests = 40
 			}
 			c := &wrkCase{rec: rec}
-			c.step = run(t, src, srv.URL+"/", load.Config{Threads: 2, Connections: 4, Duration: measure.Duration(dur)})
+			c.step = run(t, src, srv.URL+"/", cfg)
 			var done bytes.Buffer
 			if err := src.Done(&done, c.step); err != nil {
 				t.Fatalf("Done: %v", err)
