@@ -479,7 +479,7 @@ func TestTooManyHistograms(t *testing.T) {
 // TestWorkerLostBeforeStart: a worker gone between its plan and the step's start is said to
 // be lost before the start, not "-495ms into the step".
 func TestWorkerLostBeforeStart(t *testing.T) {
-	coord, _ := realAndFake(t, nil)
+	coord, _ := realAndFake(t, nil, nil)
 	if _, err := coord.Step(context.Background(), load.Config{Connections: 2, Threads: 1, Duration: measure.Duration(300 * time.Millisecond), Timeout: measure.Duration(time.Second)}); err != nil {
 		t.Fatalf("Step: %v", err)
 	}
