@@ -275,11 +275,8 @@ func (r *Result) String() string {
 // cancelled, sending stops at once and Run returns what was measured so far.
 func Run(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 	s, err := settingsFor(t, opts)
-	if err != nil {
-		return nil, err
-	}
 	cfg := s.config()
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(err, cfg.Validate()); err != nil {
 		return nil, err
 	}
 	if t.handler == nil {

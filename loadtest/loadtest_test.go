@@ -1,0 +1,237 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// counter is a handler that counts what it served and answers "ok".
+type counter struct {
+	n, h2 atomic.Int64
+}
+
+func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.n.Add(1)
+	if r.ProtoMajor == 2 {
+		c.h2.Add(1)
+	}
+	w.Write([]byte("ok"))
+}
+
+func TestRunHandlerExactRequests(t *testing.T) {
+	var h counter
+	res, err := Run(t.Context(), Handler(&h), Connections(3), Requests(301))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Step()
+	if s.Requests != 301 || s.Successes != 301 || s.Status[200] != 301 || h.n.Load() != 301 {
+		t.Fatalf("Run(Requests(301)): %d responses, %d successes, status %v, handler saw %d; want 301 of each", s.Requests, s.Successes, s.Status, h.n.Load())
+	}
+	if p50, p99 := res.Percentile(50), res.Percentile(99); p50 <= 0 || p99 < p50 {
+		t.Errorf("percentiles p50 %v p99 %v: want 0 < p50 <= p99", p50, p99)
+	}
+	if s.Latency.Count() != 301 {
+		t.Errorf("latency histogram holds %d samples, want 301", s.Latency.Count())
+	}
+	if got := res.String(); !strings.HasPrefix(got, "301 requests in ") || !strings.Contains(got, "errors none") {
+		t.Errorf("String() = %q: want the summary line of 301 requests without errors", got)
+	}
+	if res.Run.Kind != "run" || len(res.Run.Steps) != 1 || res.Run.Load.Connections != 3 {
+		t.Errorf("run document: kind %q, %d steps, %d connections; want run, 1, 3", res.Run.Kind, len(res.Run.Steps), res.Run.Load.Connections)
+	}
+	if _, err := res.Run.Encode(); err != nil {
+		t.Errorf("the run document does not encode as run.json: %v", err)
+	}
+}
+
+func TestRunURLOpenLoop(t *testing.T) {
+	var h counter
+	srv := httptest.NewServer(&h)
+	defer srv.Close()
+	res, err := Run(t.Context(), URL(srv.URL), Rate(200), Duration(300*time.Millisecond), Threads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Step()
+	if s.Open == nil || s.Open.TargetRate != 200 {
+		t.Fatalf("Rate(200): open loop record %+v, want target rate 200", s.Open)
+	}
+	// 200/s for 0.3s schedules 60 requests; allow for a slow machine starting late.
+	if s.Open.Scheduled < 50 || s.Open.Scheduled > 61 || s.Requests < 50 {
+		t.Errorf("Rate(200) for 300ms: %d scheduled, %d responses; want about 60", s.Open.Scheduled, s.Requests)
+	}
+	if s.Uncorrected == nil {
+		t.Error("open loop: no uncorrected latency histogram")
+	}
+}
+
+func TestRunHTTP2(t *testing.T) {
+	var h counter
+	res, err := Run(t.Context(), Handler(&h), HTTP2(), Connections(2), Requests(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Step(); s.Successes != 100 || h.h2.Load() != 100 {
+		t.Fatalf("HTTP2(): %d successes, handler saw %d HTTP/2 requests of %d; want 100 over HTTP/2", s.Successes, h.h2.Load(), h.n.Load())
+	}
+}
+
+func TestRunRequest(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.String()+" "+r.Header.Get("X-Token")+" "+string(b))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	})
+	res, err := Run(t.Context(), Handler(h), Method("POST"), Path("/users?x=1"), Header("X-Token", "abc"),
+		Body(`{"name":"a"}`), Expect(201, 201), Connections(1), Requests(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `POST /users?x=1 abc {"name":"a"}`
+	if len(seen) != 5 || seen[0] != want || seen[4] != want {
+		t.Fatalf("handler saw %q, want 5 times %q", seen, want)
+	}
+	if s := res.Step(); s.Successes != 5 || s.Errors.Status != 0 {
+		t.Errorf("Expect(201, 201): %d successes, %d status errors; want 5 and 0", s.Successes, s.Errors.Status)
+	}
+	// The default expected statuses are 2xx and 3xx: a 404 is a status error.
+	res, err = Run(t.Context(), Handler(http.NotFoundHandler()), Connections(1), Requests(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Step(); s.Errors.Status != 3 || s.Status[404] != 3 {
+		t.Errorf("404s: %d status errors, statuses %v; want 3 and 404:3", s.Errors.Status, s.Status)
+	}
+}
+
+func TestRunBadOptions(t *testing.T) {
+	var h counter
+	_, err := Run(t.Context(), Handler(&h), Connections(0), Expect(600, 100), Path("users"), Header("Bad Name", "v"), Timeout(-1))
+	if err == nil {
+		t.Fatal("Run with bad options: no error")
+	}
+	for _, want := range []string{"expect 600-100", `path "users"`, "malformed header", "connections must be at least 1", "timeout must be positive"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if h.n.Load() != 0 {
+		t.Errorf("the handler served %d requests before the options were checked", h.n.Load())
+	}
+	if _, err := Run(t.Context(), URL("http://127.0.0.1:1/"), MeasureCost(), Requests(1)); err == nil || !strings.Contains(err.Error(), "MeasureCost needs a Handler") {
+		t.Errorf("MeasureCost on a URL: error %v, want one saying it needs a Handler", err)
+	}
+	if _, err := Run(t.Context(), URL("127.0.0.1:8080"), Requests(1)); err == nil || !strings.Contains(err.Error(), "no scheme") {
+		t.Errorf("URL without a scheme: error %v, want one naming the missing scheme", err)
+	}
+}
+
+// TestRunCancel cancels a load of a handler that holds each request until it is told to
+// let go: Run must return at once with what it measured, marked interrupted.
+func TestRunCancel(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 64)
+	var served atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) > 3 { // the first three answer at once, the rest hang
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	})
+	defer close(release)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	start := time.Now()
+	res, err := Run(ctx, Handler(h), Connections(1), Duration(30*time.Second), Timeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Run took %v after its context was cancelled", took)
+	}
+	if s := res.Step(); !s.Interrupted || s.Successes != 3 {
+		t.Errorf("cancelled run: interrupted %v, %d successes; want interrupted with the 3 answered", s.Interrupted, s.Successes)
+	}
+}
+
+// TestRunParallel runs two loads at once in one process: each counts its own requests only.
+func TestRunParallel(t *testing.T) {
+	var a, b counter
+	for _, c := range []struct {
+		name string
+		h    *counter
+		n    int64
+	}{{"a", &a, 150}, {"b", &b, 250}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := Run(t.Context(), Handler(c.h), Connections(2), Requests(c.n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := res.Step(); s.Requests != c.n || s.Latency.Count() != c.n || c.h.n.Load() != c.n {
+				t.Errorf("load %s: %d responses, %d latencies, handler saw %d; want %d each", c.name, s.Requests, s.Latency.Count(), c.h.n.Load(), c.n)
+			}
+		})
+	}
+}
+
+// recordingTB catches what a failing assertion reports.
+type recordingTB struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) { r.errors = append(r.errors, fmt.Sprintf(format, args...)) }
+
+func TestAssert(t *testing.T) {
+	fast := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(3 * time.Millisecond) })
+	rec := &recordingTB{TB: t}
+	Assert(rec, "p99<=1ms,errors<=0.1%", Handler(slow), Connections(2), Requests(20))
+	if len(rec.errors) != 1 {
+		t.Fatalf("Assert on a handler sleeping 3ms against p99<=1ms: %d failures %q, want 1", len(rec.errors), rec.errors)
+	}
+	msg := rec.errors[0]
+	for _, want := range []string{"objective p99<=1ms,errors<=0.1% missed", "20 requests in", "missed: p99<=1ms: p99 "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failure message %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "errors<=0.1%:") {
+		t.Errorf("failure message %q names a term that was met", msg)
+	}
+	rec = &recordingTB{TB: t}
+	Assert(rec, "p99<=2s,errors<=0.1%", Handler(fast), Connections(2), Requests(50))
+	if len(rec.errors) != 0 {
+		t.Errorf("Assert on an empty handler against p99<=2s: failed with %q", rec.errors)
+	}
+	res, err := Run(t.Context(), Handler(http.NotFoundHandler()), Connections(1), Requests(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Check("errors<=0.1%"); err == nil || !strings.Contains(err.Error(), "errors 100% > 0.1%") {
+		t.Errorf("Check(errors<=0.1%%) of 10 404s: %v, want errors 100%% > 0.1%%", err)
+	}
+	if err := res.Check("p99<=fast"); err == nil || !strings.Contains(err.Error(), "not a duration") {
+		t.Errorf("Check of a bad objective: %v, want a parse error", err)
+	}
+}
