@@ -200,7 +200,9 @@ type recordingTB struct {
 	errors []string
 }
 
-func (r *recordingTB) Errorf(format string, args ...any) { r.errors = append(r.errors, fmt.Sprintf(format, args...)) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
 
 func TestAssert(t *testing.T) {
 	fast := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
