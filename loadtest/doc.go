@@ -28,8 +28,11 @@
 // (runtime/metrics) around each. The engine allocates nothing per request and its work per
 // request does not depend on what the handler does, so the baseline's figures per request
 // are the generator's and the server's; the handler's are the difference (see
-// HandlerCost.Handler). The counters are the whole process's: measure cost with nothing
-// else running in the test binary (no t.Parallel loads beside it).
+// HandlerCost.Handler). What the server does only because of the handler counts as the
+// handler's: a response too large for the server's buffer is sent chunked, at a cost the
+// empty handler never pays, and garbage that makes the GC run more often empties the
+// server's pools. The counters are the whole process's: measure cost with nothing else
+// running in the test binary (no t.Parallel loads beside it).
 //
 // # In tests
 //
