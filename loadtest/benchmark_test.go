@@ -8,7 +8,7 @@ import (
 // TestBenchmarkReports runs Benchmark through testing.Benchmark and checks the metrics it
 // reports, in the units benchstat reads.
 func TestBenchmarkReports(t *testing.T) {
-	h := &costly{allocs: 10}
+	h := &costly{allocs: 30}
 	var last *Result
 	br := testing.Benchmark(func(b *testing.B) {
 		last = Benchmark(b, Handler(h), Connections(2))
@@ -27,8 +27,8 @@ func TestBenchmarkReports(t *testing.T) {
 	if p50, p99 := br.Extra["p50-ns"], br.Extra["p99-ns"]; p50 <= 0 || p99 < p50 {
 		t.Errorf("p50-ns %v, p99-ns %v: want 0 < p50 <= p99", p50, p99)
 	}
-	if a := br.Extra["allocs/req"]; a < 9 || a > 11 {
-		t.Errorf("allocs/req %.2f for a handler that allocates 10 times: want about 10", a)
+	if a := br.Extra["allocs/req"]; a < 27 || a > 33 { // net/http's own vary by about one
+		t.Errorf("allocs/req %.2f for a handler that allocates 30 times: want 27 to 33", a)
 	}
 	if br.T <= 0 || br.NsPerOp() <= 0 {
 		t.Errorf("benchmark time %v: want the measured load's time", br.T)

@@ -59,7 +59,7 @@ func alone(h http.Handler) (allocs float64, cpu time.Duration) {
 }
 
 func TestMeasureCostAllocs(t *testing.T) {
-	h := &costly{allocs: 25, rounds: 20}
+	h := &costly{allocs: 50, rounds: 20}
 	want, _ := alone(h)
 	res, err := Run(t.Context(), Handler(h), MeasureCost(), Connections(1), Requests(4000))
 	if err != nil {
@@ -70,14 +70,14 @@ func TestMeasureCostAllocs(t *testing.T) {
 		t.Fatal("MeasureCost: no handler cost in the result")
 	}
 	t.Logf("handler alone: %.2f allocs/op; under load: %s (process %s, baseline %s)", want, c.Handler, c.Process, c.Baseline)
-	// Within 8%: the handler's garbage makes the GC run more often, and each cycle empties
-	// the server's sync.Pools, so the server allocates a little more under a handler that
-	// allocates (measured: 24.7 to 26.0 allocs/req for 25).
+	// Within 8%: net/http's own allocations per request vary by about one from run to run
+	// (13.0 to 14.7 measured for an empty handler), which the baseline cannot take out
+	// exactly (measured: 49.8 to 50.6 allocs/req for 50).
 	if d := c.Handler.Allocs - want; d > 0.08*want || d < -0.08*want {
 		t.Errorf("handler allocs/req %.2f, testing.AllocsPerRun %.2f: want within 8%%", c.Handler.Allocs, want)
 	}
-	// 24 slices of 64 B and one of 25 pointers (25*24 B rounded to the 640 B size class).
-	if wantB := 24*64 + 640.0; c.Handler.Bytes < 0.92*wantB || c.Handler.Bytes > 1.08*wantB {
+	// 49 slices of 64 B and one of 50 (50*24 B rounded to the 1280 B size class).
+	if wantB := 49*64 + 1280.0; c.Handler.Bytes < 0.92*wantB || c.Handler.Bytes > 1.08*wantB {
 		t.Errorf("handler B/req %.0f, want within 8%% of %.0f", c.Handler.Bytes, wantB)
 	}
 	if c.Process.CPU <= 0 || c.Baseline.CPU <= 0 {

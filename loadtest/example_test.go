@@ -53,8 +53,8 @@ func ExampleMeasureCost() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("about %.0f allocation of %.0f kB per request\n", res.Handler.Handler.Allocs, res.Handler.Handler.Bytes/1024)
-	// Output: about 1 allocation of 8 kB per request
+	fmt.Printf("about %.0f kB allocated per request\n", res.Handler.Handler.Bytes/1024)
+	// Output: about 8 kB allocated per request
 }
 
 // Judge a result against an objective in apiperf's --objective syntax.
