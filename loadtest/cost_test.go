@@ -101,3 +101,28 @@ func TestTimingMeasureCostCPU(t *testing.T) {
 		t.Errorf("handler CPU/req %v, timed alone %v: want within 15%%", got, want)
 	}
 }
+
+// TestTimingAssertAA runs one SLO test ten times on an unchanged handler (it must pass every
+// time) and once on the same handler made slower (it must fail).
+func TestTimingAssertAA(t *testing.T) {
+	testenv.Timing(t)
+	work := func(extra time.Duration) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Millisecond + extra)
+		})
+	}
+	const objective = "p99<=20ms,errors<=0.1%"
+	for i := range 10 {
+		rec := &recordingTB{TB: t}
+		Assert(rec, objective, Handler(work(0)), Connections(4), Duration(300*time.Millisecond))
+		if len(rec.errors) > 0 {
+			t.Errorf("A/A run %d of 10 failed: %s", i+1, rec.errors[0])
+		}
+	}
+	rec := &recordingTB{TB: t}
+	Assert(rec, objective, Handler(work(25*time.Millisecond)), Connections(4), Duration(300*time.Millisecond))
+	if len(rec.errors) != 1 {
+		t.Fatalf("a handler 25ms slower against %s: %d failures, want 1", objective, len(rec.errors))
+	}
+	t.Logf("the slower handler's failure:\n%s", rec.errors[0])
+}

@@ -237,3 +237,25 @@ func TestAssert(t *testing.T) {
 		t.Errorf("Check of a bad objective: %v, want a parse error", err)
 	}
 }
+
+// TestRunServerTimingAndSlowest checks that the result holds what run.json holds beyond the
+// histogram: the handler's Server-Timing and the slowest requests.
+func TestRunServerTimingAndSlowest(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server-Timing", "db;dur=1.5, render;dur=0.5")
+	})
+	res, err := Run(t.Context(), Handler(h), Connections(2), Requests(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Step()
+	if s.ServerTiming == nil || s.ServerTiming.Responses != 40 || len(s.ServerTiming.Metrics) != 2 {
+		t.Fatalf("Server-Timing: %+v, want 40 responses with 2 metrics", s.ServerTiming)
+	}
+	if s.Exemplars == nil || len(s.Exemplars.Slowest) == 0 {
+		t.Fatalf("slowest requests: %+v, want some kept", s.Exemplars)
+	}
+	if slowest := s.Exemplars.Slowest[0]; slowest.Latency <= 0 || slowest.Status != 200 {
+		t.Errorf("slowest request %+v: want a measured latency and status 200", slowest)
+	}
+}
