@@ -14,6 +14,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
+	"github.com/apiperf/apiperf/scenario/lua"
 	"github.com/apiperf/apiperf/sweep"
 )
 
@@ -65,6 +66,10 @@ type settings struct {
 	headers     []scenario.Header
 	body        string
 	expected    *measure.StatusSet
+	script      string   // a wrk Lua script
+	scriptArgs  []string // the words its init sees after the URL
+	mixFile     string
+	mix         *scenario.Mix // the mix loaded from mixFile
 	cost        bool
 	// measuring is called just before the measured step and measured just after it
 	// (Benchmark starts and stops its timer there); either may be nil.
@@ -129,6 +134,17 @@ func Header(name, value string) Option {
 // Body sets the request body.
 func Body(b string) Option { return func(s *settings) { s.body = b } }
 
+// Script sends the requests a wrk Lua script makes (wrk.method, request(), response(),
+// delay()...); args are what its init sees after the URL. What it prints is discarded.
+func Script(path string, args ...string) Option {
+	return func(s *settings) { s.script, s.scriptArgs = path, args }
+}
+
+// Mix sends a weighted mix of endpoints described in a YAML or JSON scenario file (see
+// docs/SCENARIOS.md); the result then has a record per endpoint (Step().Endpoints). The
+// target's URL gives the scheme, host and port; each endpoint its path.
+func Mix(path string) Option { return func(s *settings) { s.mixFile = path } }
+
 // Expect counts statuses lo..hi as success (repeatable; default 200-399).
 func Expect(lo, hi int) Option {
 	return func(s *settings) {
@@ -163,6 +179,16 @@ func settingsFor(t Target, opts []Option) (*settings, error) {
 		errs = append(errs, errors.New("no target: give loadtest.URL or loadtest.Handler"))
 	case t.handler == nil && s.cost:
 		errs = append(errs, errors.New("MeasureCost needs a Handler target: a URL's process is not this one"))
+	}
+	if s.script != "" && s.mixFile != "" {
+		errs = append(errs, errors.New("give Script or Mix, not both"))
+	}
+	if s.mixFile != "" {
+		mix, err := scenario.LoadMix(s.mixFile)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		s.mix = mix
 	}
 	if s.path != "" && !strings.HasPrefix(s.path, "/") {
 		errs = append(errs, fmt.Errorf("path %q must start with /", s.path))
@@ -201,7 +227,7 @@ func (s *settings) scenario(base string) (scenario.Scenario, error) {
 		}
 		base = u.Scheme + "://" + u.Host + s.path
 	}
-	sc := scenario.Scenario{URL: base, Method: s.method, Headers: s.headers, Body: s.body}
+	sc := scenario.Scenario{URL: base, Method: s.method, Headers: s.headers, Body: s.body, Script: s.script, Mix: s.mix}
 	if _, err := scenario.ParseTarget(base); err != nil {
 		return sc, err
 	}
@@ -332,10 +358,11 @@ func (s *settings) step(ctx context.Context, cfg load.Config, sc scenario.Scenar
 	if err != nil {
 		return nil, usage{}, err
 	}
-	src, err := scenario.NewStatic(sc)
+	src, closeSrc, err := s.source(ctx, sc, cfg.Threads)
 	if err != nil {
 		return nil, usage{}, err
 	}
+	defer closeSrc()
 	opts := []load.Option{}
 	if s.expected != nil {
 		opts = append(opts, load.WithExpected(*s.expected))
@@ -356,4 +383,22 @@ func (s *settings) step(ctx context.Context, cfg load.Config, sc scenario.Scenar
 		step.Label = sweep.ConfigLabel(cfg)
 	}
 	return step, u1.since(u0), nil
+}
+
+// source makes the request source of sc: a script's, a mix's or the one request; close
+// releases it after the step.
+func (s *settings) source(ctx context.Context, sc scenario.Scenario, threads int) (src scenario.Source, close func(), err error) {
+	switch {
+	case sc.Script != "":
+		l, err := lua.New(sc.Script, sc, lua.Options{Args: s.scriptArgs, Context: ctx, Threads: threads})
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, l.Close, nil
+	case sc.Mix != nil:
+		m, err := sc.Mix.Source(sc)
+		return m, func() {}, err
+	}
+	st, err := scenario.NewStatic(sc)
+	return st, func() {}, err
 }

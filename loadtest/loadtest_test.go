@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -257,5 +258,51 @@ func TestRunServerTimingAndSlowest(t *testing.T) {
 	}
 	if slowest := s.Exemplars.Slowest[0]; slowest.Latency <= 0 || slowest.Status != 200 {
 		t.Errorf("slowest request %+v: want a measured latency and status 200", slowest)
+	}
+}
+
+// TestRunScriptAndMix loads a handler with a wrk Lua script's requests and with a scenario
+// file's mix of endpoints.
+func TestRunScriptAndMix(t *testing.T) {
+	dir := t.TempDir()
+	script := dir + "/put.lua"
+	mix := dir + "/mix.yaml"
+	for name, body := range map[string]string{
+		script: "request = function() return wrk.format(\"PUT\", \"/item/\" .. wrk.thread:get(\"n\")) end\n" +
+			"function setup(thread) thread:set(\"n\", 7) end\n",
+		mix: "- name: list\n  path: /items\n  weight: 3\n- name: one\n  path: /items/1\n  weight: 1\n",
+	} {
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Method+" "+r.URL.Path]++
+		mu.Unlock()
+	})
+	res, err := Run(t.Context(), Handler(h), Script(script), Connections(2), Threads(1), Requests(20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Step().Successes != 20 || seen["PUT /item/7"] != 20 || res.Run.Scenario.Script != script {
+		t.Fatalf("Script: %d successes, handler saw %v, scenario %+v; want 20 PUT /item/7", res.Step().Successes, seen, res.Run.Scenario)
+	}
+	clear(seen)
+	res, err = Run(t.Context(), Handler(h), Mix(mix), Connections(2), Requests(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := res.Step().Endpoints
+	if len(eps) != 2 || eps[0].Name != "list" || eps[1].Name != "one" || eps[0].Requests+eps[1].Requests != 40 {
+		t.Fatalf("Mix: endpoints %+v, want list and one with 40 requests between them", eps)
+	}
+	if seen["GET /items"] != int(eps[0].Requests) || seen["GET /items/1"] != int(eps[1].Requests) {
+		t.Errorf("Mix: handler saw %v, the result counts list %d and one %d", seen, eps[0].Requests, eps[1].Requests)
+	}
+	if _, err := Run(t.Context(), Handler(h), Mix(dir+"/missing.yaml"), Requests(1)); err == nil {
+		t.Error("Mix of a missing file: no error")
 	}
 }
