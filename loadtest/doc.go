@@ -6,11 +6,13 @@
 // kernel's network stack as they would in production. The load is a closed loop
 // (Connections, each with one request in flight) or an open loop (Rate, requests started on
 // a fixed schedule, latency measured from when each was due), over HTTP/1.1 or HTTP/2
-// (HTTP2), for a duration (Duration) or an exact number of requests (Requests):
+// (HTTP2), for a duration (Duration) or an exact number of requests (Requests). Requests
+// are one request (Method, Path, Header, Body), a wrk Lua script's (Script) or a scenario
+// file's mix of endpoints (Mix):
 //
 //	res, err := loadtest.Run(ctx, loadtest.Handler(mux),
 //		loadtest.Connections(8), loadtest.Duration(time.Second), loadtest.Path("/users/42"))
-//	fmt.Println(res) // 41230 requests in 1s, 41230 req/s, p50 180µs, p99 610µs, ...
+//	fmt.Println(res) // 41230 requests in 1s, 41230 req/s, p50 0.18ms, p99 0.61ms, ...
 //
 // Run returns the same result model `apiperf run -o run.json` saves (result.Run, one
 // measure.Step with HDR histograms, counts by error class, status codes, the slowest
