@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,5 +305,27 @@ func TestRunScriptAndMix(t *testing.T) {
 	}
 	if _, err := Run(t.Context(), Handler(h), Mix(dir+"/missing.yaml"), Requests(1)); err == nil {
 		t.Error("Mix of a missing file: no error")
+	}
+}
+
+// TestRunUnreachable: a target nobody listens on is data (connect errors), and no objective
+// passes on it.
+func TestRunUnreachable(t *testing.T) {
+	ln := httptest.NewServer(http.NotFoundHandler())
+	url := ln.URL
+	ln.Close() // its port is now closed
+	procs := runtime.GOMAXPROCS(0)
+	res, err := Run(t.Context(), URL(url), Connections(1), Requests(3), Timeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Step(); s.Requests != 0 || s.Errors.Connect == 0 {
+		t.Errorf("closed port: %d responses, errors %v; want none and connect errors", s.Requests, s.Errors)
+	}
+	if err := res.Check("errors<=99%"); err == nil || !strings.Contains(err.Error(), "no responses") {
+		t.Errorf("Check on a load without responses: %v, want it failed for no responses", err)
+	}
+	if runtime.GOMAXPROCS(0) != procs {
+		t.Errorf("Run changed GOMAXPROCS from %d to %d", procs, runtime.GOMAXPROCS(0))
 	}
 }
