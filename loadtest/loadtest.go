@@ -179,6 +179,8 @@ func settingsFor(t Target, opts []Option) (*settings, error) {
 		errs = append(errs, errors.New("no target: give loadtest.URL or loadtest.Handler"))
 	case t.handler == nil && s.cost:
 		errs = append(errs, errors.New("MeasureCost needs a Handler target: a URL's process is not this one"))
+	case s.cost && s.warmup > 0:
+		errs = append(errs, errors.New("MeasureCost divides the whole load's cost by its requests: give no Warmup"))
 	}
 	if s.script != "" && s.mixFile != "" {
 		errs = append(errs, errors.New("give Script or Mix, not both"))

@@ -136,6 +136,9 @@ func TestRunBadOptions(t *testing.T) {
 	if _, err := Run(t.Context(), URL("http://127.0.0.1:1/"), MeasureCost(), Requests(1)); err == nil || !strings.Contains(err.Error(), "MeasureCost needs a Handler") {
 		t.Errorf("MeasureCost on a URL: error %v, want one saying it needs a Handler", err)
 	}
+	if _, err := Run(t.Context(), Handler(&h), MeasureCost(), Warmup(time.Second), Duration(time.Second)); err == nil || !strings.Contains(err.Error(), "give no Warmup") {
+		t.Errorf("MeasureCost with a warmup: error %v, want one refusing the warmup", err)
+	}
 	if _, err := Run(t.Context(), URL("127.0.0.1:8080"), Requests(1)); err == nil || !strings.Contains(err.Error(), "no scheme") {
 		t.Errorf("URL without a scheme: error %v, want one naming the missing scheme", err)
 	}
