@@ -104,7 +104,7 @@ func (s *settings) baseline(ctx context.Context, cfg load.Config) (Cost, error) 
 	if err != nil {
 		return Cost{}, err
 	}
-	defer srv.close()
+	defer srv.close(s.timeout)
 	sc, err := s.scenario(srv.url)
 	if err != nil {
 		return Cost{}, err
@@ -146,8 +146,14 @@ func serve(h http.Handler, http2 bool) (*server, error) {
 	return s, nil
 }
 
-// close stops the server and waits for it: no goroutine outlives the load.
-func (s *server) close() {
-	s.srv.Close()
+// close stops the server, waiting up to grace for handlers still running (the load's
+// connections are closed by then, so their requests' contexts are cancelled), then closes
+// what is left.
+func (s *server) close(grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if s.srv.Shutdown(ctx) != nil {
+		s.srv.Close()
+	}
 	<-s.done
 }

@@ -326,7 +326,7 @@ func Run(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer srv.close()
+	defer srv.close(s.timeout)
 	sc, err := s.scenario(srv.url)
 	if err != nil {
 		return nil, err
