@@ -10,6 +10,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sample"
+	"github.com/apiperf/apiperf/stats"
 )
 
 // Metrics only `ab` has.
@@ -181,7 +182,7 @@ func ABMinPairs(alpha float64, checks int) int {
 		alpha = DefaultAlpha
 	}
 	n := 1
-	for SignedRankMinP(n) >= alpha/float64(max(checks, 1)) {
+	for stats.SignedRankMinP(n) >= alpha/float64(max(checks, 1)) {
 		n++
 	}
 	return n
@@ -352,14 +353,14 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 		return nil, warn
 	}
 	c.AMedian, c.BMedian = sample.Median(c.A), sample.Median(c.B)
-	sr, _ := SignedRankTest(d)
+	sr, _ := stats.SignedRankTest(d)
 	c.P = sr.P
-	c.Tested = SignedRankMinP(len(d)) < alpha
+	c.Tested = stats.SignedRankMinP(len(d)) < alpha
 	c.Significant = c.Tested && c.P < alpha
-	hl := HodgesLehmann(d, 1-alpha)
+	hl := stats.HodgesLehmann(d, 1-alpha)
 	unit := func(x float64) float64 {
 		if m.ratio {
-			return logToPercent(x)
+			return stats.LogToPercent(x)
 		}
 		return x
 	}
@@ -374,21 +375,21 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 	var overBudget func(est float64) bool // est in log units or points
 	switch m.name {
 	case MetricQPS:
-		overBudget = func(est float64) bool { return -logToPercent(est) > cfg.MaxQPSDrop }
+		overBudget = func(est float64) bool { return -stats.LogToPercent(est) > cfg.MaxQPSDrop }
 	case MetricP99:
-		overBudget = func(est float64) bool { return logToPercent(est) > cfg.MaxP99Rise }
+		overBudget = func(est float64) bool { return stats.LogToPercent(est) > cfg.MaxP99Rise }
 	case MetricCPU:
-		overBudget = func(est float64) bool { return logToPercent(est) > cfg.MaxCPURise }
+		overBudget = func(est float64) bool { return stats.LogToPercent(est) > cfg.MaxCPURise }
 	case MetricErrorRate:
 		overBudget = func(est float64) bool { return est > 0 && c.BMedian > cfg.MaxErrorRate }
 	}
 	if m.gated {
-		c.OverBudget = signOf(hl.Estimate) == worse && overBudget(hl.Estimate)
+		c.OverBudget = stats.SignOf(hl.Estimate) == worse && overBudget(hl.Estimate)
 		c.Regression = c.OverBudget && c.Significant // untested: a pair of noisy numbers proves nothing
 		c.Inconclusive = c.OverBudget && !c.Significant
 	}
-	det, fail, detOK, failOK := pairedPower(d, alpha, worse, overBudget)
-	_, spread := deviations(d, hl.Estimate)
+	det, fail, detOK, failOK := stats.PairedPower(d, alpha, worse, overBudget)
+	_, spread := stats.Deviations(d, hl.Estimate)
 	c.Power = &Power{Samples: len(d), Noise: unit(spread), Detect: ptr(unit(det), detOK)}
 	if m.gated {
 		if !m.higherBad {

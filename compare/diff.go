@@ -1,5 +1,6 @@
 // Package compare compares runs: the level-by-level diff of two runs (before/after a change,
-// an API against plain net/http), and the statistics and CI gate built on it.
+// an API against plain net/http), the CI gate and the interleaved A/B decision, built on the
+// statistical tests of package stats.
 package compare
 
 import (

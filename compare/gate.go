@@ -9,11 +9,14 @@ import (
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sample"
+	"github.com/apiperf/apiperf/stats"
 	"github.com/apiperf/apiperf/sweep"
 )
 
 // Default gate budgets, in percent.
 const (
+	// DefaultAlpha is the significance level of the gate's tests, as in benchstat.
+	DefaultAlpha        = 0.05
 	DefaultMaxQPSDrop   = 5.0 // QPS may drop by up to 5%
 	DefaultMaxP99Rise   = 10.0
 	DefaultMaxErrorRate = 0.1 // error rate ceiling: 0.1% of attempts
@@ -240,7 +243,7 @@ func gate(baseline, current *result.Run, cfg GateConfig, history []*result.Run, 
 	}
 	if untested {
 		need := 2
-		for MinP(need, need) >= g.Config.Alpha {
+		for stats.MinP(need, need) >= g.Config.Alpha {
 			need++
 		}
 		g.Warnings = append(g.Warnings, fmt.Sprintf("too few repetitions for a statistical test at alpha %g (need --count %d or more on both sides): "+
@@ -339,10 +342,10 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 	}
 	c.BaselineMedian, c.CurrentMedian = sample.Median(c.Baseline), sample.Median(c.Current)
 	alpha := cfg.alpha()
-	if mw, err := MannWhitneyTest(c.Baseline, c.Current); err == nil {
+	if mw, err := stats.MannWhitneyTest(c.Baseline, c.Current); err == nil {
 		c.P = mw.P
 	}
-	c.Tested = MinP(len(c.Baseline), len(c.Current)) < alpha
+	c.Tested = stats.MinP(len(c.Baseline), len(c.Current)) < alpha
 	c.Significant = c.Tested && c.P < alpha
 	worse := c.CurrentMedian > c.BaselineMedian
 	if !m.higherBad {
@@ -353,10 +356,10 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 		c.Change = c.CurrentMedian - c.BaselineMedian
 		c.OverBudget = worse && c.CurrentMedian > cfg.MaxErrorRate
 	case MetricQPS:
-		c.Change = gatePercent(c.BaselineMedian, c.CurrentMedian)
+		c.Change = stats.PercentChange(c.BaselineMedian, c.CurrentMedian)
 		c.OverBudget = worse && -c.Change > cfg.MaxQPSDrop
 	case MetricP99:
-		c.Change = gatePercent(c.BaselineMedian, c.CurrentMedian)
+		c.Change = stats.PercentChange(c.BaselineMedian, c.CurrentMedian)
 		c.OverBudget = worse && c.Change > cfg.MaxP99Rise
 	}
 	c.NoiseBand, c.BeyondNoise = band, band == nil || math.Abs(c.Change) > band.Band
@@ -371,10 +374,10 @@ func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
 	ratio := m.name != MetricErrorRate
 	unit := func(x float64) float64 { return x }
 	if ratio {
-		if base, cur = logValues(base), logValues(cur); base == nil || cur == nil {
+		if base, cur = stats.LogValues(base), stats.LogValues(cur); base == nil || cur == nil {
 			return nil
 		}
-		unit = logToPercent
+		unit = stats.LogToPercent
 	}
 	worse := 1
 	if !m.higherBad {
@@ -394,9 +397,9 @@ func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
 		}
 		return pct > band && c.BaselineMedian+pct > cfg.MaxErrorRate
 	}
-	det, failAt, detOK, failOK := unpairedPower(base, cur, alpha, worse, fail)
-	_, sb := deviations(base, sample.Median(base))
-	_, sc := deviations(cur, sample.Median(cur))
+	det, failAt, detOK, failOK := stats.UnpairedPower(base, cur, alpha, worse, fail)
+	_, sb := stats.Deviations(base, sample.Median(base))
+	_, sc := stats.Deviations(cur, sample.Median(cur))
 	p := &Power{Samples: min(len(base), len(cur)), Noise: unit(math.Max(sb, sc)), Detect: ptr(unit(det), detOK)}
 	if worse < 0 {
 		p.Fail = ptr(-unit(-failAt), failOK)
@@ -404,15 +407,4 @@ func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
 		p.Fail = ptr(unit(failAt), failOK)
 	}
 	return p
-}
-
-// gatePercent is the change from a to b in percent of a; a change from 0 counts as 100%.
-func gatePercent(a, b float64) float64 {
-	switch {
-	case a == b:
-		return 0
-	case a == 0:
-		return math.Copysign(100, b)
-	}
-	return (b - a) / math.Abs(a) * 100
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sample"
+	"github.com/apiperf/apiperf/stats"
 )
 
 // Bounds of the history the gate learns run-to-run noise from.
@@ -78,7 +79,7 @@ func LearnNoise(history []*result.Run, like *result.Run) ([]NoiseBand, []string)
 // differences of v (logs of v when ratio), in percent (ratio) or in v's unit.
 func successiveBand(v []float64, ratio bool) float64 {
 	if ratio {
-		if v = logValues(v); v == nil {
+		if v = stats.LogValues(v); v == nil {
 			return 0
 		}
 	}
@@ -88,7 +89,7 @@ func successiveBand(v []float64, ratio bool) float64 {
 	}
 	band := noiseZ * 1.4826 * sample.Median(d)
 	if ratio {
-		return logToPercent(band)
+		return stats.LogToPercent(band)
 	}
 	return band
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/report/chart"
+	"github.com/apiperf/apiperf/stats"
 )
 
 // ChangeMethod names how trends find change points, for the page and the terminal.
@@ -30,7 +30,7 @@ func (c TrendChange) String(metric string) string {
 		FormatTrendValue(metric, c.Before), FormatTrendValue(metric, c.After))
 }
 
-// FindChanges sets t.Changes: the change points of every level's line (compare.ChangePoints
+// FindChanges sets t.Changes: the change points of every level's line (stats.ChangePoints
 // over the runs that have the level).
 func (t *Trend) FindChanges() {
 	t.Changes = nil
@@ -43,7 +43,7 @@ func (t *Trend) FindChanges() {
 				at = append(at, i)
 			}
 		}
-		for _, cp := range compare.ChangePoints(series) {
+		for _, cp := range stats.ChangePoints(series) {
 			i := at[cp.Index]
 			t.Changes = append(t.Changes, TrendChange{Level: l, Run: i, ID: t.Runs[i].ID,
 				Before: cp.Before, After: cp.After, Change: cp.Change, P: cp.P})

@@ -1,4 +1,4 @@
-package compare
+package stats
 
 import (
 	"math"
@@ -83,7 +83,7 @@ func ChangePoints(series []float64) []ChangePoint {
 			hi = found[i+1].at
 		}
 		before, after := sample.Median(series[lo:s.at]), sample.Median(series[s.at:hi])
-		out[i] = ChangePoint{Index: s.at, Before: before, After: after, Change: gatePercent(before, after), P: s.p}
+		out[i] = ChangePoint{Index: s.at, Before: before, After: after, Change: PercentChange(before, after), P: s.p}
 	}
 	return out
 }
@@ -130,4 +130,15 @@ func bestSplit(x []float64) (int, float64) {
 		}
 	}
 	return best, bestQ
+}
+
+// PercentChange is the change from a to b in percent of a; a change from 0 counts as 100%.
+func PercentChange(a, b float64) float64 {
+	switch {
+	case a == b:
+		return 0
+	case a == 0:
+		return math.Copysign(100, b)
+	}
+	return (b - a) / math.Abs(a) * 100
 }

@@ -1,13 +1,10 @@
-package compare
+package stats
 
 import (
 	"errors"
 	"math"
 	"slices"
 )
-
-// DefaultAlpha is the significance level of the gate's Mann-Whitney U test, as in benchstat.
-const DefaultAlpha = 0.05
 
 // MannWhitneyExactLimit is the largest total sample size (n1+n2) whose p-value is computed
 // exactly; larger samples use the normal approximation with tie and continuity corrections.
