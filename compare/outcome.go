@@ -57,16 +57,9 @@ type CheckLine struct {
 func (g *GateResult) Lines() []CheckLine {
 	out := make([]CheckLine, 0, len(g.Checks))
 	for _, c := range g.Checks {
-		l := CheckLine{Level: c.Level, Metric: metricTitle(c.Metric), Verdict: checkVerdict(c), Outcome: OutcomePass,
+		l := CheckLine{Level: c.Level, Metric: metricTitle(c.Metric), Verdict: checkVerdict(c),
 			Values: fmt.Sprintf("%s -> %s (%s, p=%.3f)", formatGateValue(c.BaselineMedian, c.Unit), formatGateValue(c.CurrentMedian, c.Unit), formatChange(c), c.P)}
-		switch {
-		case g.Outcome() == OutcomeNotComparable:
-			l.Outcome = OutcomeNotComparable
-		case c.Regression:
-			l.Outcome = OutcomeFail
-		case c.Inconclusive:
-			l.Outcome = OutcomeInconclusive
-		}
+		l.Outcome = lineOutcome(g.Outcome(), c.Regression, c.Inconclusive)
 		out = append(out, l)
 	}
 	return out
@@ -79,17 +72,23 @@ func (r *ABResult) Lines() []CheckLine {
 		if !c.Gated {
 			continue
 		}
-		l := CheckLine{Level: c.Level, Metric: metricTitle(c.Metric), Verdict: abVerdict(c), Outcome: OutcomePass,
+		l := CheckLine{Level: c.Level, Metric: metricTitle(c.Metric), Verdict: abVerdict(c),
 			Values: fmt.Sprintf("A %s, B %s (B vs A %s, p=%.4f)", formatGateValue(c.AMedian, c.Unit), formatGateValue(c.BMedian, c.Unit), abChange(c), c.P)}
-		switch {
-		case r.Outcome() == OutcomeNotComparable:
-			l.Outcome = OutcomeNotComparable
-		case c.Regression:
-			l.Outcome = OutcomeFail
-		case c.Inconclusive:
-			l.Outcome = OutcomeInconclusive
-		}
+		l.Outcome = lineOutcome(r.Outcome(), c.Regression, c.Inconclusive)
 		out = append(out, l)
 	}
 	return out
+}
+
+// lineOutcome is one check's outcome within a comparison whose outcome is whole.
+func lineOutcome(whole Outcome, regression, inconclusive bool) Outcome {
+	switch {
+	case whole == OutcomeNotComparable:
+		return OutcomeNotComparable
+	case regression:
+		return OutcomeFail
+	case inconclusive:
+		return OutcomeInconclusive
+	}
+	return OutcomePass
 }

@@ -65,3 +65,15 @@ func TestPostgresNewerSchema(t *testing.T) {
 		t.Errorf("apiperf_schema has %d rows, %v; want 1", n, err)
 	}
 }
+
+// The PostgreSQL tables are SQLite's schema with PostgreSQL's types: nothing of SQLite's left.
+func TestPostgresSchemaTypes(t *testing.T) {
+	for _, sqliteOnly := range []string{" REAL ", " BLOB ", "INTEGER PRIMARY KEY", "start_ns INTEGER", "run_id INTEGER", "run_id      INTEGER", "attempts    INTEGER"} {
+		if strings.Contains(postgresSchema, sqliteOnly) {
+			t.Errorf("the PostgreSQL schema still has %q:\n%s", sqliteOnly, postgresSchema)
+		}
+	}
+	if strings.Count(postgresSchema, "CREATE TABLE") != strings.Count(schema, "CREATE TABLE") {
+		t.Errorf("the PostgreSQL schema has other tables than SQLite's")
+	}
+}
