@@ -54,6 +54,7 @@ func (e *engine) runEvloop(o options, names []string, reqs []scenario.Requester)
 	d := &evClosed{evloops: evloops{loops: loops}, conns: e.cfg.Connections}
 	e.drv = d
 	d.ring.choose(o, loops, nil)
+	d.ring.hold = keepP(loops)
 	e.runLoops(o, loops, (*evloop).run)
 	return e.finish(names), nil
 }
@@ -77,6 +78,7 @@ func (e *engine) runLoops(o options, loops []*evloop, run func(*evloop)) {
 type ringChoice struct {
 	err    atomic.Pointer[error] // why an event loop could not use io_uring (it ran on epoll)
 	forced bool                  // APIPERF_IO=uring: say so when it was refused
+	hold   bool                  // the closed loop's waits may keep their Ps (keepP)
 }
 
 // refused notes why an event loop could not use io_uring.

@@ -5,7 +5,6 @@ package load
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -58,7 +57,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		return nil, err
 	}
 	d := &evOpen{evloops: evloops{loops: loops}, pool: &sharedPool{}}
-	raw := runtime.GOMAXPROCS(0) > len(loops) || !servedHere(sockPort(loops[0].sa))
+	raw := keepP(loops)
 	for t, l := range loops {
 		if err := l.openInit(t, len(loops), d.pool, o.io == ioEvloopNetpoll, raw); err != nil {
 			for _, l := range loops {

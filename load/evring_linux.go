@@ -28,7 +28,7 @@ type ringIO struct {
 	l    *evloop
 	r    *uring.Ring
 	bufs *uring.BufRing
-	hold bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS
+	hold bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS, and keepP
 	cq   uint32       // the completion queue's size
 	msg  *unix.Msghdr // open loop: receives are recvmsg with room for a timestamp (nil: recv)
 }
@@ -90,9 +90,10 @@ func (l *evloop) startRing(files int, stamped bool) func() {
 		if err == nil {
 			// A wait that keeps its P spares the runtime handing the P to another
 			// thread and back on every idle turn; it is fit while every loop has a P of
-			// its own (the default: as many threads as CPUs). Other goroutines (the
-			// supervisor) run when the runtime preempts a loop, within 10 ms.
-			g := &ringIO{l: l, r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0), cq: cq}
+			// its own (the default: as many threads as CPUs) and the target is not
+			// served by this process (keepP). Other goroutines (the supervisor) run
+			// when the runtime preempts a loop, within 10 ms.
+			g := &ringIO{l: l, r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0) && l.ring.hold, cq: cq}
 			if stamped {
 				g.msg = &unix.Msghdr{Controllen: ringControl}
 			}
