@@ -58,10 +58,10 @@ func TestManifests(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"Secret", "Service", "Job", "Job"}; !reflect.DeepEqual(kinds, want) {
+	if want := []string{"Secret", "Service", "Job", "Job", "NetworkPolicy"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("kinds %v, want %v", kinds, want)
 	}
-	want := []string{"/apiperf", "run", "--workers", "3", "--join-addr", "0.0.0.0:7070", "-n", "30000"}
+	want := []string{"/apiperf", "run", "--workers", "3", "--join-addr", "0.0.0.0:7070", "--join-cert", "/tls/join-cert.pem", "--join-key", "/tls/join-key.pem", "-n", "30000"}
 	if got := m.Command(); !reflect.DeepEqual(got[:len(want)], want) {
 		t.Errorf("Command() = %q, want it to start %q", got, want)
 	}
