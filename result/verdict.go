@@ -308,6 +308,12 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 			p.HotPackages = append(p.HotPackages, verdict.Function{Name: f.Name, Pct: f.Pct})
 		}
 		p.HotPath = h.PathString()
+		if h.Place != nil {
+			p.HotPlace = h.Place.String()
+		}
+	}
+	if a.AllocPlace != nil {
+		p.AllocPlace = a.AllocPlace.String()
 	}
 	if a.Shares != nil {
 		p.GCPct, p.AllocPct = a.Shares.GCPct, a.Shares.AllocPct

@@ -101,6 +101,12 @@ type Profile struct {
 	Hot         []Function `json:"hot,omitempty"`
 	HotPackages []Function `json:"hot_packages,omitempty"`
 	HotPath     string     `json:"hot_path,omitempty"`
+	// HotPlace is where a person would change the code for its CPU: the application frame
+	// with the largest share below it and the library it spends it in, e.g. "main.rules
+	// (52%), in regexp (regexp.MustCompile)". AllocPlace is the same for the bytes
+	// allocated (the heap profile's alloc_space).
+	HotPlace   string `json:"hot_place,omitempty"`
+	AllocPlace string `json:"alloc_place,omitempty"`
 	// GCPct and AllocPct are the shares of CPU time in GC and in allocation.
 	GCPct    float64 `json:"gc_pct,omitempty"`
 	AllocPct float64 `json:"alloc_pct,omitempty"`

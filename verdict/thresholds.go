@@ -52,6 +52,9 @@ type Thresholds struct {
 	// WaitShare is the share of the request goroutines parked at one place for it to be
 	// named as what the target waits on.
 	WaitShare float64 `json:"wait_share,omitempty"`
+	// GCHeavyPct: GC and allocation taking this share of the target's CPU make the
+	// allocation site part of the CPU claim's place.
+	GCHeavyPct float64 `json:"gc_heavy_pct,omitempty"`
 }
 
 // DefaultThresholds are the thresholds of a zero Thresholds.
@@ -74,6 +77,7 @@ var DefaultThresholds = Thresholds{
 	LittleHigh:       1.2,
 	Contended:        0.5,
 	WaitShare:        0.3,
+	GCHeavyPct:       25,
 }
 
 // Filled is t with every zero field set to its default.
