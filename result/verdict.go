@@ -90,9 +90,6 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 // downstream a goroutine profile cannot tell.
 const transportWait = "http.Transport: waiting for a connection to the downstream"
 
-// storePorts are the usual ports of databases, caches and brokers: not an HTTP downstream.
-var storePorts = []uint16{5432, 3306, 6379, 11211, 27017, 9042, 1433, 1521, 5672, 9092, 2181, 4222}
-
 // nameDownstream names the downstream of http.Transport waits in p from the target's
 // outbound connections: the one address it held connections to (stores' usual ports left
 // out when there are several), else the candidates.
@@ -102,7 +99,7 @@ func nameDownstream(p *verdict.Profile, peers []procfs.Peer) {
 	}
 	cand := peers
 	if len(cand) > 1 {
-		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(storePorts, q.Addr.Port()) })
+		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(profcap.StorePorts, q.Addr.Port()) })
 	}
 	var to string
 	switch {
@@ -244,7 +241,7 @@ func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) 
 			u.HeapBytes, u.HeapRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.HeapInuseBytes })
 		}
 		if ts.Profiles != nil {
-			prof = profileOf(ts.Profiles)
+			prof = profileOf(ts.Profiles, ts.Outbound)
 		}
 		if ts.Outbound != nil {
 			peers = ts.Outbound
@@ -289,8 +286,9 @@ func endAndRise(s *profcap.Series, w *profcap.Summary, f func(profcap.Point) *fl
 var plumbing = []string{"runtime.", "net/http.(*conn).serve", "net/http.serverHandler.ServeHTTP",
 	"net/http.HandlerFunc.ServeHTTP", "net/http.(*ServeMux).ServeHTTP", "internal/"}
 
-// profileOf turns the profiles' analysis into what the verdict reads.
-func profileOf(a *profcap.Analysis) *verdict.Profile {
+// profileOf turns the profiles' analysis into what the verdict reads, its downstream waits
+// located among the target's outbound connections.
+func profileOf(a *profcap.Analysis, peers []procfs.Peer) *verdict.Profile {
 	p := &verdict.Profile{}
 	if a.CPU != nil {
 		for _, e := range a.CPU.ByCum {
@@ -321,9 +319,11 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 	if a.Waits != nil {
 		p.Goroutines = a.Waits.Total - a.Waits.Idle
 		for _, s := range a.Waits.Sites {
+			s.Locate(peers)
 			p.Waits = append(p.Waits, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
 		}
 		for _, s := range a.Waits.Background {
+			s.Locate(peers)
 			p.Background = append(p.Background, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
 		}
 	} else if a.Goroutines != nil {
