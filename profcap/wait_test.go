@@ -116,14 +116,15 @@ func TestDownstreamWaits(t *testing.T) {
 		stk("bufio.(*Reader).Read", "net/http.(*connReader).Read", "net/http.(*body).Read", "encoding/json.(*Decoder).Decode", "main.upload"),
 	}, []int64{20, 5, 3})
 	w := WaitSites(p, 0)
-	peers := []procfs.Peer{{Addr: netip.MustParseAddrPort("127.0.0.1:3306"), Conns: 8}, {Addr: netip.MustParseAddrPort("127.0.0.1:9001"), Conns: 2}}
+	peers := []procfs.Peer{{Addr: netip.MustParseAddrPort("127.0.0.1:3306"), Conns: 8, PIDs: []int{4242}, Command: "mariadbd", CPUCores: 1.9},
+		{Addr: netip.MustParseAddrPort("127.0.0.1:9001"), Conns: 2}}
 	var got []string
 	for _, s := range w.Sites {
 		s.Locate(peers)
 		got = append(got, fmt.Sprintf("%d %s [%s]", s.Count, s.Site(), s.Reason))
 	}
 	want := []string{
-		"20 MySQL/MariaDB (go-sql-driver/mysql) at 127.0.0.1:3306: waiting for its answer from main.(*store).find [downstream]",
+		"20 MySQL/MariaDB (go-sql-driver/mysql) at 127.0.0.1:3306 (mariadbd, 1.90 cores): waiting for its answer from main.(*store).find [downstream]",
 		"5 a downstream (read by example.com/acme) at 127.0.0.1:9001: waiting for its answer from main.quote [downstream]",
 		"3 network or file I/O from main.upload [I/O]",
 	}

@@ -1,6 +1,7 @@
 package profcap
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -91,6 +92,12 @@ func (w *WaitSite) Locate(peers []procfs.Peer) {
 	case 0:
 	case 1:
 		w.Addr = cand[0].Addr.String()
+		switch q := cand[0]; { // on this machine: "127.0.0.1:3306 (mariadbd, 1.90 cores)"
+		case q.Command != "" && q.CPUCores > 0:
+			w.Addr += fmt.Sprintf(" (%s, %.2f cores)", q.Command, q.CPUCores)
+		case q.Command != "":
+			w.Addr += " (" + q.Command + ")"
+		}
 	default:
 		var parts []string
 		for _, q := range cand[:min(3, len(cand))] {

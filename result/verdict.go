@@ -135,6 +135,9 @@ func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
 			m.CPUs = u.CPUs
 			m.Busy += u.Busy
 			m.Steal += u.Steal
+			for _, q := range ts.Outbound {
+				m.Downstreams += q.CPUCores
+			}
 			n++
 		}
 	}
@@ -143,6 +146,7 @@ func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
 	}
 	m.Busy /= n
 	m.Steal /= n
+	m.Downstreams /= n
 	return &m
 }
 
