@@ -269,21 +269,28 @@ func stat(s *profcap.Summary, f func(*profcap.Summary) *profcap.Stat) *profcap.S
 	return f(s)
 }
 
-// endAndRise is a metric's last value in the summary's window and its rise from the first.
+// endAndRise is a metric's last value in the summary's window and its rise with time at
+// the level's load.
 func endAndRise(s *profcap.Series, w *profcap.Summary, f func(profcap.Point) *float64) (end, rise float64) {
-	first := true
-	var start float64
+	var vs []float64
 	for _, p := range s.Points {
-		v := f(p)
-		if v == nil || p.Offset < w.From || p.Offset > w.To {
-			continue
+		if v := f(p); v != nil && p.Offset >= w.From && p.Offset <= w.To {
+			vs = append(vs, *v)
 		}
-		if first {
-			start, first = *v, false
-		}
-		end = *v
 	}
-	return end, end - start
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	end = vs[len(vs)-1]
+	if len(vs) < 4 {
+		return end, end - vs[0]
+	}
+	// At the level's constant load, past its ramp (the first quarter, where the requests in
+	// flight and their buffers and goroutines come in): the lowest value of the last quarter
+	// above the lowest of the second. Troughs, not peaks: the heap's live part is what is left
+	// after a collection, not the garbage between two.
+	q := len(vs) / 4
+	return end, slices.Min(vs[len(vs)-q:]) - slices.Min(vs[q:2*q])
 }
 
 // plumbing are frames every Go server's CPU profile has at the top of its cumulative table.

@@ -80,7 +80,8 @@ type Usage struct {
 	Cores        float64 `json:"cores,omitempty"` // cores it may use (affinity, GOMAXPROCS)
 	RSSBytes     float64 `json:"rss_bytes,omitempty"`
 	// HeapBytes and Goroutines are the values at the end of the level (Go targets with
-	// metrics); HeapRise and GoroutineRise how much they rose from its start to its end.
+	// metrics); HeapRise and GoroutineRise how much they rose with time at the level's load
+	// (past its ramp, trough to trough: not what more requests in flight hold).
 	HeapBytes     float64 `json:"heap_bytes,omitempty"`
 	HeapRise      float64 `json:"heap_rise,omitempty"`
 	Goroutines    float64 `json:"goroutines,omitempty"`
