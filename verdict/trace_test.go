@@ -54,6 +54,15 @@ func TestTraceClaims(t *testing.T) {
 		// the same pause length but rare (0.2% of the time): it cannot set the p99.
 		{"rare pauses", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 2 * ms})}},
 			nil, nil, ""},
+		// the same pauses spent stopping the world (threads waiting for a CPU on a busy
+		// machine), the collector's work 0.2 ms: not the collector's tail.
+		{"pauses waiting to stop", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 30 * ms,
+			STWStopping: 27 * ms, STWWorkMax: ms / 5})}},
+			nil, nil, ""},
+		// 82 ms pauses against a 9.3 ms p99 the pauses did not move (fewer than 1% of the
+		// requests met one): no claim on the p99.
+		{"a pause longer than the p99", Input{Levels: []Level{level(9300*us, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 82 * ms, STWTotal: 90 * ms, STWWorkMax: 82 * ms})}},
+			nil, nil, ""},
 		// 200 ms of assist over 2000 requests: 100 us each, 20% of a 500 us mean: gc-tail, high.
 		{"assist per request", Input{Levels: []Level{level(2*ms, 500*us, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, Assist: 200 * ms, AssistPct: 15})}},
 			nil, []Kind{GCTail}, High},
