@@ -280,6 +280,9 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 			site.What = primitive(site.Function, site.Reason)
 		}
 	}
+	if site.Function == "net/http.(*persistConn).roundTrip" {
+		site.Reason = "downstream" // http.Transport's wait for the answer: a downstream's
+	}
 	site.Caller = appFrame(stk, i, root, site.Function)
 	return site
 }

@@ -114,7 +114,9 @@ func TestDownstreamWaits(t *testing.T) {
 			"database/sql.(*DB).queryDC", "gorm.io/gorm.(*DB).Take", "main.(*store).find", "main.handler"),
 		stk("bufio.(*Reader).Read", "example.com/acme/rpcclient.(*Client).Call", "main.quote"),
 		stk("bufio.(*Reader).Read", "net/http.(*connReader).Read", "net/http.(*body).Read", "encoding/json.(*Decoder).Decode", "main.upload"),
-	}, []int64{20, 5, 3})
+		append([]string{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).roundTrip", "net/http.(*Transport).roundTrip",
+			"net/http.(*Client).Do", "main.(*orders).allowed", "main.(*orders).create"}, server...),
+	}, []int64{20, 5, 3, 4})
 	w := WaitSites(p, 0)
 	peers := []procfs.Peer{{Addr: netip.MustParseAddrPort("127.0.0.1:3306"), Conns: 8, PIDs: []int{4242}, Command: "mariadbd", CPUCores: 1.9},
 		{Addr: netip.MustParseAddrPort("127.0.0.1:9001"), Conns: 2}}
@@ -126,6 +128,7 @@ func TestDownstreamWaits(t *testing.T) {
 	want := []string{
 		"20 MySQL/MariaDB (go-sql-driver/mysql) at 127.0.0.1:3306 (mariadbd, 1.90 cores): waiting for its answer from main.(*store).find [downstream]",
 		"5 a downstream (read by example.com/acme) at 127.0.0.1:9001: waiting for its answer from main.quote [downstream]",
+		"4 http.Transport at 127.0.0.1:9001: waiting for the downstream's response from main.(*orders).allowed [downstream]",
 		"3 network or file I/O from main.upload [I/O]",
 	}
 	if !slices.Equal(got, want) {

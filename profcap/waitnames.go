@@ -76,7 +76,7 @@ func downstreamWait(stk []string, i, root int) (what string, port uint16, at int
 // to the usual port of its kind, else the one address that is not a store's (for a
 // downstream of any kind). Nothing when the wait is not a downstream's or no address fits.
 func (w *WaitSite) Locate(peers []procfs.Peer) {
-	if w.Reason != "downstream" || len(peers) == 0 {
+	if w.Reason != "downstream" || len(peers) == 0 || w.Addr != "" {
 		return
 	}
 	var cand []procfs.Peer
@@ -85,7 +85,7 @@ func (w *WaitSite) Locate(peers []procfs.Peer) {
 			cand = append(cand, q)
 		}
 	}
-	if w.Port == 0 && len(cand) == 0 && len(peers) == 1 {
+	if len(cand) == 0 && len(peers) == 1 { // the one connection it has: a private server on another port
 		cand = peers
 	}
 	switch len(cand) {
@@ -188,6 +188,8 @@ func primitive(fn, reason string) string {
 		return "errgroup: waiting for the group's goroutines"
 	case "net/http.(*persistConn).roundTrip":
 		return "http.Transport: waiting for the downstream's response"
+	case "golang.org/x/time/rate.(*Limiter).wait", "golang.org/x/time/rate.(*Limiter).WaitN":
+		return "x/time/rate: waiting for a token (the limiter's rate)"
 	case "net/http.(*persistConn).readLoop":
 		return "http.Transport: an open connection's reader (many: response bodies not closed or not read to the end?)"
 	case "net/http.(*persistConn).writeLoop":

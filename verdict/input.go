@@ -147,7 +147,7 @@ type Function struct {
 type Wait struct {
 	Site   string `json:"site"`
 	Count  int64  `json:"count"`
-	Reason string `json:"reason,omitempty"` // e.g. "mutex", "channel", "select", "sleep", "I/O"
+	Reason string `json:"reason,omitempty"` // e.g. "mutex", "channel", "select", "sleep", "I/O", "pool", "downstream"
 }
 
 // inFlight is the load in flight by Little's law: throughput x mean latency.

@@ -112,6 +112,9 @@ func waitingClaim(j *judgement) *Claim {
 		return nil
 	}
 	sum := "the target waits off-CPU (a lock, a pool, I/O or a downstream call): throughput is flat and latency grows"
+	if reason == "downstream" {
+		sum = "the target waits for a downstream's answer: throughput is flat and latency grows"
+	}
 	if site != "" {
 		sum += "; " + site
 	}

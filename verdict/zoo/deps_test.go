@@ -11,6 +11,8 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,9 +49,15 @@ func startDeps(t *testing.T) *deps {
 }
 
 // startDownstream is the slow service the zoo calls: every path answers a small JSON
-// document after the request's delay (?delay=10ms), serving any number of requests at once.
+// document after the request's delay (?delay=10ms), serving any number of requests at once;
+// under /serial, one at a time (a single-threaded service).
 func startDownstream(t *testing.T) string {
+	var serial sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/serial") {
+			serial.Lock()
+			defer serial.Unlock()
+		}
 		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil && d > 0 && d < time.Second {
 			time.Sleep(d)
 		}
