@@ -284,6 +284,14 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 		site.Reason = "downstream" // http.Transport's wait for the answer: a downstream's
 	}
 	site.Caller = appFrame(stk, i, root, site.Function)
+	// Whose lock: a library's (a logger's, around its writes), named by its module when
+	// that is not the code that asked.
+	if strings.HasPrefix(site.Function, "sync.") && site.What != "" && i+1 < min(root, len(stk)) {
+		if m := module(stk[i+1]); m != "std" && m != "main" && m != module(site.Caller) {
+			kind, rest, _ := strings.Cut(site.What, ": ")
+			site.What = kind + " of " + m + ": " + rest
+		}
+	}
 	return site
 }
 

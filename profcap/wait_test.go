@@ -116,7 +116,10 @@ func TestDownstreamWaits(t *testing.T) {
 		stk("bufio.(*Reader).Read", "net/http.(*connReader).Read", "net/http.(*body).Read", "encoding/json.(*Decoder).Decode", "main.upload"),
 		append([]string{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).roundTrip", "net/http.(*Transport).roundTrip",
 			"net/http.(*Client).Do", "main.(*orders).allowed", "main.(*orders).create"}, server...),
-	}, []int64{20, 5, 3, 4})
+		append([]string{"runtime.gopark", "runtime.semacquire1", "internal/sync.runtime_SemacquireMutex", "internal/sync.(*Mutex).lockSlow",
+			"internal/sync.(*Mutex).Lock", "sync.(*Mutex).Lock", "github.com/sirupsen/logrus.(*MutexWrap).Lock", "github.com/sirupsen/logrus.(*Entry).log",
+			"github.com/sirupsen/logrus.(*Entry).Info", "main.checkout"}, server...),
+	}, []int64{20, 5, 3, 4, 2})
 	w := WaitSites(p, 0)
 	peers := []procfs.Peer{{Addr: netip.MustParseAddrPort("127.0.0.1:3306"), Conns: 8, PIDs: []int{4242}, Command: "mariadbd", CPUCores: 1.9},
 		{Addr: netip.MustParseAddrPort("127.0.0.1:9001"), Conns: 2}}
@@ -130,6 +133,7 @@ func TestDownstreamWaits(t *testing.T) {
 		"5 a downstream (read by example.com/acme) at 127.0.0.1:9001: waiting for its answer from main.quote [downstream]",
 		"4 http.Transport at 127.0.0.1:9001: waiting for the downstream's response from main.(*orders).allowed [downstream]",
 		"3 network or file I/O from main.upload [I/O]",
+		"2 sync.Mutex of github.com/sirupsen/logrus: waiting for the lock from main.checkout [mutex]",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("sites:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
