@@ -109,11 +109,19 @@ func gomaxprocsClaim(l Level, t *Trace) *Claim {
 	if t.SchedP99 > 0 && l.P99 > 0 && float64(t.SchedP99) >= SchedShareOfP99*float64(l.P99) {
 		c.Confidence = High
 	}
-	// The cores counted are the machine's, and apiperf ran on it too: only what it left
-	// free is CPU more Ps could have used here.
-	if g := l.Generator; g != nil && g.CPUCores > 0 && t.Cores-g.CPUCores < float64(t.GOMAXPROCS)+0.5 {
+	// The cores counted are the machine's, and apiperf and other processes ran on it too:
+	// only what they left free is CPU more Ps could have used here (a P counts as busy
+	// while its thread waits for a CPU).
+	var gen, others float64
+	if g := l.Generator; g != nil {
+		gen = g.CPUCores
+	}
+	if m := l.Machine; m != nil && m.CPUs > 0 && l.Target != nil && l.Target.CPUCores > 0 {
+		others = max(0, m.Busy+m.Steal-gen-l.Target.CPUCores-m.Downstreams)
+	}
+	if (gen > 0 || others > 0) && t.Cores-gen-others < float64(t.GOMAXPROCS)+0.5 {
 		c.Confidence = Low
-		c.Evidence = append(c.Evidence, fmt.Sprintf("but apiperf itself used %.2f of the %g cores: here more Ps would have taken CPU from the generator; the claim is about the target's own machine", g.CPUCores, t.Cores))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("but apiperf used %.2f and other processes %.2f of the %g cores: here more Ps would have waited for a CPU; the claim is about the target's own machine", gen, others, t.Cores))
 	}
 	return c
 }

@@ -113,3 +113,20 @@ func TestTraceClaimsRoundDurations(t *testing.T) {
 
 // rawDuration is a Go duration printed with more than three significant decimals (82.73408ms).
 var rawDuration = regexp.MustCompile(`\d+\.\d{4,}(ns|µs|us|ms|s)\b`)
+
+// GOMAXPROCS=1 of 2 cores, its P full, while other processes held 1.45 cores: a P counts
+// as busy while its thread waits for a CPU, and a second P would have waited too: low.
+func TestGOMAXPROCSOnASharedMachine(t *testing.T) {
+	ms := time.Millisecond
+	l := Level{Label: "c=8", QPS: 2000, Mean: ms, P99: 4 * ms, Target: &Usage{CPUCores: 0.5}, Generator: &Usage{CPUCores: 0.05},
+		Machine: &Machine{CPUs: 2, Busy: 2}}
+	tr := &Trace{Span: time.Second, GOMAXPROCS: 1, Cores: 2, BusyPs: 1, SchedP99: 3 * ms}
+	c := gomaxprocsClaim(l, tr)
+	if c == nil || c.Confidence != Low || !slices.ContainsFunc(c.Evidence, func(e string) bool { return regexp.MustCompile(`other processes 1\.45`).MatchString(e) }) {
+		t.Errorf("gomaxprocs-limited on a shared machine: %+v, want low, saying others took 1.45 cores", c)
+	}
+	l.Machine = &Machine{CPUs: 2, Busy: 0.6}
+	if c := gomaxprocsClaim(l, tr); c == nil || c.Confidence != High {
+		t.Errorf("gomaxprocs-limited on a quiet machine: %+v, want high", c)
+	}
+}
