@@ -196,6 +196,14 @@ func gcClaim(l Level, t *Trace) *Claim {
 	fix := "raise GOGC (e.g. GOGC=200 or 400: fewer cycles for more heap) or set GOMEMLIMIT to the memory the target may use and GOGC higher"
 	if t.AssistSite != "" {
 		ev = append(ev, "most mark assist was drafted in "+t.AssistSite)
+	}
+	// The allocation site is where the bytes were allocated (the heap profile's), attributed
+	// to the application's frame; the assist's site is only where a goroutine happened to
+	// pay for everyone's allocation.
+	if p := l.Profile; p != nil && p.AllocPlace != "" {
+		ev = append(ev, "bytes allocated (alloc_space) mostly below "+p.AllocPlace)
+		fix += "; allocate less below " + p.AllocPlace + " (reuse buffers, sync.Pool, fewer pointers)"
+	} else if t.AssistSite != "" {
 		fix += "; allocate less in " + t.AssistSite + " (reuse buffers, sync.Pool, fewer pointers)"
 	} else {
 		fix += "; allocate less per request (see the heap profile's alloc_space)"

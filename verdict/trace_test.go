@@ -130,3 +130,15 @@ func TestGOMAXPROCSOnASharedMachine(t *testing.T) {
 		t.Errorf("gomaxprocs-limited on a quiet machine: %+v, want high", c)
 	}
 }
+
+// A GC tail's fix names the allocation site of the heap profile (the application's frame),
+// not the place a goroutine was drafted into mark assist (the server reading a request).
+func TestGCFixNamesTheAllocationSite(t *testing.T) {
+	ms := time.Millisecond
+	l := Level{Label: "c=8", QPS: 2000, Mean: ms / 2, P99: 2 * ms, Profile: &Profile{AllocPlace: "main.buildRows (97%)"}}
+	tr := &Trace{Span: time.Second, GOMAXPROCS: 2, Cores: 2, BusyPs: 1, Assist: 200 * ms, AssistPct: 15, AssistSite: "net/http.readRequest"}
+	c := gcClaim(l, tr)
+	if c == nil || !regexp.MustCompile(`allocate less below main\.buildRows`).MatchString(c.Fix) || regexp.MustCompile(`readRequest`).MatchString(c.Fix) {
+		t.Errorf("gc-tail: %+v, want its fix to name main.buildRows, not net/http.readRequest", c)
+	}
+}
