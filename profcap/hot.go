@@ -162,7 +162,9 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		if start < 0 {
 			continue
 		}
-		places.add(r.stk[:start+1], r.v, r.router, r.bg)
+		// The place: the application's frame nearest the leaf on the whole stack, as the
+		// router's helpers a handler calls (echo's c.JSON) may be on every request too.
+		places.add(r.stk, start, r.v, r.router, r.bg)
 		var kept []string
 		for k := start; k >= 0; k-- {
 			if !isRuntime(r.stk[k]) || k == 0 {
@@ -198,15 +200,18 @@ type placeSums struct {
 	libs   map[string]map[[2]string]int64 // frame -> {package, entry} -> value
 }
 
-// add counts a stack (leaf first, from the handler or the first application frame) to its
+// add counts a stack (leaf first; its handler or first application frame at start) to its
 // application frame nearest the leaf, and to the first library frame below it: not the
 // runtime's, nor the router's (gin's c.JSON hands the work to encoding/json). The
 // application is package main, and a request handler's own module (handlers written as
 // methods in the service's packages).
-func (s *placeSums) add(stk []string, v int64, router string, bg bool) {
+func (s *placeSums) add(stk []string, start int, v int64, router string, bg bool) {
 	app := "main"
-	if m := module(stk[len(stk)-1]); !bg && m != "std" && m != router {
+	if m := module(stk[start]); !bg && m != "std" && m != router {
 		app = m
+	}
+	if bg {
+		stk = stk[:start+1]
 	}
 	a := -1
 	for k, f := range stk {

@@ -207,6 +207,20 @@ func TestHotPlace(t *testing.T) {
 	if h.Place == nil || h.Place.Frame != "main.(*shop).orders" || h.Place.Library != "encoding/json" || h.Place.Entry != "encoding/json.(*Encoder).Encode" {
 		t.Errorf("gin place = %+v, want main.(*shop).orders in encoding/json", h.Place)
 	}
+	// An echo handler whose c.JSON is on every request (echo's frames on the wrappers' side
+	// of the handler): the place is still the handler, in encoding/json.
+	echo := append([]string{"main.(*orderAPI).list", "github.com/labstack/echo/v4.(*Echo).ServeHTTP.func1",
+		"github.com/labstack/echo/v4.(*Echo).ServeHTTP"}, server...)
+	p = synthProfile([][]string{
+		append([]string{"encoding/json.structEncoder.encode", "encoding/json.(*Encoder).Encode", "github.com/labstack/echo/v4.DefaultJSONSerializer.Serialize",
+			"github.com/labstack/echo/v4.(*context).json", "github.com/labstack/echo/v4.(*context).JSON"}, echo...),
+		append([]string{"bytes.(*Buffer).WriteString", "encoding/json.(*Encoder).Encode", "github.com/labstack/echo/v4.DefaultJSONSerializer.Serialize",
+			"github.com/labstack/echo/v4.(*context).json", "github.com/labstack/echo/v4.(*context).JSON"}, echo...),
+	}, []int64{60, 40})
+	h, _ = Hot(p, "cpu", 5)
+	if h.Place == nil || h.Place.Frame != "main.(*orderAPI).list" || h.Place.Library != "encoding/json" {
+		t.Errorf("echo place = %+v, want main.(*orderAPI).list in encoding/json", h.Place)
+	}
 	// Allocation in the handler's own code (the runtime's allocator below it): no library.
 	p = synthProfile([][]string{under("runtime.mallocgc", "runtime.newobject", "main.buildFeed")}, []int64{10})
 	h, _ = Hot(p, "cpu", 5)

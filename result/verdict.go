@@ -318,7 +318,7 @@ func profileOf(a *profcap.Analysis, peers []procfs.Peer) *verdict.Profile {
 		}
 		p.HotPath = h.PathString()
 		if h.Place != nil {
-			p.HotPlace = h.Place.String()
+			p.HotPlace, p.HotPlacePct = h.Place.String(), h.Place.Pct
 		}
 	}
 	if a.AllocPlace != nil {

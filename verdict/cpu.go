@@ -144,8 +144,15 @@ func cpuClaim(j *judgement) *Claim {
 // hottest function the requests reach (the end of the path), never a runtime helper.
 func (p *Profile) placeSummary(th Thresholds) string {
 	var sum string
-	if p.HotPlace != "" {
+	if p.HotPlace != "" && (p.HotPlacePct == 0 || p.HotPlacePct >= th.PlaceSharePct) {
 		sum = "; most of its CPU is below " + p.HotPlace
+	} else if pkg := hotLibrary(p.HotPackages); pkg != nil {
+		// Most of the CPU in goroutines of a library's own (no application frame on their
+		// stacks): the library by its self time, the application's place beside it.
+		sum = fmt.Sprintf("; most of its CPU is in %s (%.0f%% self)", pkg.Name, pkg.Pct)
+		if p.HotPlace != "" {
+			sum += ", called below " + p.HotPlace
+		}
 	} else {
 		leaf := p.HotPath
 		if i := strings.LastIndex(leaf, " -> "); i >= 0 {
@@ -162,6 +169,17 @@ func (p *Profile) placeSummary(th Thresholds) string {
 		sum += fmt.Sprintf("; GC and allocation take %.0f%% of it, the bytes allocated mostly below %s", p.GCPct+p.AllocPct, p.AllocPlace)
 	}
 	return sum
+}
+
+// hotLibrary is the package with the most self time that is neither the runtime's nor the
+// runtime's assembly helpers; nil when none.
+func hotLibrary(pkgs []Function) *Function {
+	for i, f := range pkgs {
+		if !runtimeHelper(f.Name+".") && f.Name != "runtime" && !strings.HasPrefix(f.Name, "gcWriteBarrier") {
+			return &pkgs[i]
+		}
+	}
+	return nil
 }
 
 // runtimeHelper: a function of the runtime or its internals, never the place to change.

@@ -108,6 +108,9 @@ type Profile struct {
 	// allocated (the heap profile's alloc_space).
 	HotPlace   string `json:"hot_place,omitempty"`
 	AllocPlace string `json:"alloc_place,omitempty"`
+	// HotPlacePct is HotPlace's share of the CPU: small when most of it runs in goroutines
+	// a library started (argon2's lanes), where no application frame is on the stack.
+	HotPlacePct float64 `json:"hot_place_pct,omitempty"`
 	// GCPct and AllocPct are the shares of CPU time in GC and in allocation.
 	GCPct    float64 `json:"gc_pct,omitempty"`
 	AllocPct float64 `json:"alloc_pct,omitempty"`

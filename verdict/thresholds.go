@@ -55,6 +55,9 @@ type Thresholds struct {
 	// GCHeavyPct: GC and allocation taking this share of the target's CPU make the
 	// allocation site part of the CPU claim's place.
 	GCHeavyPct float64 `json:"gc_heavy_pct,omitempty"`
+	// PlaceSharePct: an application frame holding less of the CPU than this is not where
+	// it goes (a library's own goroutines do the work): the CPU claim names the library.
+	PlaceSharePct float64 `json:"place_share_pct,omitempty"`
 }
 
 // DefaultThresholds are the thresholds of a zero Thresholds.
@@ -78,6 +81,7 @@ var DefaultThresholds = Thresholds{
 	Contended:        0.5,
 	WaitShare:        0.3,
 	GCHeavyPct:       25,
+	PlaceSharePct:    25,
 }
 
 // Filled is t with every zero field set to its default.

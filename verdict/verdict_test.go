@@ -386,6 +386,11 @@ func TestPlaceSummary(t *testing.T) {
 	if got := p.placeSummary(th); !strings.Contains(got, "GC and allocation take 30% of it, the bytes allocated mostly below main.rules (80%)") {
 		t.Errorf("summary %q, want the allocation site with GC at 30%%", got)
 	}
+	lanes := &Profile{HotPlace: "main.main.func1 (4%), in golang.org/x/crypto/argon2 (golang.org/x/crypto/argon2.IDKey)", HotPlacePct: 4,
+		HotPackages: []Function{{Name: "runtime", Pct: 30}, {Name: "golang.org/x/crypto/argon2", Pct: 60}}}
+	if got := lanes.placeSummary(th); got != "; most of its CPU is in golang.org/x/crypto/argon2 (60% self), called below main.main.func1 (4%), in golang.org/x/crypto/argon2 (golang.org/x/crypto/argon2.IDKey)" {
+		t.Errorf("summary of work in a library's goroutines %q, want the library by its self time", got)
+	}
 	old := &Profile{Hot: []Function{{Name: "runtime.memclrNoHeapPointers", Pct: 7}, {Name: "runtime.futex", Pct: 5}, {Name: "regexp/syntax.(*parser).push", Pct: 4}}}
 	if got := old.placeSummary(th); got != "; the hottest function is regexp/syntax.(*parser).push (4% self)" {
 		t.Errorf("summary without places %q, want the hottest function outside the runtime", got)

@@ -17,7 +17,7 @@ type zooCase struct {
 	path       string
 	plan       []string // the sweep's levels or rates, and any request flags
 	env        []string // beside the dependencies' addresses
-	needs      string   // "postgres", "redis" or ""
+	needs      string   // "postgres", "redis", "mysql" or ""
 	want       string   // the claim's kind; "" for none at all
 	// place: patterns the claim must name (summary or evidence), each before any of the
 	// router's wrapper frames. A pool or lock may be named by its frame (sync.(*Mutex).Lock)
@@ -143,6 +143,11 @@ var cases = []zooCase{
 		inSummary: 1,
 		place:     []string{`sirupsen/logrus`, `main\.main\.func`},
 		never:     []string{`runtime\.`, `syscall`}},
+	{name: "gin-gorm", router: "gin", handlers: "methods", bottleneck: "MariaDB (gorm, go-sql-driver/mysql) scanning 200,000 rows per request: a lookup by an unindexed column",
+		path: "/products/sku-199999", plan: waitPlan, needs: "mysql", want: "target-waiting",
+		inSummary: 2,
+		place:     []string{`MySQL/MariaDB \(go-sql-driver/mysql\)`, `main\.\(\*catalogue\)\.bySKU`},
+		never:     []string{`(?i)pool`, `network or file I/O`}},
 	{name: "nethttp-healthy", router: "net/http", handlers: "closures in main", bottleneck: "none (100-300 req/s)",
 		path: "/profile", plan: lowRatePlan},
 	{name: "fiber-healthy", router: "fiber", handlers: "closures in main", bottleneck: "none (100-300 req/s)",
@@ -181,8 +186,10 @@ func TestZoo(t *testing.T) {
 				missing(t, d.noPostgres)
 			case c.needs == "redis" && d.redis == "":
 				missing(t, d.noRedis)
+			case c.needs == "mysql" && d.mysql == "":
+				missing(t, d.noMySQL)
 			}
-			env = append(env, "DATABASE_URL="+d.postgres, "REDIS_ADDR="+d.redis)
+			env = append(env, "DATABASE_URL="+d.postgres, "REDIS_ADDR="+d.redis, "MYSQL_DSN="+d.mysql)
 			s := startService(t, filepath.Join(bin, c.name), env)
 			v, out := explain(t, filepath.Join(bin, "apiperf"), s, c)
 			problems, place := check(c, v)
