@@ -282,15 +282,18 @@ func endAndRise(s *profcap.Series, w *profcap.Summary, f func(profcap.Point) *fl
 		return 0, 0
 	}
 	end = vs[len(vs)-1]
+	// At the level's constant load, past its ramp (the first sample, before the requests in
+	// flight and their buffers and goroutines came in): with enough samples, the lowest value
+	// of the second half above the lowest of the first. Troughs, not peaks: the heap's live
+	// part is what is left after a collection, not the garbage between two.
+	if len(vs) >= 3 {
+		vs = vs[1:]
+	}
 	if len(vs) < 4 {
 		return end, end - vs[0]
 	}
-	// At the level's constant load, past its ramp (the first quarter, where the requests in
-	// flight and their buffers and goroutines come in): the lowest value of the last quarter
-	// above the lowest of the second. Troughs, not peaks: the heap's live part is what is left
-	// after a collection, not the garbage between two.
-	q := len(vs) / 4
-	return end, slices.Min(vs[len(vs)-q:]) - slices.Min(vs[q:2*q])
+	h := len(vs) / 2
+	return end, slices.Min(vs[h:]) - slices.Min(vs[:h])
 }
 
 // plumbing are frames every Go server's CPU profile has at the top of its cumulative table.
