@@ -167,9 +167,9 @@ func readMachine() *procfs.Machine {
 	return &m
 }
 
-// peerCores sets the CPU the local peers' processes used between two readings dt apart: a
-// process not seen at the first (a database's backend for a connection opened meanwhile)
-// counts all its CPU time.
+// peerCores sets the CPU the local peers' processes used between two readings dt apart,
+// of the processes read at both (a database's backend for a connection opened meanwhile
+// is left out: what it used before the step is unknown).
 func peerCores(peers []procfs.Peer, cpu0, cpu1 map[int]time.Duration, dt time.Duration) {
 	if cpu0 == nil || dt <= 0 {
 		return
@@ -177,8 +177,9 @@ func peerCores(peers []procfs.Peer, cpu0, cpu1 map[int]time.Duration, dt time.Du
 	for i := range peers {
 		var used time.Duration
 		for _, pid := range peers[i].PIDs {
-			if t1, ok := cpu1[pid]; ok {
-				used += max(0, t1-cpu0[pid])
+			t0, ok0 := cpu0[pid]
+			if t1, ok1 := cpu1[pid]; ok0 && ok1 {
+				used += max(0, t1-t0)
 			}
 		}
 		peers[i].CPUCores = used.Seconds() / dt.Seconds()
