@@ -61,12 +61,7 @@ var cases = []zooCase{
 	{name: "echo-json", router: "echo", handlers: "methods", bottleneck: "encoding/json of 2,000 orders per request (GOMAXPROCS=1)",
 		path: "/orders", plan: cpuPlan, env: oneCore, also: oneCoreAlso, want: "target-cpu-bound",
 		inSummary: 1,
-		place:     []string{`encoding/json`},
-		known: "the summary names the hottest single function, and JSON's self time is spread over " +
-			"primitives it calls (bytes.Buffer, maps.Iter, strconv): in some runs the summary names one of " +
-			"those, not encoding/json (verdict/zoo/STATUS.md, run 8)",
-		knownBusy: "as on the idle machine: the summary may name a primitive JSON calls, not encoding/json",
-	},
+		place:     []string{`encoding/json`}},
 	{name: "chi-postgres", router: "chi", handlers: "methods", bottleneck: "database/sql pool of 2 over PostgreSQL (pgx), 5 ms per query",
 		path: "/accounts/7", plan: waitPlan, needs: "postgres", want: "target-waiting",
 		inSummary: 2,
