@@ -103,6 +103,7 @@ type analysis struct {
 	states      map[string]time.Duration
 	sched       []time.Duration
 	stw         map[trace.GoID]trace.Time
+	stwStopped  map[trace.GoID]trace.Time // when the last P stopped during each open pause
 	stacks      map[string]map[trace.Stack]*BlockStack
 	regions     map[string]*Span
 	tasks       map[string]*Span
@@ -116,7 +117,8 @@ type analysis struct {
 func newAnalysis() *analysis {
 	return &analysis{
 		gs: map[trace.GoID]*goroutine{}, states: map[string]time.Duration{}, stw: map[trace.GoID]trace.Time{},
-		stacks: map[string]map[trace.Stack]*BlockStack{}, regions: map[string]*Span{}, tasks: map[string]*Span{},
+		stwStopped: map[trace.GoID]trace.Time{},
+		stacks:     map[string]map[trace.Stack]*BlockStack{}, regions: map[string]*Span{}, tasks: map[string]*Span{},
 		taskOpen: map[trace.TaskID]open{}, assists: map[trace.GoID]blocked{},
 		runtimeOwn: map[trace.Stack]bool{}, procs: map[trace.ProcID]trace.Time{},
 	}
@@ -199,6 +201,9 @@ func (a *analysis) proc(st trace.StateTransition, t trace.Time) {
 	case running && to != trace.ProcRunning:
 		a.procBusy += t.Sub(at)
 		delete(a.procs, id)
+		for g := range a.stw { // a P stopping for an open pause: the world is stopped once all have
+			a.stwStopped[g] = t
+		}
 	case !running && to == trace.ProcRunning:
 		a.procs[id] = t
 	}
@@ -354,7 +359,17 @@ func (a *analysis) rangeEvent(ev trace.Event, t trace.Time) {
 				a.s.STWCount++
 				a.s.STWTotal += d
 				a.s.STWMax = max(a.s.STWMax, d)
+				// Stopping: until the last P stopped, each waiting for its thread to be on a
+				// CPU to notice (long on a machine whose CPUs others hold); the rest is the
+				// collector's work with the world stopped.
+				var stopping time.Duration
+				if st, ok := a.stwStopped[id]; ok && st > at {
+					stopping = min(st.Sub(at), d)
+				}
+				a.s.STWStopping += stopping
+				a.s.STWWorkMax = max(a.s.STWWorkMax, d-stopping)
 				delete(a.stw, id)
+				delete(a.stwStopped, id)
 			}
 		}
 	}

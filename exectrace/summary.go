@@ -30,6 +30,11 @@ type Summary struct {
 	STWCount int           `json:"stw_count,omitempty"`
 	STWTotal time.Duration `json:"stw_total_ns,omitempty"`
 	STWMax   time.Duration `json:"stw_max_ns,omitempty"`
+	// STWStopping is the part of the pauses spent stopping the world (from a pause's start
+	// to the last P's stop: threads waiting for a CPU to notice it on a busy machine), and
+	// STWWorkMax the longest rest of a pause: the collector's own work, the world stopped.
+	STWStopping time.Duration `json:"stw_stopping_ns,omitempty"`
+	STWWorkMax  time.Duration `json:"stw_work_max_ns,omitempty"`
 	// GCWorkers is the time the GC's background mark workers ran (dedicated, fractional
 	// and idle), GCAssist the time goroutines spent in mark assist instead of their own work.
 	GCWorkers time.Duration `json:"gc_workers_ns,omitempty"`

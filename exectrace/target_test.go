@@ -90,6 +90,9 @@ func TestGCCyclesFollowGOGC(t *testing.T) {
 			t.Fatalf("GOGC=%d: %d responses, %d GC cycles in the trace; want both > 0", gogc, n, s.GCCycles)
 		}
 		perRequest[gogc] = float64(s.GCCycles) / float64(n)
+		if s.STWWorkMax <= 0 || s.STWWorkMax > s.STWMax || s.STWStopping > s.STWTotal {
+			t.Errorf("GOGC=%d: the pauses' split: collector's work up to %v of pauses up to %v, stopping %v of %v", gogc, s.STWWorkMax, s.STWMax, s.STWStopping, s.STWTotal)
+		}
 		if s.STWCount < s.GCCycles || s.STWMax <= 0 || s.GCWorkers <= 0 {
 			t.Errorf("GOGC=%d: STW %d pauses (max %v), workers %v for %d cycles; want two pauses a cycle and worker time",
 				gogc, s.STWCount, s.STWMax, s.GCWorkers, s.GCCycles)

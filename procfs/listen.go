@@ -89,10 +89,31 @@ func listensOn(s Socket, ip netip.Addr, port uint16) (listener, bool) {
 // many processes' file tables could not be read.
 func holders(root string, want map[uint64]listener) (map[int]bool, int) {
 	pids := map[int]bool{}
+	denied := scanHolders(root, want, func(pid int, _ uint64) bool {
+		pids[pid] = true
+		return false
+	})
+	return pids, denied
+}
+
+// holding returns the processes whose open files include links in want, with those links.
+func holding(root string, want map[uint64]listener) map[int][]uint64 {
+	out := map[int][]uint64{}
+	scanHolders(root, want, func(pid int, inode uint64) bool {
+		out[pid] = append(out[pid], inode)
+		return true
+	})
+	return out
+}
+
+// scanHolders calls found for each process of root and each of its open socket links in
+// want (the next of its links only while found returns true), and returns how many
+// processes' file tables could not be read.
+func scanHolders(root string, want map[uint64]listener, found func(pid int, inode uint64) bool) int {
 	denied := 0
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		return pids, 0
+		return 0
 	}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -110,12 +131,11 @@ func holders(root string, want map[uint64]listener) (map[int]bool, int) {
 		for _, fd := range fds {
 			link, err := os.Readlink(dir + "/" + fd.Name())
 			if inode, ok := socketInode(link); err == nil && ok {
-				if _, ok := want[inode]; ok {
-					pids[pid] = true
+				if _, ok := want[inode]; ok && !found(pid, inode) {
 					break
 				}
 			}
 		}
 	}
-	return pids, denied
+	return denied
 }

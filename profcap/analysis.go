@@ -18,6 +18,9 @@ type Analysis struct {
 	Shares *Shares `json:"shares,omitempty"`
 	// AllocSpace lists allocation sites by bytes allocated since start.
 	AllocSpace *TopTable `json:"alloc_space,omitempty"`
+	// AllocPlace is the application frame that allocates the most bytes (alloc_space) and
+	// the library it allocates them in.
+	AllocPlace *Place `json:"alloc_place,omitempty"`
 	// InuseSpace lists allocation sites by bytes live at the last GC.
 	InuseSpace *TopTable `json:"inuse_space,omitempty"`
 	// Goroutines is the goroutine count, or nil.
@@ -56,6 +59,9 @@ func Analyze(p *Profiles, n int) (Analysis, []string) {
 		}
 	}
 	if p.Heap != nil {
+		if h, err := Hot(p.Heap.Parsed, "alloc_space", 1); err == nil {
+			a.AllocPlace = h.Place
+		}
 		for _, typ := range []string{"alloc_space", "inuse_space"} {
 			t, err := TopFunctions(p.Heap.Parsed, typ, n)
 			if err != nil {

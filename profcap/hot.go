@@ -2,6 +2,7 @@ package profcap
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -32,6 +33,34 @@ type HotSpots struct {
 	// Wrappers are the frames left out of Path: on nearly every request, with no time of
 	// their own.
 	Wrappers []string `json:"wrappers,omitempty"`
+	// Place is where a person would change the code: the application frame with the
+	// largest share below it, and the library it spends that share in; nil when no
+	// application frame holds any.
+	Place *Place `json:"place,omitempty"`
+}
+
+// Place is an application frame and what its share of a profile is spent in.
+type Place struct {
+	// Frame is the application's function nearest the leaf (the one that called into a
+	// library or the runtime), Pct the share of the profile below it, in percent.
+	Frame string  `json:"frame"`
+	Pct   float64 `json:"pct"`
+	// Library is the package most of Frame's share is spent in below it (e.g. "regexp",
+	// "encoding/json"), Entry the library's function Frame called (regexp.MustCompile), and
+	// LibraryPct that share of the profile; "" when Frame spends it in its own code or the
+	// runtime's (allocation, its own loops).
+	Library    string  `json:"library,omitempty"`
+	Entry      string  `json:"entry,omitempty"`
+	LibraryPct float64 `json:"library_pct,omitempty"`
+}
+
+// String is the place in words: "main.rules (52%), in regexp (regexp.MustCompile)".
+func (p Place) String() string {
+	s := fmt.Sprintf("%s (%.0f%%)", p.Frame, p.Pct)
+	if p.Library != "" {
+		s += fmt.Sprintf(", in %s (%s)", p.Library, p.Entry)
+	}
+	return s
 }
 
 // Share is a function's or package's part of a profile, in percent.
@@ -112,7 +141,9 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		start := len(r.stk) - 1
 		for k := len(r.stk) - 1; k >= 0 && common(r.stk[k]); k-- {
 			f := r.stk[k]
-			if m := module(f); m == r.router && (m != "std" || strings.HasPrefix(f, "net/http.")) {
+			// The router's frames, and net/http's between any router's middleware (a
+			// HandlerFunc, a ServeMux), the application's own middleware above them.
+			if m := module(f); m == r.router && m != "std" || strings.HasPrefix(f, "net/http.") {
 				start = k - 1
 			}
 		}
@@ -125,11 +156,15 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 	// request's work, from the first application frame for work in other goroutines (a
 	// fan-out's, a worker's).
 	paths := map[string]map[string]int64{} // leaf -> path -> value
+	var places placeSums
 	for _, r := range reqs {
 		start := handler(r)
 		if start < 0 {
 			continue
 		}
+		// The place: the application's frame nearest the leaf on the whole stack, as the
+		// router's helpers a handler calls (echo's c.JSON) may be on every request too.
+		places.add(r.stk, start, r.v, r.router, r.bg)
 		var kept []string
 		for k := start; k >= 0; k-- {
 			if !isRuntime(r.stk[k]) || k == 0 {
@@ -142,6 +177,7 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		paths[r.stk[0]][strings.Join(kept, "\x00")] += r.v
 	}
 	h.Wrappers = slices.Sorted(maps.Keys(wrappers))
+	h.Place = places.best(total)
 	for _, f := range h.Functions {
 		best, bestV := "", int64(0)
 		for k, v := range paths[f.Name] {
@@ -155,6 +191,91 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		}
 	}
 	return h, nil
+}
+
+// placeSums adds up a profile's values by application frame and, below each, by the
+// library entered.
+type placeSums struct {
+	frames map[string]int64
+	libs   map[string]map[[2]string]int64 // frame -> {package, entry} -> value
+}
+
+// add counts a stack (leaf first; its handler or first application frame at start) to its
+// application frame nearest the leaf, and to the first library frame below it: not the
+// runtime's, nor the router's (gin's c.JSON hands the work to encoding/json). The
+// application is package main, and a request handler's own module (handlers written as
+// methods in the service's packages).
+func (s *placeSums) add(stk []string, start int, v int64, router string, bg bool) {
+	app := "main"
+	if m := module(stk[start]); !bg && m != "std" && m != router {
+		app = m
+	}
+	if bg {
+		stk = stk[:start+1]
+	}
+	a := -1
+	for k, f := range stk {
+		if m := module(f); m == "main" || m == app {
+			a = k
+			break
+		}
+	}
+	if a < 0 {
+		return
+	}
+	if s.frames == nil {
+		s.frames, s.libs = map[string]int64{}, map[string]map[[2]string]int64{}
+	}
+	s.frames[stk[a]] += v
+	lib := [2]string{}
+	for k := a - 1; k >= 0; k-- {
+		if f := stk[k]; !isRuntime(f) && (router == "" || router == "std" || module(f) != router) {
+			lib = [2]string{pkgPath(f), f}
+			break
+		}
+	}
+	if s.libs[stk[a]] == nil {
+		s.libs[stk[a]] = map[[2]string]int64{}
+	}
+	s.libs[stk[a]][lib] += v
+}
+
+// best is the application frame with the largest share of total and its library (when a
+// library holds most of the frame's share, else none: its own code or the runtime's).
+func (s *placeSums) best(total int64) *Place {
+	frame, fv := "", int64(0)
+	for f, v := range s.frames {
+		if v > fv || v == fv && f < frame {
+			frame, fv = f, v
+		}
+	}
+	if frame == "" {
+		return nil
+	}
+	p := &Place{Frame: frame, Pct: pct(fv, total)}
+	byPkg := map[string]int64{}
+	for l, v := range s.libs[frame] {
+		if l[0] != "" {
+			byPkg[l[0]] += v
+		}
+	}
+	pkg, pv := "", int64(0)
+	for k, v := range byPkg {
+		if v > pv || v == pv && k < pkg {
+			pkg, pv = k, v
+		}
+	}
+	if pkg == "" || 2*pv < fv {
+		return p
+	}
+	entry, ev := "", int64(0)
+	for l, v := range s.libs[frame] {
+		if l[0] == pkg && (v > ev || v == ev && l[1] < entry) {
+			entry, ev = l[1], v
+		}
+	}
+	p.Library, p.Entry, p.LibraryPct = pkg, entry, pct(pv, total)
+	return p
 }
 
 // appStart is where the application's code starts on a stack outside the request path

@@ -153,3 +153,78 @@ func TestHotPathsOutsideTheHandler(t *testing.T) {
 		t.Errorf("wrappers %v, want the user's middleware main.logger.func1 among them", h.Wrappers)
 	}
 }
+
+// The place a person would change: the application frame nearest the leaf with the largest
+// share, and the library it spends it in, never a runtime helper; the net/http-style
+// middleware of gorilla/mux (the user's HandlerFunc wrappers) are wrappers, not the place.
+func TestHotPlace(t *testing.T) {
+	server := []string{"net/http.serverHandler.ServeHTTP", "net/http.(*conn).serve"}
+	chain := append([]string{"main.(*api).check", "net/http.HandlerFunc.ServeHTTP", "main.auth.func1",
+		"net/http.HandlerFunc.ServeHTTP", "main.logging.func1", "github.com/gorilla/mux.(*Router).ServeHTTP"}, server...)
+	under := func(fs ...string) []string { return append(fs, chain...) }
+	p := synthProfile([][]string{
+		// regexp compiled per request under main.rules: runtime helpers hold the most self time.
+		under("runtime.memclrNoHeapPointers", "runtime.mallocgc", "regexp/syntax.(*compiler).inst", "regexp.compile", "regexp.MustCompile", "main.rules"),
+		under("regexp/syntax.(*parser).push", "regexp/syntax.Parse", "regexp.compile", "regexp.MustCompile", "main.rules"),
+		under("runtime.futex", "runtime.mallocgc", "regexp.MustCompile", "main.rules"),
+		// the handler's own encoding, and its own code
+		under("encoding/json.appendString", "encoding/json.Marshal"),
+		under("runtime.memmove"),
+		{"runtime.scanobject", "runtime.gcDrain", "runtime.gcBgMarkWorker"},
+	}, []int64{30, 15, 10, 20, 5, 20})
+	h, err := Hot(p, "cpu", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Place == nil {
+		t.Fatalf("no place (functions %v)", h.Functions)
+	}
+	want := Place{Frame: "main.rules", Pct: 55, Library: "regexp", Entry: "regexp.MustCompile", LibraryPct: 55}
+	if *h.Place != want {
+		t.Errorf("place = %+v, want %+v", *h.Place, want)
+	}
+	if got := h.Place.String(); got != "main.rules (55%), in regexp (regexp.MustCompile)" {
+		t.Errorf("place in words = %q", got)
+	}
+	ws := strings.Join(h.Wrappers, " ")
+	for _, w := range []string{"main.logging.func1", "main.auth.func1", "net/http.HandlerFunc.ServeHTTP"} {
+		if !strings.Contains(ws, w) {
+			t.Errorf("wrappers %v, want %s among them", h.Wrappers, w)
+		}
+	}
+	if len(h.Path) == 0 || h.Path[0] != "main.(*api).check" {
+		t.Errorf("path %q, want it from the handler main.(*api).check", h.Path)
+	}
+	// A gin handler encoding JSON through c.JSON: the library is encoding/json, not gin's render.
+	gin := append([]string{"main.(*shop).orders", "github.com/gin-gonic/gin.(*Context).Next",
+		"github.com/gin-gonic/gin.(*Engine).handleHTTPRequest", "github.com/gin-gonic/gin.(*Engine).ServeHTTP"}, server...)
+	p = synthProfile([][]string{
+		append([]string{"bytes.(*Buffer).WriteString", "encoding/json.(*Encoder).Encode", "github.com/gin-gonic/gin/render.WriteJSON",
+			"github.com/gin-gonic/gin/render.JSON.Render", "github.com/gin-gonic/gin.(*Context).Render", "github.com/gin-gonic/gin.(*Context).JSON"}, gin...),
+		append([]string{"runtime.mallocgc"}, gin...),
+	}, []int64{70, 30})
+	h, _ = Hot(p, "cpu", 5)
+	if h.Place == nil || h.Place.Frame != "main.(*shop).orders" || h.Place.Library != "encoding/json" || h.Place.Entry != "encoding/json.(*Encoder).Encode" {
+		t.Errorf("gin place = %+v, want main.(*shop).orders in encoding/json", h.Place)
+	}
+	// An echo handler whose c.JSON is on every request (echo's frames on the wrappers' side
+	// of the handler): the place is still the handler, in encoding/json.
+	echo := append([]string{"main.(*orderAPI).list", "github.com/labstack/echo/v4.(*Echo).ServeHTTP.func1",
+		"github.com/labstack/echo/v4.(*Echo).ServeHTTP"}, server...)
+	p = synthProfile([][]string{
+		append([]string{"encoding/json.structEncoder.encode", "encoding/json.(*Encoder).Encode", "github.com/labstack/echo/v4.DefaultJSONSerializer.Serialize",
+			"github.com/labstack/echo/v4.(*context).json", "github.com/labstack/echo/v4.(*context).JSON"}, echo...),
+		append([]string{"bytes.(*Buffer).WriteString", "encoding/json.(*Encoder).Encode", "github.com/labstack/echo/v4.DefaultJSONSerializer.Serialize",
+			"github.com/labstack/echo/v4.(*context).json", "github.com/labstack/echo/v4.(*context).JSON"}, echo...),
+	}, []int64{60, 40})
+	h, _ = Hot(p, "cpu", 5)
+	if h.Place == nil || h.Place.Frame != "main.(*orderAPI).list" || h.Place.Library != "encoding/json" {
+		t.Errorf("echo place = %+v, want main.(*orderAPI).list in encoding/json", h.Place)
+	}
+	// Allocation in the handler's own code (the runtime's allocator below it): no library.
+	p = synthProfile([][]string{under("runtime.mallocgc", "runtime.newobject", "main.buildFeed")}, []int64{10})
+	h, _ = Hot(p, "cpu", 5)
+	if h.Place == nil || h.Place.Frame != "main.buildFeed" || h.Place.Library != "" {
+		t.Errorf("allocating place = %+v, want main.buildFeed with no library", h.Place)
+	}
+}

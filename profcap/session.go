@@ -81,14 +81,16 @@ type StepCapture struct {
 
 	profiles *Profiles
 	series   *Series
-	process  *Series            // the /proc samples
-	machine  [2]*procfs.Machine // the machine's CPU at the step's start and end
-	pid      int                // the target's process
-	peers    []procfs.Peer      // its outbound connections at the step's end
-	note     string             // why the CPU profile was skipped
-	swarn    []string           // the scraper's warnings
-	pwarn    []string           // the profile capture's warnings
-	warnings []string           // all of them, once Wait has returned
+	process  *Series               // the /proc samples
+	machine  [2]*procfs.Machine    // the machine's CPU at the step's start and end
+	pid      int                   // the target's process
+	peers    []procfs.Peer         // its outbound connections at the step's end
+	peerCPU0 map[int]time.Duration // the CPU time of the processes at their other end, at the start
+	peerT0   time.Time
+	note     string   // why the CPU profile was skipped
+	swarn    []string // the scraper's warnings
+	pwarn    []string // the profile capture's warnings
+	warnings []string // all of them, once Wait has returned
 }
 
 // Begin starts capturing for a step of length window with the given label and
@@ -102,6 +104,12 @@ func (s *Session) Begin(ctx context.Context, label string, rep int, window time.
 	s.steps = append(s.steps, c)
 	if s.Machine {
 		c.machine[0] = readMachine()
+	}
+	if c.pid > 0 { // the processes of this machine the target talks to (a database), off the load's path
+		c.wg.Go(func() {
+			peers, _ := procfs.Outbound(c.pid)
+			c.peerCPU0, c.peerT0 = procfs.PeerCPU(peers), time.Now()
+		})
 	}
 	if s.Metrics != "" {
 		sctx, cancel := context.WithCancel(ctx)
@@ -159,6 +167,25 @@ func readMachine() *procfs.Machine {
 	return &m
 }
 
+// peerCores sets the CPU the local peers' processes used between two readings dt apart,
+// of the processes read at both (a database's backend for a connection opened meanwhile
+// is left out: what it used before the step is unknown).
+func peerCores(peers []procfs.Peer, cpu0, cpu1 map[int]time.Duration, dt time.Duration) {
+	if cpu0 == nil || dt <= 0 {
+		return
+	}
+	for i := range peers {
+		var used time.Duration
+		for _, pid := range peers[i].PIDs {
+			t0, ok0 := cpu0[pid]
+			if t1, ok1 := cpu1[pid]; ok0 && ok1 {
+				used += max(0, t1-t0)
+			}
+		}
+		peers[i].CPUCores = used.Seconds() / dt.Seconds()
+	}
+}
+
 // Wait ends the scraper as soon as the load has ended and waits, bounded, for the
 // profiles: pending fetches get the rest of their window plus slack, then are abandoned.
 func (c *StepCapture) Wait() {
@@ -168,13 +195,17 @@ func (c *StepCapture) Wait() {
 	if c.machine[0] != nil {
 		c.machine[1] = readMachine()
 	}
+	var peerCPU1 map[int]time.Duration
+	var peerT1 time.Time
 	if c.pid > 0 {
 		c.peers, _ = procfs.Outbound(c.pid) // the pools' connections, still open as the load ends
+		peerCPU1, peerT1 = procfs.PeerCPU(c.peers), time.Now()
 	}
 	if c.cancel != nil {
 		c.cancel()
 	}
 	c.wg.Wait()
+	peerCores(c.peers, c.peerCPU0, peerCPU1, peerT1.Sub(c.peerT0))
 	defer func() {
 		if c.note != "" {
 			c.warnings = append(c.warnings, c.note)

@@ -44,15 +44,25 @@ type WaitSite struct {
 	// for a connection"; "" when the function says it.
 	What string `json:"what,omitempty"`
 	// Reason is why: mutex, cond, channel send, channel receive, select, semaphore, I/O,
-	// sleep, pool (all parked), or running, GC (allocating or held up by the collector: CPU).
+	// sleep, pool, downstream (reading the answer of a connection the target opened: all
+	// parked), or running, GC (allocating or held up by the collector: CPU).
 	Reason string `json:"reason"`
-	Count  int64  `json:"count"`
+	// Port is the port a downstream of What's kind usually listens on (5432 for
+	// PostgreSQL), 0 when any; Addr is the downstream's address among the target's
+	// outbound connections, when Locate found it.
+	Port  uint16 `json:"port,omitempty"`
+	Addr  string `json:"addr,omitempty"`
+	Count int64  `json:"count"`
 }
 
 // Site is the wait site in words, e.g. "database/sql: waiting for a connection (pool at
 // SetMaxOpenConns) from main.(*store).user", "a channel receive in main.worker" or
 // "encoding/json.Marshal from main.list".
 func (w WaitSite) Site() string {
+	if w.Addr != "" { // "PostgreSQL (lib/pq) at 127.0.0.1:5432: waiting for its answer"
+		kind, rest, _ := strings.Cut(w.What, ": ")
+		w.What = kind + " at " + w.Addr + ": " + rest
+	}
 	switch {
 	case w.What == "" && w.Caller == "":
 		return w.Function
@@ -257,14 +267,31 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 			i, site.Function, site.What, site.Reason = k, stk[k], what, "pool"
 		}
 	}
-	if site.Reason != "pool" {
+	if site.Reason == "I/O" {
+		// Reading a connection the target opened: waiting for that downstream's answer.
+		if what, port, _, ok := downstreamWait(stk, i, root); ok {
+			site.What, site.Reason, site.Port = what, "downstream", port
+		}
+	}
+	if site.Reason != "pool" && site.Reason != "downstream" {
 		if what, ok := poolWait(site.Function, site.Reason); ok {
 			site.What, site.Reason = what, "pool"
 		} else {
 			site.What = primitive(site.Function, site.Reason)
 		}
 	}
+	if site.Function == "net/http.(*persistConn).roundTrip" {
+		site.Reason = "downstream" // http.Transport's wait for the answer: a downstream's
+	}
 	site.Caller = appFrame(stk, i, root, site.Function)
+	// Whose lock: a library's (a logger's, around its writes), named by its module when
+	// that is not the code that asked.
+	if strings.HasPrefix(site.Function, "sync.") && site.What != "" && i+1 < min(root, len(stk)) {
+		if m := module(stk[i+1]); m != "std" && m != "main" && m != module(site.Caller) {
+			kind, rest, _ := strings.Cut(site.What, ": ")
+			site.What = kind + " of " + m + ": " + rest
+		}
+	}
 	return site
 }
 

@@ -1,6 +1,12 @@
 package profcap
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apiperf/apiperf/procfs"
+)
 
 // poolWaits name the places libraries park a goroutine waiting for one of a bounded set of
 // connections or tokens, by a function on its stack (a prefix, or with "*" a part of the
@@ -14,14 +20,114 @@ var poolWaits = []struct{ fn, what string }{
 	{"*pgxpool.(*Pool).Acquire", "pgxpool: waiting for a connection (MaxConns)"},
 }
 
+// clients name the downstream a goroutine reading a network connection waits for, by a
+// function of its client library on the stack (a prefix, or with "*" parts of the name in
+// order), with the port such a server usually listens on (0: any).
+var clients = []struct {
+	fn, what string
+	port     uint16
+}{
+	{"github.com/go-sql-driver/mysql.", "MySQL/MariaDB (go-sql-driver/mysql)", 3306},
+	{"github.com/lib/pq.", "PostgreSQL (lib/pq)", 5432},
+	{"*jackc/pgx*/pgconn.", "PostgreSQL (pgx)", 5432},
+	{"*jackc/pgx*/pgproto3.", "PostgreSQL (pgx)", 5432},
+	{"*redis*/internal/pool.(*Conn).WithReader", "Redis (go-redis)", 6379},
+	{"*redis*/internal/proto.(*Reader).", "Redis (go-redis)", 6379},
+	{"github.com/gomodule/redigo/", "Redis (redigo)", 6379},
+	{"go.mongodb.org/mongo-driver/", "MongoDB (mongo-driver)", 27017},
+	{"github.com/bradfitz/gomemcache/", "memcached (gomemcache)", 11211},
+	{"google.golang.org/grpc/", "a gRPC service", 0},
+}
+
+// StorePorts are the usual ports of databases, caches and brokers: not an HTTP downstream.
+var StorePorts = []uint16{5432, 3306, 6379, 11211, 27017, 9042, 1433, 1521, 5672, 9092, 2181, 4222}
+
+// downstreamWait names a goroutine reading a connection (stk[i], leaf first, its
+// application's code below root) by the client reading it: a known driver's, else, by
+// shape, any library or application reading a connection the server did not accept (no
+// net/http server frame reads it). ok is false for the server's own reads (a request's
+// body) and for anything but a read.
+func downstreamWait(stk []string, i, root int) (what string, port uint16, at int, ok bool) {
+	if !reading(stk[i]) {
+		return "", 0, 0, false
+	}
+	end := min(root, len(stk))
+	for k := i; k < end; k++ {
+		f := stk[k]
+		if strings.HasPrefix(f, "net/http.(*connReader).") || strings.HasPrefix(f, "net/http.(*body).") ||
+			strings.HasPrefix(f, "github.com/valyala/fasthttp.") {
+			return "", 0, 0, false // the server reading its own client
+		}
+		for _, c := range clients {
+			if matchFn(f, c.fn) {
+				return c.what + ": waiting for its answer", c.port, k, true
+			}
+		}
+	}
+	for k := i + 1; k < end; k++ {
+		if m := module(stk[k]); m != "std" && m != "main" {
+			return "a downstream (read by " + m + "): waiting for its answer", 0, k, true
+		}
+	}
+	return "a downstream (a connection the target opened): waiting for its answer", 0, i, true
+}
+
+// Locate finds a downstream wait's address among the target's outbound connections: those
+// to the usual port of its kind, else the one address that is not a store's (for a
+// downstream of any kind). Nothing when the wait is not a downstream's or no address fits.
+func (w *WaitSite) Locate(peers []procfs.Peer) {
+	if w.Reason != "downstream" || len(peers) == 0 || w.Addr != "" {
+		return
+	}
+	var cand []procfs.Peer
+	for _, q := range peers {
+		if w.Port != 0 && q.Addr.Port() == w.Port || w.Port == 0 && !slices.Contains(StorePorts, q.Addr.Port()) {
+			cand = append(cand, q)
+		}
+	}
+	if len(cand) == 0 && len(peers) == 1 { // the one connection it has: a private server on another port
+		cand = peers
+	}
+	switch len(cand) {
+	case 0:
+	case 1:
+		w.Addr = cand[0].Addr.String()
+		switch q := cand[0]; { // on this machine: "127.0.0.1:3306 (mariadbd, 1.90 cores)"
+		case q.Command != "" && q.CPUCores > 0:
+			w.Addr += fmt.Sprintf(" (%s, %.2f cores)", q.Command, q.CPUCores)
+		case q.Command != "":
+			w.Addr += " (" + q.Command + ")"
+		}
+	default:
+		var parts []string
+		for _, q := range cand[:min(3, len(cand))] {
+			parts = append(parts, q.Addr.String())
+		}
+		w.Addr = "one of " + strings.Join(parts, ", ")
+	}
+}
+
+// reading: a frame that reads a network connection.
+func reading(fn string) bool {
+	switch fn {
+	case "net.(*netFD).Read", "net.(*conn).Read", "crypto/tls.(*Conn).Read", "net.(*TCPConn).Read", "net.(*UnixConn).Read":
+		return true
+	}
+	return false
+}
+
+// matchFn reports whether fn matches pat: a prefix, or with a leading "*" parts in order.
+func matchFn(fn, pat string) bool {
+	if p, anywhere := strings.CutPrefix(pat, "*"); anywhere {
+		return matchParts(fn, strings.Split(p, "*"))
+	}
+	return strings.HasPrefix(fn, pat)
+}
+
 // knownPool names fn when it is one of poolWaits.
 func knownPool(fn string) (string, bool) {
 	for _, p := range poolWaits {
-		pat, anywhere := strings.CutPrefix(p.fn, "*")
-		if !anywhere && strings.HasPrefix(fn, pat) {
-			return p.what, true
-		}
-		if anywhere && matchParts(fn, strings.Split(pat, "*")) {
+		if matchFn(fn, p.fn) {
 			return p.what, true
 		}
 	}
@@ -82,6 +188,8 @@ func primitive(fn, reason string) string {
 		return "errgroup: waiting for the group's goroutines"
 	case "net/http.(*persistConn).roundTrip":
 		return "http.Transport: waiting for the downstream's response"
+	case "golang.org/x/time/rate.(*Limiter).wait", "golang.org/x/time/rate.(*Limiter).WaitN":
+		return "x/time/rate: waiting for a token (the limiter's rate)"
 	case "net/http.(*persistConn).readLoop":
 		return "http.Transport: an open connection's reader (many: response bodies not closed or not read to the end?)"
 	case "net/http.(*persistConn).writeLoop":

@@ -21,7 +21,7 @@ func traceOf(caps []*profcap.StepRecord) *verdict.Trace {
 	s := ts.Trace.Summary
 	t := &verdict.Trace{GOMAXPROCS: s.GOMAXPROCS, BusyPs: s.BusyPs,
 		SchedP50: s.Sched.P50, SchedP99: s.Sched.P99, GCPerSecond: s.GCPerSecond(),
-		STWTotal: s.STWTotal, STWMax: s.STWMax, GCCPUPct: s.GCCPUPct(), AssistPct: s.AssistPct(), Assist: s.GCAssist, Span: s.Span}
+		STWTotal: s.STWTotal, STWMax: s.STWMax, STWStopping: s.STWStopping, STWWorkMax: s.STWWorkMax, GCCPUPct: s.GCCPUPct(), AssistPct: s.AssistPct(), Assist: s.GCAssist, Span: s.Span}
 	if ts.Process != nil && ts.Process.Cores > 0 {
 		t.Cores = float64(ts.Process.Cores)
 	}

@@ -90,9 +90,6 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 // downstream a goroutine profile cannot tell.
 const transportWait = "http.Transport: waiting for a connection to the downstream"
 
-// storePorts are the usual ports of databases, caches and brokers: not an HTTP downstream.
-var storePorts = []uint16{5432, 3306, 6379, 11211, 27017, 9042, 1433, 1521, 5672, 9092, 2181, 4222}
-
 // nameDownstream names the downstream of http.Transport waits in p from the target's
 // outbound connections: the one address it held connections to (stores' usual ports left
 // out when there are several), else the candidates.
@@ -102,7 +99,7 @@ func nameDownstream(p *verdict.Profile, peers []procfs.Peer) {
 	}
 	cand := peers
 	if len(cand) > 1 {
-		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(storePorts, q.Addr.Port()) })
+		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(profcap.StorePorts, q.Addr.Port()) })
 	}
 	var to string
 	switch {
@@ -138,6 +135,9 @@ func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
 			m.CPUs = u.CPUs
 			m.Busy += u.Busy
 			m.Steal += u.Steal
+			for _, q := range ts.Outbound {
+				m.Downstreams += q.CPUCores
+			}
 			n++
 		}
 	}
@@ -146,6 +146,7 @@ func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
 	}
 	m.Busy /= n
 	m.Steal /= n
+	m.Downstreams /= n
 	return &m
 }
 
@@ -244,7 +245,7 @@ func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) 
 			u.HeapBytes, u.HeapRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.HeapInuseBytes })
 		}
 		if ts.Profiles != nil {
-			prof = profileOf(ts.Profiles)
+			prof = profileOf(ts.Profiles, ts.Outbound)
 		}
 		if ts.Outbound != nil {
 			peers = ts.Outbound
@@ -268,29 +269,40 @@ func stat(s *profcap.Summary, f func(*profcap.Summary) *profcap.Stat) *profcap.S
 	return f(s)
 }
 
-// endAndRise is a metric's last value in the summary's window and its rise from the first.
+// endAndRise is a metric's last value in the summary's window and its rise with time at
+// the level's load.
 func endAndRise(s *profcap.Series, w *profcap.Summary, f func(profcap.Point) *float64) (end, rise float64) {
-	first := true
-	var start float64
+	var vs []float64
 	for _, p := range s.Points {
-		v := f(p)
-		if v == nil || p.Offset < w.From || p.Offset > w.To {
-			continue
+		if v := f(p); v != nil && p.Offset >= w.From && p.Offset <= w.To {
+			vs = append(vs, *v)
 		}
-		if first {
-			start, first = *v, false
-		}
-		end = *v
 	}
-	return end, end - start
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	end = vs[len(vs)-1]
+	// At the level's constant load, past its ramp (the first sample, before the requests in
+	// flight and their buffers and goroutines came in): with enough samples, the lowest value
+	// of the second half above the lowest of the first. Troughs, not peaks: the heap's live
+	// part is what is left after a collection, not the garbage between two.
+	if len(vs) >= 3 {
+		vs = vs[1:]
+	}
+	if len(vs) < 4 {
+		return end, end - vs[0]
+	}
+	h := len(vs) / 2
+	return end, slices.Min(vs[h:]) - slices.Min(vs[:h])
 }
 
 // plumbing are frames every Go server's CPU profile has at the top of its cumulative table.
 var plumbing = []string{"runtime.", "net/http.(*conn).serve", "net/http.serverHandler.ServeHTTP",
 	"net/http.HandlerFunc.ServeHTTP", "net/http.(*ServeMux).ServeHTTP", "internal/"}
 
-// profileOf turns the profiles' analysis into what the verdict reads.
-func profileOf(a *profcap.Analysis) *verdict.Profile {
+// profileOf turns the profiles' analysis into what the verdict reads, its downstream waits
+// located among the target's outbound connections.
+func profileOf(a *profcap.Analysis, peers []procfs.Peer) *verdict.Profile {
 	p := &verdict.Profile{}
 	if a.CPU != nil {
 		for _, e := range a.CPU.ByCum {
@@ -308,6 +320,12 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 			p.HotPackages = append(p.HotPackages, verdict.Function{Name: f.Name, Pct: f.Pct})
 		}
 		p.HotPath = h.PathString()
+		if h.Place != nil {
+			p.HotPlace, p.HotPlacePct = h.Place.String(), h.Place.Pct
+		}
+	}
+	if a.AllocPlace != nil {
+		p.AllocPlace = a.AllocPlace.String()
 	}
 	if a.Shares != nil {
 		p.GCPct, p.AllocPct = a.Shares.GCPct, a.Shares.AllocPct
@@ -315,9 +333,11 @@ func profileOf(a *profcap.Analysis) *verdict.Profile {
 	if a.Waits != nil {
 		p.Goroutines = a.Waits.Total - a.Waits.Idle
 		for _, s := range a.Waits.Sites {
+			s.Locate(peers)
 			p.Waits = append(p.Waits, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
 		}
 		for _, s := range a.Waits.Background {
+			s.Locate(peers)
 			p.Background = append(p.Background, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
 		}
 	} else if a.Goroutines != nil {

@@ -120,17 +120,10 @@ func cpuClaim(j *judgement) *Claim {
 		if p.GCPct > 0 || p.AllocPct > 0 {
 			ev = append(ev, fmt.Sprintf("GC %.1f%% and allocation %.1f%% of the target's CPU", p.GCPct, p.AllocPct))
 		}
-		// The hottest function the requests reach (the end of the path), else the hottest.
-		leaf := p.HotPath
-		if i := strings.LastIndex(leaf, " -> "); i >= 0 {
-			leaf = leaf[i+len(" -> "):]
+		if p.AllocPlace != "" {
+			ev = append(ev, "bytes allocated (alloc_space) mostly below "+p.AllocPlace)
 		}
-		for _, f := range p.Hot {
-			if f.Name == leaf || p.HotPath == "" && !strings.HasPrefix(f.Name, "runtime._") {
-				sum += fmt.Sprintf("; the hottest function is %s (%.0f%% self)", f.Name, f.Pct)
-				break
-			}
-		}
+		sum += p.placeSummary(th)
 	} else {
 		j.silent("target CPU profile: not captured at or after the peak (give --pprof to name the hot functions)")
 	}
@@ -143,6 +136,60 @@ func cpuClaim(j *judgement) *Claim {
 		Evidence: ev,
 		Fix:      "make the hot functions cheaper (less work, fewer allocations if GC is high), or give the target more cores (or the machine, if others use it)",
 	}
+}
+
+// placeSummary names where a person would change the code: the application frame most of
+// the CPU is below and the library it is spent in; beside it, when GC and allocation take a
+// large share, the frame that allocates the most bytes. For a profile without places, the
+// hottest function the requests reach (the end of the path), never a runtime helper.
+func (p *Profile) placeSummary(th Thresholds) string {
+	var sum string
+	if p.HotPlace != "" && (p.HotPlacePct == 0 || p.HotPlacePct >= th.PlaceSharePct) {
+		sum = "; most of its CPU is below " + p.HotPlace
+	} else if pkg := hotLibrary(p.HotPackages); pkg != nil {
+		// Most of the CPU in goroutines of a library's own (no application frame on their
+		// stacks): the library by its self time, the application's place beside it.
+		sum = fmt.Sprintf("; most of its CPU is in %s (%.0f%% self)", pkg.Name, pkg.Pct)
+		if p.HotPlace != "" {
+			sum += ", called below " + p.HotPlace
+		}
+	} else {
+		leaf := p.HotPath
+		if i := strings.LastIndex(leaf, " -> "); i >= 0 {
+			leaf = leaf[i+len(" -> "):]
+		}
+		for _, f := range p.Hot {
+			if !runtimeHelper(f.Name) && (f.Name == leaf || p.HotPath == "") {
+				sum = fmt.Sprintf("; the hottest function is %s (%.0f%% self)", f.Name, f.Pct)
+				break
+			}
+		}
+	}
+	if p.AllocPlace != "" && p.GCPct+p.AllocPct >= th.GCHeavyPct {
+		sum += fmt.Sprintf("; GC and allocation take %.0f%% of it, the bytes allocated mostly below %s", p.GCPct+p.AllocPct, p.AllocPlace)
+	}
+	return sum
+}
+
+// hotLibrary is the package with the most self time that is neither the runtime's nor the
+// runtime's assembly helpers; nil when none.
+func hotLibrary(pkgs []Function) *Function {
+	for i, f := range pkgs {
+		if !runtimeHelper(f.Name+".") && f.Name != "runtime" && !strings.HasPrefix(f.Name, "gcWriteBarrier") {
+			return &pkgs[i]
+		}
+	}
+	return nil
+}
+
+// runtimeHelper: a function of the runtime or its internals, never the place to change.
+func runtimeHelper(fn string) bool {
+	for _, pre := range []string{"runtime.", "internal/", "syscall.", "sync/atomic."} {
+		if strings.HasPrefix(fn, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 // limited reports whether the target did not keep up with the load: throughput stopped

@@ -20,13 +20,13 @@ func growthClaim(j *judgement) *Claim {
 	var ev []string
 	conf := Low
 	if grows(gor, func(u *Usage) float64 { return u.Goroutines }, func(u *Usage) float64 { return u.GoroutineRise }, 10, 2) {
-		ev = append(ev, fmt.Sprintf("goroutines grew within every level and never came back: %s", series(gor, func(u *Usage) string {
+		ev = append(ev, fmt.Sprintf("goroutines grew with time within every level, at its constant load, and never came back: %s", series(gor, func(u *Usage) string {
 			return num(u.Goroutines)
 		})))
 		conf = High
 	}
 	if grows(heap, func(u *Usage) float64 { return u.HeapBytes }, func(u *Usage) float64 { return u.HeapRise }, 4<<20, 0) {
-		ev = append(ev, fmt.Sprintf("heap in use grew within every level: %s MiB", series(heap, func(u *Usage) string {
+		ev = append(ev, fmt.Sprintf("live heap grew with time within every level, at its constant load: %s MiB", series(heap, func(u *Usage) string {
 			return fmt.Sprintf("%.0f", u.HeapBytes/(1<<20))
 		})))
 		if conf == Low {

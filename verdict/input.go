@@ -80,7 +80,8 @@ type Usage struct {
 	Cores        float64 `json:"cores,omitempty"` // cores it may use (affinity, GOMAXPROCS)
 	RSSBytes     float64 `json:"rss_bytes,omitempty"`
 	// HeapBytes and Goroutines are the values at the end of the level (Go targets with
-	// metrics); HeapRise and GoroutineRise how much they rose from its start to its end.
+	// metrics); HeapRise and GoroutineRise how much they rose with time at the level's load
+	// (past its ramp, trough to trough: not what more requests in flight hold).
 	HeapBytes     float64 `json:"heap_bytes,omitempty"`
 	HeapRise      float64 `json:"heap_rise,omitempty"`
 	Goroutines    float64 `json:"goroutines,omitempty"`
@@ -101,6 +102,15 @@ type Profile struct {
 	Hot         []Function `json:"hot,omitempty"`
 	HotPackages []Function `json:"hot_packages,omitempty"`
 	HotPath     string     `json:"hot_path,omitempty"`
+	// HotPlace is where a person would change the code for its CPU: the application frame
+	// with the largest share below it and the library it spends it in, e.g. "main.rules
+	// (52%), in regexp (regexp.MustCompile)". AllocPlace is the same for the bytes
+	// allocated (the heap profile's alloc_space).
+	HotPlace   string `json:"hot_place,omitempty"`
+	AllocPlace string `json:"alloc_place,omitempty"`
+	// HotPlacePct is HotPlace's share of the CPU: small when most of it runs in goroutines
+	// a library started (argon2's lanes), where no application frame is on the stack.
+	HotPlacePct float64 `json:"hot_place_pct,omitempty"`
 	// GCPct and AllocPct are the shares of CPU time in GC and in allocation.
 	GCPct    float64 `json:"gc_pct,omitempty"`
 	AllocPct float64 `json:"alloc_pct,omitempty"`
@@ -140,7 +150,7 @@ type Function struct {
 type Wait struct {
 	Site   string `json:"site"`
 	Count  int64  `json:"count"`
-	Reason string `json:"reason,omitempty"` // e.g. "mutex", "channel", "select", "sleep", "I/O"
+	Reason string `json:"reason,omitempty"` // e.g. "mutex", "channel", "select", "sleep", "I/O", "pool", "downstream"
 }
 
 // inFlight is the load in flight by Little's law: throughput x mean latency.

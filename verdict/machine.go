@@ -8,6 +8,9 @@ type Machine struct {
 	CPUs  int     `json:"cpus"`
 	Busy  float64 `json:"busy_cores"`
 	Steal float64 `json:"steal_cores,omitempty"`
+	// Downstreams is what the processes at the other end of the target's connections used,
+	// when they run on this machine (a database, a cache): part of Busy, not "other processes".
+	Downstreams float64 `json:"downstreams_cores,omitempty"`
 }
 
 // MachineCheck is the machine's CPU during one level by who used it, in cores.
@@ -18,8 +21,11 @@ type MachineCheck struct {
 	Apiperf float64 `json:"apiperf"`
 	// Target is the target's CPU when it ran on this machine and was measured.
 	Target float64 `json:"target,omitempty"`
-	// Others is what everyone else used: Busy less apiperf and the target. When the target
-	// is on this machine and its CPU unknown (TargetUnknown), Others includes it.
+	// Downstreams is what the target's downstreams on this machine used (its database).
+	Downstreams float64 `json:"downstreams,omitempty"`
+	// Others is what everyone else used: Busy less apiperf, the target and its downstreams.
+	// When the target is on this machine and its CPU unknown (TargetUnknown), Others
+	// includes it.
 	Others        float64 `json:"others"`
 	TargetUnknown bool    `json:"target_unknown,omitempty"`
 	Steal         float64 `json:"steal,omitempty"`
@@ -41,6 +47,9 @@ func (m MachineCheck) String() string {
 	default:
 		s += fmt.Sprintf(", other processes %.2f", m.Others)
 	}
+	if m.Downstreams >= 0.005 {
+		s += fmt.Sprintf(" (the target's downstreams on this machine %.2f apart)", m.Downstreams)
+	}
 	if m.Steal > 0.005 {
 		s += fmt.Sprintf("; %.2f stolen by the hypervisor", m.Steal)
 	}
@@ -61,7 +70,8 @@ func (j *judgement) machineAt(i int) *MachineCheck {
 	if l.Generator != nil {
 		c.Apiperf = l.Generator.CPUCores
 	}
-	c.Others = m.Busy - c.Apiperf
+	c.Downstreams = m.Downstreams
+	c.Others = m.Busy - c.Apiperf - c.Downstreams
 	if j.in.SameMachine {
 		if l.Target != nil && l.Target.CPUCores > 0 {
 			c.Target = l.Target.CPUCores

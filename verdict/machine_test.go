@@ -343,3 +343,25 @@ func TestGrowthNamesTheBackground(t *testing.T) {
 		t.Fatalf("growth claim %v, want its summary naming the connections' readers", c)
 	}
 }
+
+// Requests reading a database's answer while the machine is full, the database on it: the
+// database is the place (a read of a downstream's answer is parked, not a CPU wait), its CPU
+// is apart from "other processes", and the fix is the query's, not a pool's.
+func TestDownstreamWaitOnAFullMachine(t *testing.T) {
+	levels := with(plateauLevels(), func(_ int, l *Level) {
+		l.Target = &Usage{CPUCores: 0.1, RunWaitCores: 0.02, Cores: 2}
+		l.Generator = &Usage{CPUCores: 0.05, Cores: 2}
+		l.Machine = &Machine{CPUs: 2, Busy: 1.99, Downstreams: 1.5}
+		l.Profile = &Profile{Goroutines: 64, Waits: []Wait{{Site: "MySQL/MariaDB (go-sql-driver/mysql) at 127.0.0.1:3306 (mariadbd, 1.50 cores): waiting for its answer from main.(*store).find",
+			Count: 60, Reason: "downstream"}}}
+	})
+	v := Judge(Input{Levels: levels, Peak: 2, MachineCores: 2, SameMachine: true})
+	c := v.Claim(TargetWaiting)
+	if c == nil || !strings.Contains(c.Summary, "60 of 64 request goroutines wait in MySQL/MariaDB (go-sql-driver/mysql) at 127.0.0.1:3306 (mariadbd, 1.50 cores)") ||
+		!strings.Contains(c.Fix, "index") || strings.Contains(c.Fix, "pool") {
+		t.Fatalf("database wait on a full machine: %v, want target-waiting naming the database and a query's fix\n%+v", c, v)
+	}
+	if m := v.Machine[0]; m.Downstreams != 1.5 || m.Others > 0.35 || !strings.Contains(m.String(), "downstreams on this machine 1.50 apart") {
+		t.Errorf("machine = %+v (%s), want the database's 1.5 cores apart from other processes", m, m)
+	}
+}

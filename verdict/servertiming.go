@@ -29,7 +29,8 @@ const (
 // Server-Timing ("p99 is 32 ms, of which db 30 ms"), and the slowest requests say how often
 // that metric took most of their time; without kept requests (older runs) it compares the
 // percentiles of the metrics with the latency's, which come from different requests.
-func serverTimingClaim(in Input) *Claim {
+func serverTimingClaim(j *judgement) *Claim {
+	in := j.in
 	at := -1
 	for i, l := range in.Levels {
 		if l.ServerTiming == nil || len(l.ServerTiming.Metrics) == 0 {
@@ -77,6 +78,13 @@ func serverTimingClaim(in Input) *Claim {
 	} else {
 		c.Summary = head + ": most of the tail is outside what the server times (network, queueing, untimed work)"
 		c.Fix = "time more of the request in Server-Timing (queueing before the handler, middleware), or look at the slowest requests' traces"
+		// On a machine whose CPUs others held, the untimed part holds the waits for a CPU:
+		// more instrumentation would time them too, not explain them.
+		if m := j.machineAt(at); in.SameMachine && m != nil && (m.Full || m.Shared) && m.Others+m.Steal >= j.t.OthersCores {
+			c.Summary += fmt.Sprintf("; other processes took %.2f cores at %s, so much of the untimed part may be waits for a CPU", m.Others+m.Steal, m.Label)
+			c.Evidence = append(c.Evidence, sharedNote(m))
+			c.Fix = "measure again on a machine the target has to itself (here the untimed part held waits for a CPU); then, if it stays, time more of the request in Server-Timing"
+		}
 	}
 	return c
 }

@@ -96,3 +96,17 @@ func TestServerTimingClaim(t *testing.T) {
 		}
 	}
 }
+
+// The tail outside the server's metrics on a machine whose CPUs others held: the untimed
+// part may be waits for a CPU, and the fix is to measure where the target has the machine.
+func TestServerTimingOnASharedMachine(t *testing.T) {
+	l := Level{Label: "c=10", Load: 10, QPS: 1000, Mean: time.Millisecond, P99: 40 * time.Millisecond, Attempts: 5000,
+		ServerTiming: timing(5000, map[string][2]time.Duration{"db": {2 * time.Millisecond, 3 * time.Millisecond}}),
+		Target:       &Usage{CPUCores: 0.3}, Generator: &Usage{CPUCores: 0.2}, Machine: &Machine{CPUs: 2, Busy: 2}}
+	v := Judge(Input{Levels: []Level{l}, Peak: 0, MachineCores: 2, SameMachine: true})
+	c := v.Claim(ServerTimed)
+	if c == nil || !strings.Contains(c.Summary, "other processes took 1.50 cores at c=10, so much of the untimed part may be waits for a CPU") ||
+		!strings.HasPrefix(c.Fix, "measure again on a machine the target has to itself") {
+		t.Errorf("server-timing on a shared machine: %+v, want the CPU waits said and no call for more instrumentation first", c)
+	}
+}

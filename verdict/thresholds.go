@@ -52,6 +52,12 @@ type Thresholds struct {
 	// WaitShare is the share of the request goroutines parked at one place for it to be
 	// named as what the target waits on.
 	WaitShare float64 `json:"wait_share,omitempty"`
+	// GCHeavyPct: GC and allocation taking this share of the target's CPU make the
+	// allocation site part of the CPU claim's place.
+	GCHeavyPct float64 `json:"gc_heavy_pct,omitempty"`
+	// PlaceSharePct: an application frame holding less of the CPU than this is not where
+	// it goes (a library's own goroutines do the work): the CPU claim names the library.
+	PlaceSharePct float64 `json:"place_share_pct,omitempty"`
 }
 
 // DefaultThresholds are the thresholds of a zero Thresholds.
@@ -74,6 +80,8 @@ var DefaultThresholds = Thresholds{
 	LittleHigh:       1.2,
 	Contended:        0.5,
 	WaitShare:        0.3,
+	GCHeavyPct:       25,
+	PlaceSharePct:    25,
 }
 
 // Filled is t with every zero field set to its default.

@@ -24,6 +24,10 @@ type Trace struct {
 	GCPerSecond float64       `json:"gc_per_second"`
 	STWTotal    time.Duration `json:"stw_total_ns,omitempty"`
 	STWMax      time.Duration `json:"stw_max_ns,omitempty"`
+	// STWStopping is the pauses' time stopping the world (waiting for threads to be on a CPU
+	// to stop), STWWorkMax the longest collector's part of one; both 0 in older records.
+	STWStopping time.Duration `json:"stw_stopping_ns,omitempty"`
+	STWWorkMax  time.Duration `json:"stw_work_max_ns,omitempty"`
 	// GCCPUPct and AssistPct are GC's and mark assist's shares of the time goroutines ran;
 	// Assist is the time goroutines spent in mark assist.
 	GCCPUPct  float64       `json:"gc_cpu_pct"`
@@ -105,11 +109,19 @@ func gomaxprocsClaim(l Level, t *Trace) *Claim {
 	if t.SchedP99 > 0 && l.P99 > 0 && float64(t.SchedP99) >= SchedShareOfP99*float64(l.P99) {
 		c.Confidence = High
 	}
-	// The cores counted are the machine's, and apiperf ran on it too: only what it left
-	// free is CPU more Ps could have used here.
-	if g := l.Generator; g != nil && g.CPUCores > 0 && t.Cores-g.CPUCores < float64(t.GOMAXPROCS)+0.5 {
+	// The cores counted are the machine's, and apiperf and other processes ran on it too:
+	// only what they left free is CPU more Ps could have used here (a P counts as busy
+	// while its thread waits for a CPU).
+	var gen, others float64
+	if g := l.Generator; g != nil {
+		gen = g.CPUCores
+	}
+	if m := l.Machine; m != nil && m.CPUs > 0 && l.Target != nil && l.Target.CPUCores > 0 {
+		others = max(0, m.Busy+m.Steal-gen-l.Target.CPUCores-m.Downstreams)
+	}
+	if (gen > 0 || others > 0) && t.Cores-gen-others < float64(t.GOMAXPROCS)+0.5 {
 		c.Confidence = Low
-		c.Evidence = append(c.Evidence, fmt.Sprintf("but apiperf itself used %.2f of the %g cores: here more Ps would have taken CPU from the generator; the claim is about the target's own machine", g.CPUCores, t.Cores))
+		c.Evidence = append(c.Evidence, fmt.Sprintf("but apiperf used %.2f and other processes %.2f of the %g cores: here more Ps would have waited for a CPU; the claim is about the target's own machine", gen, others, t.Cores))
 	}
 	return c
 }
@@ -150,8 +162,14 @@ func gcClaim(l Level, t *Trace) *Claim {
 	if t.GOMAXPROCS > 0 && t.BusyPs < MinBusyShare*float64(t.GOMAXPROCS) {
 		return nil // a target idle most of the time (MinBusyShare)
 	}
-	stwTail := l.P99 > 0 && float64(t.STWMax) >= STWShareOfP99*float64(l.P99) &&
-		float64(t.STWTotal) >= STWShareOfTime*float64(t.Span)
+	// The collector's part of the pauses, not the wait for the threads to stop (a CPU); a
+	// pause longer than the p99 caught fewer than 1% of the requests: not the p99's maker.
+	work, workMax := t.STWTotal-t.STWStopping, t.STWWorkMax
+	if workMax == 0 && t.STWStopping == 0 {
+		workMax = t.STWMax // a record from before the split
+	}
+	stwTail := l.P99 > 0 && float64(workMax) >= STWShareOfP99*float64(l.P99) && workMax <= l.P99 &&
+		float64(work) >= STWShareOfTime*float64(t.Span)
 	var assistPerReq time.Duration
 	if reqs := l.QPS * t.Span.Seconds(); reqs >= 1 {
 		assistPerReq = time.Duration(float64(t.Assist) / reqs)
@@ -165,22 +183,33 @@ func gcClaim(l Level, t *Trace) *Claim {
 	var what string
 	switch {
 	case stwTail:
-		what = fmt.Sprintf("GC stop-the-world pauses up to %s, %.0f%% of the request p99 %s, stopped the target %.1f%% of the time", dur(t.STWMax), 100*float64(t.STWMax)/float64(l.P99), dur(l.P99), 100*float64(t.STWTotal)/float64(t.Span))
+		what = fmt.Sprintf("GC stop-the-world pauses with up to %s of the collector's work, %.0f%% of the request p99 %s, stopped the target %.1f%% of the time", dur(workMax), 100*float64(workMax)/float64(l.P99), dur(l.P99), 100*float64(work)/float64(t.Span))
 	case assist:
 		what = fmt.Sprintf("mark assist took %s per request, %.0f%% of the mean latency %s", dur(assistPerReq), 100*float64(assistPerReq)/float64(l.Mean), dur(l.Mean))
 	default:
 		what = fmt.Sprintf("GC took %.0f%% of the time goroutines ran while the target's %.2f Ps were full", t.GCCPUPct, t.BusyPs)
 	}
 	ev = append(ev, fmt.Sprintf("stop-the-world: %s in total over %s, longest %s", dur(t.STWTotal), dur(t.Span), dur(t.STWMax)))
+	if t.STWStopping > 0 {
+		ev = append(ev, fmt.Sprintf("of which %s stopping the world (threads waiting for a CPU to stop on), not the collector's work", dur(t.STWStopping)))
+	}
 	fix := "raise GOGC (e.g. GOGC=200 or 400: fewer cycles for more heap) or set GOMEMLIMIT to the memory the target may use and GOGC higher"
 	if t.AssistSite != "" {
 		ev = append(ev, "most mark assist was drafted in "+t.AssistSite)
+	}
+	// The allocation site is where the bytes were allocated (the heap profile's), attributed
+	// to the application's frame; the assist's site is only where a goroutine happened to
+	// pay for everyone's allocation.
+	if p := l.Profile; p != nil && p.AllocPlace != "" {
+		ev = append(ev, "bytes allocated (alloc_space) mostly below "+p.AllocPlace)
+		fix += "; allocate less below " + p.AllocPlace + " (reuse buffers, sync.Pool, fewer pointers)"
+	} else if t.AssistSite != "" {
 		fix += "; allocate less in " + t.AssistSite + " (reuse buffers, sync.Pool, fewer pointers)"
 	} else {
 		fix += "; allocate less per request (see the heap profile's alloc_space)"
 	}
 	c := &Claim{Kind: GCTail, Confidence: Medium, Summary: "garbage collection makes the tail: " + what, Evidence: ev, Fix: fix}
-	if stwTail && float64(t.STWMax) >= 0.5*float64(l.P99) || assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean) {
+	if stwTail && float64(workMax) >= 0.5*float64(l.P99) || assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean) {
 		c.Confidence = High
 	}
 	return c

@@ -54,6 +54,15 @@ func TestTraceClaims(t *testing.T) {
 		// the same pause length but rare (0.2% of the time): it cannot set the p99.
 		{"rare pauses", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 2 * ms})}},
 			nil, nil, ""},
+		// the same pauses spent stopping the world (threads waiting for a CPU on a busy
+		// machine), the collector's work 0.2 ms: not the collector's tail.
+		{"pauses waiting to stop", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 30 * ms,
+			STWStopping: 27 * ms, STWWorkMax: ms / 5})}},
+			nil, nil, ""},
+		// 82 ms pauses against a 9.3 ms p99 the pauses did not move (fewer than 1% of the
+		// requests met one): no claim on the p99.
+		{"a pause longer than the p99", Input{Levels: []Level{level(9300*us, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 82 * ms, STWTotal: 90 * ms, STWWorkMax: 82 * ms})}},
+			nil, nil, ""},
 		// 200 ms of assist over 2000 requests: 100 us each, 20% of a 500 us mean: gc-tail, high.
 		{"assist per request", Input{Levels: []Level{level(2*ms, 500*us, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, Assist: 200 * ms, AssistPct: 15})}},
 			nil, []Kind{GCTail}, High},
@@ -104,3 +113,32 @@ func TestTraceClaimsRoundDurations(t *testing.T) {
 
 // rawDuration is a Go duration printed with more than three significant decimals (82.73408ms).
 var rawDuration = regexp.MustCompile(`\d+\.\d{4,}(ns|µs|us|ms|s)\b`)
+
+// GOMAXPROCS=1 of 2 cores, its P full, while other processes held 1.45 cores: a P counts
+// as busy while its thread waits for a CPU, and a second P would have waited too: low.
+func TestGOMAXPROCSOnASharedMachine(t *testing.T) {
+	ms := time.Millisecond
+	l := Level{Label: "c=8", QPS: 2000, Mean: ms, P99: 4 * ms, Target: &Usage{CPUCores: 0.5}, Generator: &Usage{CPUCores: 0.05},
+		Machine: &Machine{CPUs: 2, Busy: 2}}
+	tr := &Trace{Span: time.Second, GOMAXPROCS: 1, Cores: 2, BusyPs: 1, SchedP99: 3 * ms}
+	c := gomaxprocsClaim(l, tr)
+	if c == nil || c.Confidence != Low || !slices.ContainsFunc(c.Evidence, func(e string) bool { return regexp.MustCompile(`other processes 1\.45`).MatchString(e) }) {
+		t.Errorf("gomaxprocs-limited on a shared machine: %+v, want low, saying others took 1.45 cores", c)
+	}
+	l.Machine = &Machine{CPUs: 2, Busy: 0.6}
+	if c := gomaxprocsClaim(l, tr); c == nil || c.Confidence != High {
+		t.Errorf("gomaxprocs-limited on a quiet machine: %+v, want high", c)
+	}
+}
+
+// A GC tail's fix names the allocation site of the heap profile (the application's frame),
+// not the place a goroutine was drafted into mark assist (the server reading a request).
+func TestGCFixNamesTheAllocationSite(t *testing.T) {
+	ms := time.Millisecond
+	l := Level{Label: "c=8", QPS: 2000, Mean: ms / 2, P99: 2 * ms, Profile: &Profile{AllocPlace: "main.buildRows (97%)"}}
+	tr := &Trace{Span: time.Second, GOMAXPROCS: 2, Cores: 2, BusyPs: 1, Assist: 200 * ms, AssistPct: 15, AssistSite: "net/http.readRequest"}
+	c := gcClaim(l, tr)
+	if c == nil || !regexp.MustCompile(`allocate less below main\.buildRows`).MatchString(c.Fix) || regexp.MustCompile(`readRequest`).MatchString(c.Fix) {
+		t.Errorf("gc-tail: %+v, want its fix to name main.buildRows, not net/http.readRequest", c)
+	}
+}

@@ -145,8 +145,8 @@ var claims = []func(*judgement) []Claim{
 	one(waitingClaim),   // waiting.go
 	one(growthClaim),    // growth.go
 	one(errorsClaim),    // errors.go
-	func(j *judgement) []Claim { return oneOf(serverTimingClaim(j.in)) }, // servertiming.go
-	func(j *judgement) []Claim { return traceClaims(j.in, j.v) },         // trace.go
+	func(j *judgement) []Claim { return oneOf(serverTimingClaim(j)) }, // servertiming.go
+	func(j *judgement) []Claim { return traceClaims(j.in, j.v) },      // trace.go
 }
 
 // oneOf is c as a list of claims: none when c is nil.

@@ -371,3 +371,28 @@ func TestGeneratorNotJudgedOnBrokenConnections(t *testing.T) {
 		t.Errorf("Judge without errors: kinds %v, want generator-bound", v.Kinds())
 	}
 }
+
+// The CPU claim's place is the application frame and its library; without one, the hottest
+// function the requests reach, never a runtime helper; the allocating frame only when GC
+// and allocation take a large share.
+func TestPlaceSummary(t *testing.T) {
+	th := DefaultThresholds
+	p := &Profile{HotPlace: "main.rules (55%), in regexp (regexp.MustCompile)", AllocPlace: "main.rules (80%), in regexp (regexp.compile)",
+		Hot: []Function{{Name: "runtime.memclrNoHeapPointers", Pct: 7}}, GCPct: 5, AllocPct: 10}
+	if got, want := p.placeSummary(th), "; most of its CPU is below main.rules (55%), in regexp (regexp.MustCompile)"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	p.GCPct = 20
+	if got := p.placeSummary(th); !strings.Contains(got, "GC and allocation take 30% of it, the bytes allocated mostly below main.rules (80%)") {
+		t.Errorf("summary %q, want the allocation site with GC at 30%%", got)
+	}
+	lanes := &Profile{HotPlace: "main.main.func1 (4%), in golang.org/x/crypto/argon2 (golang.org/x/crypto/argon2.IDKey)", HotPlacePct: 4,
+		HotPackages: []Function{{Name: "runtime", Pct: 30}, {Name: "golang.org/x/crypto/argon2", Pct: 60}}}
+	if got := lanes.placeSummary(th); got != "; most of its CPU is in golang.org/x/crypto/argon2 (60% self), called below main.main.func1 (4%), in golang.org/x/crypto/argon2 (golang.org/x/crypto/argon2.IDKey)" {
+		t.Errorf("summary of work in a library's goroutines %q, want the library by its self time", got)
+	}
+	old := &Profile{Hot: []Function{{Name: "runtime.memclrNoHeapPointers", Pct: 7}, {Name: "runtime.futex", Pct: 5}, {Name: "regexp/syntax.(*parser).push", Pct: 4}}}
+	if got := old.placeSummary(th); got != "; the hottest function is regexp/syntax.(*parser).push (4% self)" {
+		t.Errorf("summary without places %q, want the hottest function outside the runtime", got)
+	}
+}

@@ -61,7 +61,7 @@ func waitingClaim(j *judgement) *Claim {
 	if _, sh, _ := j.running(); sh >= 0.5 {
 		return nil // most request goroutines run or wait to run: CPU, not a resource
 	}
-	site := ""
+	site, reason := "", ""
 	p, at := j.waitProfile()
 	if p != nil && !in.Levels[at].Open && float64(p.Goroutines) < 0.25*in.Levels[at].Load {
 		// Few requests were inside the target: they did not queue there.
@@ -76,6 +76,7 @@ func waitingClaim(j *judgement) *Claim {
 			// pool, a lock, a channel or a sleep (I/O may be slow for want of a CPU too).
 			if i == 0 && float64(w.Count) >= th.WaitShare*float64(p.Goroutines) && !wantsCPU(w.Reason) && (!full || w.Reason != "I/O") {
 				site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
+				reason = w.Reason
 			}
 		}
 	} else if at < 0 {
@@ -111,6 +112,9 @@ func waitingClaim(j *judgement) *Claim {
 		return nil
 	}
 	sum := "the target waits off-CPU (a lock, a pool, I/O or a downstream call): throughput is flat and latency grows"
+	if reason == "downstream" {
+		sum = "the target waits for a downstream's answer: throughput is flat and latency grows"
+	}
 	if site != "" {
 		sum += "; " + site
 	}
@@ -128,8 +132,17 @@ func waitingClaim(j *judgement) *Claim {
 	}
 	return &Claim{
 		Kind: TargetWaiting, Confidence: conf, Level: a.Label, Summary: sum, Evidence: ev,
-		Fix: "widen or remove what the goroutines wait for (pool size, lock scope, downstream concurrency), or cache its answers",
+		Fix: waitFix(reason),
 	}
+}
+
+// waitFix is what a person would do about a wait of the reason named.
+func waitFix(reason string) string {
+	if reason == "downstream" {
+		return "make the downstream answer sooner or ask it less: the query it runs (EXPLAIN it, add an index), " +
+			"fewer calls per request (batch them), or cache its answers in the target"
+	}
+	return "widen or remove what the goroutines wait for (pool size, lock scope, downstream concurrency), or cache its answers"
 }
 
 // waitProfile is the plateau's latest profile with wait sites and its level, or nil, -1.

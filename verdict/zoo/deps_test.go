@@ -11,6 +11,8 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,12 +25,15 @@ type deps struct {
 	downstream string
 	postgres   string // a database/sql DSN
 	redis      string // host:port
+	mysql      string // go-sql-driver/mysql's DSN
 	noPostgres string
 	noRedis    string
+	noMySQL    string
 }
 
 // startDeps starts the downstream in this process and finds or starts PostgreSQL and Redis:
-// ZOO_DATABASE_URL and ZOO_REDIS_ADDR name running servers (.ci/run starts Debian's);
+// ZOO_DATABASE_URL and ZOO_REDIS_ADDR name running servers (.ci/run starts Debian's), as
+// ZOO_MYSQL_DSN names MariaDB's (never started here: without it its cases are skipped);
 // otherwise a private cluster (initdb, pg_ctl) and a private redis-server on free loopback
 // ports in a temporary directory, stopped when the test ends.
 func startDeps(t *testing.T) *deps {
@@ -37,6 +42,9 @@ func startDeps(t *testing.T) *deps {
 		d.postgres = u
 	} else {
 		d.postgres, d.noPostgres = startPostgres(t)
+	}
+	if d.mysql = os.Getenv("ZOO_MYSQL_DSN"); d.mysql == "" {
+		d.noMySQL = "ZOO_MYSQL_DSN is not set: MariaDB or MySQL with a database for the zoo (.ci/run starts Debian's MariaDB)"
 	}
 	if a := os.Getenv("ZOO_REDIS_ADDR"); a != "" {
 		d.redis = a
@@ -47,9 +55,15 @@ func startDeps(t *testing.T) *deps {
 }
 
 // startDownstream is the slow service the zoo calls: every path answers a small JSON
-// document after the request's delay (?delay=10ms), serving any number of requests at once.
+// document after the request's delay (?delay=10ms), serving any number of requests at once;
+// under /serial, one at a time (a single-threaded service).
 func startDownstream(t *testing.T) string {
+	var serial sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/serial") {
+			serial.Lock()
+			defer serial.Unlock()
+		}
 		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil && d > 0 && d < time.Second {
 			time.Sleep(d)
 		}

@@ -237,9 +237,10 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 
 // wrappers are the frames every request of a router passes through: never the answer.
 var wrappers = map[string]*regexp.Regexp{
-	"gin":      regexp.MustCompile(`gin-gonic/gin\.\(\*(Context|Engine)\)|gin-gonic/gin\.(CustomRecoveryWithWriter|LoggerWithConfig)`),
-	"echo":     regexp.MustCompile(`labstack/echo/v4\.\(\*Echo\)|echo/v4/middleware\.RecoverWithConfig`),
-	"chi":      regexp.MustCompile(`go-chi/chi/v5\.\(\*Mux\)|chi/v5/middleware\.Recoverer`),
-	"fiber":    regexp.MustCompile(`gofiber/fiber/v2\.\(\*(App|Ctx)\)|valyala/fasthttp\.\(\*(Server|workerPool)\)`),
-	"net/http": regexp.MustCompile(`net/http\.\(\*conn\)\.serve|net/http\.serverHandler|net/http\.\(\*ServeMux\)\.ServeHTTP|net/http\.HandlerFunc\.ServeHTTP`),
+	"gin":         regexp.MustCompile(`gin-gonic/gin\.\(\*(Context|Engine)\)|gin-gonic/gin\.(CustomRecoveryWithWriter|LoggerWithConfig)`),
+	"echo":        regexp.MustCompile(`labstack/echo/v4\.\(\*Echo\)|echo/v4/middleware\.RecoverWithConfig`),
+	"chi":         regexp.MustCompile(`go-chi/chi/v5\.\(\*Mux\)|chi/v5/middleware\.Recoverer`),
+	"fiber":       regexp.MustCompile(`gofiber/fiber/v2\.\(\*(App|Ctx)\)|valyala/fasthttp\.\(\*(Server|workerPool)\)`),
+	"gorilla/mux": regexp.MustCompile(`gorilla/mux\.\(\*Router\)|net/http\.HandlerFunc\.ServeHTTP|net/http\.serverHandler`),
+	"net/http":    regexp.MustCompile(`net/http\.\(\*conn\)\.serve|net/http\.serverHandler|net/http\.\(\*ServeMux\)\.ServeHTTP|net/http\.HandlerFunc\.ServeHTTP`),
 }
