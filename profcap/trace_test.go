@@ -67,6 +67,7 @@ func TestSessionKeepsTrace(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir()) // its own: other tests and apiperf runs write traces in /tmp at the same time
 	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "apiperf-trace-*.out"))
 	s := &Session{Pprof: srv.URL + "/debug/pprof", Trace: 300 * time.Millisecond, Levels: []string{"c=2"}}
 	var steps []*measure.Step

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -353,11 +354,26 @@ func TestClusterProcsRunManifestCommands(t *testing.T) {
 	}
 	addr := net.JoinHostPort("127.0.0.1", "7070")
 	coord, worker := clusterCommands(t, exe, addr, "run", "http://127.0.0.1:9/", "-n", "30000", "-c", "30")
-	want := []string{exe, "run", "--workers", "3", "--join-addr", addr, "--join-timeout", "30s", "-n", "30000", "-c", "30", "http://127.0.0.1:9/"}
+	// The TLS files are the Secret's, written where the test stands in for the mount.
+	local := func(argv []string, i int, flag, file string) {
+		t.Helper()
+		if len(argv) <= i+1 || argv[i] != flag || filepath.Base(argv[i+1]) != file {
+			t.Fatalf("argv %q has no %s .../%s at %d", argv, flag, file, i)
+		}
+		if _, err := os.Stat(argv[i+1]); err != nil {
+			t.Errorf("%s: %v", flag, err)
+		}
+		argv[i+1] = file
+	}
+	local(coord, 6, "--join-cert", "join-cert.pem")
+	local(coord, 8, "--join-key", "join-key.pem")
+	local(worker, 4, "--join-ca", "join-ca.pem")
+	want := []string{exe, "run", "--workers", "3", "--join-addr", addr, "--join-cert", "join-cert.pem", "--join-key", "join-key.pem",
+		"--join-timeout", "30s", "-n", "30000", "-c", "30", "http://127.0.0.1:9/"}
 	if !reflect.DeepEqual(coord, want) {
 		t.Errorf("coordinator argv %q, want %q", coord, want)
 	}
-	if want := []string{exe, "worker", "--join", addr}; !reflect.DeepEqual(worker, want) {
+	if want := []string{exe, "worker", "--join", addr, "--join-ca", "join-ca.pem", "--join-server-name", "apiperf-coordinator.default.svc"}; !reflect.DeepEqual(worker, want) {
 		t.Errorf("worker argv %q, want %q", worker, want)
 	}
 }
