@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,7 +137,11 @@ func TestVerdictAndProcessInBrowser(t *testing.T) {
 	}
 	p := browsertest.Open(t, filepath.Join(dir, HTMLFile))
 	checkPage(t, p, []string{"target_process_cpu", "target_process_rss"})
-	if got := p.Text(t, ".verdict-headline"); !strings.HasPrefix(got, "verdict: ") {
+	if len(r.Verdict.Claims) == 1 { // one claim: its heading says it, no headline above it
+		if got := p.Text(t, ".claim h3"); !strings.HasPrefix(got, fmt.Sprint(r.Verdict.Claims[0].Kind)) {
+			t.Errorf("the one claim's heading = %q, want its kind %s", got, r.Verdict.Claims[0].Kind)
+		}
+	} else if got := p.Text(t, ".verdict-headline"); !strings.HasPrefix(got, "verdict: ") {
 		t.Errorf("verdict headline = %q", got)
 	}
 	if got := p.Text(t, "#target-process"); !strings.Contains(got, "0.50") || !strings.Contains(got, "20.0") {

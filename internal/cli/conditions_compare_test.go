@@ -192,7 +192,8 @@ func TestABConditions(t *testing.T) {
 	a, b := startTarget(t, target.Config{}), startTarget(t, target.Config{}) // ab_test.go
 	dir := t.TempDir()
 	code, stdout, stderr := runCLI(t, "ab", "-c2", "-t1", "-d150ms", "--warmup", "50ms", "--count", "7", "--max-pairs", "7", "-q", "-o", dir, a+"/healthz", b+"/healthz")
-	if code != ExitOK && code != ExitFailed {
+	if code != ExitOK && code != ExitFailed && code != ExitInconclusive { // two equal targets: any verdict of the noise
+
 		t.Fatalf("apiperf ab = %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "conditions A: ") || !strings.Contains(stdout, "conditions B: ") {

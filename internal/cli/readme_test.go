@@ -223,7 +223,11 @@ func TestReadmeExamples(t *testing.T) {
 			}
 		}
 		// ab's verdict on two runs of one server may be either way; everything else must pass.
-		if code == ExitUsage || (code != ExitOK && cmd != "ab") {
+		// An objective fails, rightly, on a level whose numbers are the generator's ceiling (a
+		// -race build on a busy machine): the example itself is fine.
+		ceiling := code == ExitFailed && strings.Contains(joined, "--objective") &&
+			(strings.Contains(stderr, "generator-bound") || strings.Contains(stderr, "generator-limited"))
+		if code == ExitUsage || (code != ExitOK && cmd != "ab" && !ceiling) {
 			t.Errorf("%s\n  ran as: apiperf %s\n  exit %d; stderr:\n%s\nstdout:\n%s", name, strings.Join(args, " "), code, stderr, stdout)
 		}
 	}

@@ -25,8 +25,11 @@ var numbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?([a-zA-Z%]+)?`)
 // shape replaces the numbers of a summary so that two runs' layouts can be compared.
 // Columns are aligned to the numbers' widths, so runs of spaces count as one.
 func shape(s string) string {
+	s = othersTook.ReplaceAllString(s, "") // what other processes took: the machine's, not the layout's
 	return spaces.ReplaceAllString(numbers.ReplaceAllString(s, "N"), " ")
 }
+
+var othersTook = regexp.MustCompile(`other processes took [^;\n]*(; )?`)
 
 var spaces = regexp.MustCompile(` +`)
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -85,6 +86,9 @@ func TestClusterSweepSameFiles(t *testing.T) {
 		}
 	}
 	pa, pb := keyPaths(ja, ""), keyPaths(jb, "")
+	// Whether apiperf's threads were short of CPU is the machine's at that moment, not the schema's.
+	machine := func(p string) bool { return strings.HasSuffix(p, "/generator_bound") }
+	pa, pb = slices.DeleteFunc(pa, machine), slices.DeleteFunc(pb, machine)
 	if !reflect.DeepEqual(pa, pb) {
 		t.Errorf("run.json schemas differ:\n only single machine: %q\n only 3 workers: %q", minus(pa, pb), minus(pb, pa))
 	}
