@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
@@ -25,10 +24,7 @@ type usage struct {
 
 func readUsage() usage {
 	u := usage{at: time.Now()}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		u.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	u.cpu, _ = procfs.SelfCPU()
 	if sc, err := procfs.ReadSched(os.Getpid()); err == nil {
 		u.runWait = sc.Wait
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/procfs"
 )
 
 // Cost is what serving one request cost, on average.
@@ -67,7 +68,7 @@ func readUsage() usage {
 	}
 	metrics.Read(s)
 	u := usage{}
-	u.cpu, u.cpuKnown = processCPU()
+	u.cpu, u.cpuKnown = procfs.SelfCPU()
 	if s[0].Value.Kind() == metrics.KindUint64 {
 		u.allocs = s[0].Value.Uint64()
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/internal/testenv"
+	"github.com/apiperf/apiperf/procfs"
 )
 
 // costly is a handler with a known cost: allocs heap objects (one slice of pointers and
@@ -50,11 +51,11 @@ func alone(h http.Handler) (allocs float64, cpu time.Duration) {
 	r, _ := http.NewRequest("GET", "http://127.0.0.1/", nil)
 	allocs = testing.AllocsPerRun(200, func() { h.ServeHTTP(w, r) })
 	const n = 2000
-	c0, _ := processCPU()
+	c0, _ := procfs.SelfCPU()
 	for range n {
 		h.ServeHTTP(w, r)
 	}
-	c1, _ := processCPU()
+	c1, _ := procfs.SelfCPU()
 	return allocs, (c1 - c0) / n
 }
 

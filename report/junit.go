@@ -33,23 +33,23 @@ type JUnitSuite struct {
 // The elements of the JUnit XML format as Jenkins, GitLab and GitHub's test reporters read it:
 // testsuites > testsuite > testcase, with failure and skipped children.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	junitCounts
+	Suites []junitSuite `xml:"testsuite"`
+}
+
+// junitCounts are the attributes testsuites and testsuite share.
+type junitCounts struct {
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
+	junitCounts
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Hostname  string      `xml:"hostname,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
@@ -76,10 +76,10 @@ type junitSkipped struct {
 // JUnit writes suites as one JUnit XML document.
 func JUnit(w io.Writer, suites ...JUnitSuite) error {
 	host, _ := os.Hostname()
-	doc := junitSuites{Name: "apiperf"}
+	doc := junitSuites{junitCounts: junitCounts{Name: "apiperf"}}
 	var total time.Duration
 	for _, s := range suites {
-		js := junitSuite{Name: s.Name, Time: seconds(s.Duration), Hostname: host}
+		js := junitSuite{junitCounts: junitCounts{Name: s.Name, Time: seconds(s.Duration)}, Hostname: host}
 		if !s.Start.IsZero() {
 			js.Timestamp = s.Start.UTC().Format("2006-01-02T15:04:05")
 		}

@@ -174,7 +174,7 @@ func (d *DB) Add(ctx context.Context, rec *Recording) (id int64, added bool, err
 			return 0, false, d.wrap("recording steps in", err)
 		}
 	}
-	if err := insertLevels(ctx, tx, d.sql, id, rec.Levels); err != nil {
+	if err := d.insertLevels(ctx, tx, id, rec.Levels); err != nil {
 		return 0, false, d.wrap("recording levels in", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -183,10 +183,10 @@ func (d *DB) Add(ctx context.Context, rec *Recording) (id int64, added bool, err
 	return id, true, nil
 }
 
-// insertLevels stores the level rows of the run with id; dialect writes the query.
-func insertLevels(ctx context.Context, tx *sql.Tx, dialect func(string) string, id int64, rows []LevelRow) error {
+// insertLevels stores the level rows of the run with id.
+func (d *DB) insertLevels(ctx context.Context, tx *sql.Tx, id int64, rows []LevelRow) error {
 	for _, l := range rows {
-		if _, err := tx.ExecContext(ctx, dialect(`INSERT INTO levels (run_id, idx, label, qps, p99_ms, success_pct, level) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		if _, err := tx.ExecContext(ctx, d.sql(`INSERT INTO levels (run_id, idx, label, qps, p99_ms, success_pct, level) VALUES (?, ?, ?, ?, ?, ?, ?)`),
 			id, l.Idx, l.Label, l.QPS, l.P99MS, l.SuccessPct, l.Level); err != nil {
 			return err
 		}

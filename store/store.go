@@ -164,7 +164,7 @@ func (d *DB) init() error {
 		return err
 	}
 	if version == 1 {
-		if err := fillLevels(ctx, tx); err != nil {
+		if err := d.fillLevels(ctx, tx); err != nil {
 			return fmt.Errorf("upgrading to schema version %d: %w", schemaVersion, err)
 		}
 	}
@@ -175,7 +175,7 @@ func (d *DB) init() error {
 }
 
 // fillLevels adds the levels of every stored run that has none (a version 1 database).
-func fillLevels(ctx context.Context, tx *sql.Tx) error {
+func (d *DB) fillLevels(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, "SELECT id, doc FROM runs WHERE id NOT IN (SELECT run_id FROM levels)") // SQLite only
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func fillLevels(ctx context.Context, tx *sql.Tx) error {
 		if err != nil {
 			return err
 		}
-		if err := insertLevels(ctx, tx, sqliteSQL, s.id, rows); err != nil {
+		if err := d.insertLevels(ctx, tx, s.id, rows); err != nil {
 			return err
 		}
 	}
@@ -285,6 +285,3 @@ func (d *DB) sql(query string) string {
 	}
 	return postgresSQL(query)
 }
-
-// sqliteSQL leaves a query as it is written (? placeholders).
-func sqliteSQL(query string) string { return query }
