@@ -23,13 +23,16 @@ func init() {
 var numbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?([a-zA-Z%]+)?`)
 
 // shape replaces the numbers of a summary so that two runs' layouts can be compared.
-// Columns are aligned to the numbers' widths, so runs of spaces count as one.
+// Columns are aligned to the numbers' widths, so runs of spaces count as one. The lines
+// that say what the machine was doing (conditions: steal, other processes' CPU; the
+// generator's own bounds and warnings) are the machine's, not the layout's: one run may
+// have them and the next not, so they are left out.
 func shape(s string) string {
-	s = othersTook.ReplaceAllString(s, "") // what other processes took: the machine's, not the layout's
+	s = machineLines.ReplaceAllString(s, "")
 	return spaces.ReplaceAllString(numbers.ReplaceAllString(s, "N"), " ")
 }
 
-var othersTook = regexp.MustCompile(`other processes took [^;\n]*(; )?`)
+var machineLines = regexp.MustCompile(`(?m)^ *(Conditions|Generator-bound|Generator-limited|Warning): .*\n?`)
 
 var spaces = regexp.MustCompile(` +`)
 
