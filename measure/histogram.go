@@ -23,8 +23,15 @@ const (
 
 // Histogram is an HDR latency histogram in microseconds. Its JSON form is the standard
 // HdrHistogram V2 compressed, base64 interchange encoding ("HISTFAAA...").
+//
+// A histogram is held in one of two forms: full (h: every bucket of the standard shape, 188 KB
+// whatever it holds), which recording and merging into need; or, for one decoded from a run
+// document, its non-empty buckets only (b, histbins.go), until something records or merges
+// into it. A sweep's run.json holds thousands of histograms of a few hundred buckets each;
+// decoded full, a 35 MB document took 1.4 GB to re-render.
 type Histogram struct {
 	h *hdr.Histogram
+	b *bins
 }
 
 // NewHistogram returns an empty histogram covering LowestLatency..HighestLatency.
@@ -39,6 +46,7 @@ func (h *Histogram) Record(d time.Duration) {
 
 // RecordN adds n samples of latency d.
 func (h *Histogram) RecordN(d time.Duration, n int64) {
+	h.makeFull()
 	us := int64(d / time.Microsecond)
 	if us < 1 {
 		us = 1
@@ -54,36 +62,75 @@ func (h *Histogram) Merge(o *Histogram) {
 	if o == nil {
 		return
 	}
+	h.makeFull()
+	if o.b != nil {
+		o.b.recordInto(h.h)
+		return
+	}
 	h.h.Merge(o.h)
 }
 
 // Count is the number of samples.
-func (h *Histogram) Count() int64 { return h.h.TotalCount() }
+func (h *Histogram) Count() int64 {
+	if h.b != nil {
+		return h.b.total
+	}
+	return h.h.TotalCount()
+}
 
 // Percentile returns the latency at percentile p (0..100).
 func (h *Histogram) Percentile(p float64) time.Duration {
 	if h.Count() == 0 {
 		return 0
 	}
+	if h.b != nil {
+		return time.Duration(h.b.percentile(p)) * time.Microsecond
+	}
 	return time.Duration(h.h.ValueAtPercentile(p)) * time.Microsecond
 }
 
 // Min is the smallest sample.
-func (h *Histogram) Min() time.Duration { return time.Duration(h.h.Min()) * time.Microsecond }
+func (h *Histogram) Min() time.Duration {
+	if h.b != nil {
+		return time.Duration(h.b.min()) * time.Microsecond
+	}
+	return time.Duration(h.h.Min()) * time.Microsecond
+}
 
 // Max is the largest sample (at histogram precision).
 func (h *Histogram) Max() time.Duration {
 	if h.Count() == 0 {
 		return 0
 	}
-	return time.Duration(h.h.Max()) * time.Microsecond
+	return time.Duration(h.maxUS()) * time.Microsecond
+}
+
+func (h *Histogram) maxUS() int64 {
+	if h.b != nil {
+		return h.b.max()
+	}
+	return h.h.Max()
 }
 
 // Mean is the average sample.
-func (h *Histogram) Mean() time.Duration { return fdur(h.h.Mean()) }
+func (h *Histogram) Mean() time.Duration { return fdur(h.meanUS()) }
+
+func (h *Histogram) meanUS() float64 {
+	if h.b != nil {
+		return h.b.mean()
+	}
+	return h.h.Mean()
+}
 
 // Stdev is the standard deviation of the samples.
-func (h *Histogram) Stdev() time.Duration { return fdur(h.h.StdDev()) }
+func (h *Histogram) Stdev() time.Duration { return fdur(h.stdevUS()) }
+
+func (h *Histogram) stdevUS() float64 {
+	if h.b != nil {
+		return h.b.stdev()
+	}
+	return h.h.StdDev()
+}
 
 // WithinStdev is the share (0..100) of samples within one standard deviation of the mean,
 // wrk's "+/- Stdev" column.
@@ -92,12 +139,12 @@ func (h *Histogram) WithinStdev() float64 {
 	if n == 0 {
 		return 0
 	}
-	mean, sd := h.h.Mean(), h.h.StdDev()
+	mean, sd := h.meanUS(), h.stdevUS()
 	lo, hi := mean-sd, mean+sd
 	var in int64
-	for _, b := range h.h.Distribution() {
-		mid := float64(b.From+b.To) / 2
-		if b.Count > 0 && mid >= lo && mid <= hi {
+	for _, b := range h.Buckets() {
+		mid := float64(b.From/time.Microsecond+b.To/time.Microsecond) / 2
+		if mid >= lo && mid <= hi {
 			in += b.Count
 		}
 	}
@@ -112,6 +159,9 @@ type Bucket struct {
 
 // Buckets lists the non-empty buckets in ascending order.
 func (h *Histogram) Buckets() []Bucket {
+	if h.b != nil {
+		return h.b.buckets()
+	}
 	var out []Bucket
 	for _, b := range h.h.Distribution() {
 		if b.Count > 0 {
@@ -122,14 +172,19 @@ func (h *Histogram) Buckets() []Bucket {
 }
 
 // Clone returns an independent copy.
-func (h *Histogram) Clone() *Histogram { return &Histogram{h: h.h.Clone()} }
+func (h *Histogram) Clone() *Histogram {
+	if h.b != nil {
+		return &Histogram{b: h.b.clone()}
+	}
+	return &Histogram{h: h.h.Clone()}
+}
 
 // Equal reports whether both hold the same samples.
-func (h *Histogram) Equal(o *Histogram) bool { return h.h.Equals(o.h) }
+func (h *Histogram) Equal(o *Histogram) bool { return h.full().Equals(o.full()) }
 
 // MarshalJSON encodes the histogram in the HdrHistogram V2 compressed base64 form.
 func (h *Histogram) MarshalJSON() ([]byte, error) {
-	b, err := encodeV2(h.h)
+	b, err := encodeV2(h.full())
 	if err != nil {
 		return nil, fmt.Errorf("encoding histogram: %w", err)
 	}
@@ -149,10 +204,14 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("decoding histogram: %w", err)
 	}
-	// Re-home the samples in a histogram of the standard shape so merges are exact.
+	// Re-home the samples in a histogram of the standard shape so merges are exact, then keep
+	// the smaller of its two forms.
 	n := NewHistogram()
 	n.h.Merge(d)
-	h.h = n.h
+	h.h, h.b = n.h, nil
+	if b := binsOf(n.h); b != nil {
+		h.h, h.b = nil, b
+	}
 	return nil
 }
 
@@ -169,7 +228,7 @@ func fdur(us float64) time.Duration {
 // printer, which writes the rows and the footer, separates the header with tabs).
 func (h *Histogram) WriteSpectrum(w io.Writer) error {
 	var b strings.Builder
-	if _, err := h.h.PercentilesPrint(&b, 5, 1000); err != nil {
+	if _, err := h.full().PercentilesPrint(&b, 5, 1000); err != nil {
 		return err
 	}
 	_, rows, _ := strings.Cut(b.String(), "\n")

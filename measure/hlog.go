@@ -60,7 +60,7 @@ func (l *HlogWriter) line(tag string, iv *Interval, h *Histogram) {
 	if h == nil || l.err != nil {
 		return
 	}
-	payload, err := encodeV2(h.h)
+	payload, err := encodeV2(h.full())
 	if err != nil {
 		l.err = fmt.Errorf("encoding interval %d: %w", iv.Index, err)
 		return
@@ -71,7 +71,7 @@ func (l *HlogWriter) line(tag string, iv *Interval, h *Histogram) {
 	start := (l.offset + iv.Start.Duration()).Seconds()
 	maxMs := 0.0
 	if h.Count() > 0 {
-		maxMs = float64(h.h.Max()) / 1000
+		maxMs = float64(h.maxUS()) / 1000
 	}
 	l.printf("%.3f,%.3f,%.3f,%s\n", start, iv.Length.Duration().Seconds(), maxMs, payload)
 }

@@ -93,9 +93,9 @@ func (r *Recorder) newInterval(index int64) *recInterval {
 func (iv *recInterval) reset() {
 	codes, lat, unc, tr := iv.codes, iv.latency, iv.uncorrected, iv.traced
 	clear(codes)
-	lat.h.Reset()
+	lat.reset()
 	if unc != nil {
-		unc.h.Reset()
+		unc.reset()
 	}
 	if tr != nil {
 		clear(tr[:])
@@ -190,7 +190,7 @@ func (s *IntervalStream) histogram() *Histogram {
 	if n := len(s.spare); n > 0 {
 		h := s.spare[n-1]
 		s.spare = s.spare[:n-1]
-		h.h.Reset()
+		h.reset()
 		return h
 	}
 	return NewHistogram()
