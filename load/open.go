@@ -281,8 +281,16 @@ func lateWarning(o *measure.OpenLoop, busy int64, starved, poolFull, limited boo
 	default:
 		why = "the generator woke late (its timers or CPU), not for want of a free connection"
 	}
+	lag := o.MaxLag.Duration().Round(time.Microsecond)
+	if lag >= time.Second {
+		lag = lag.Round(time.Millisecond)
+	}
+	if o.Sent > 0 && o.Sent < o.Scheduled {
+		return fmt.Sprintf("%d of the %d requests sent were sent more than %v late (max lag %v), and %d of the %d due in the window were never sent (the generator's shortfall): %s; corrected latencies include the lag",
+			o.LateSends, o.Sent, lateThreshold, lag, o.Scheduled-o.Sent, o.Scheduled, why)
+	}
 	return fmt.Sprintf("%d of %d requests were sent more than %v late (max lag %v): %s; corrected latencies include the lag",
-		o.LateSends, o.Scheduled, lateThreshold, o.MaxLag.Duration().Round(time.Microsecond), why)
+		o.LateSends, o.Scheduled, lateThreshold, lag, why)
 }
 
 // openLoop claims requests from the schedule and sends each when it is due, until the

@@ -67,6 +67,11 @@ func TestLateWarning(t *testing.T) {
 		{"short of CPU, connections free", 50, 0, 1000, true, false, false, "short of CPU (goroutines waited over 1ms to run); "},
 		{"busy and the machine could open no more", 50, 40, 1000, false, false, true, "apiperf's own machine could not open more"},
 	}
+	// A schedule the generator fell behind: what it sent, and what it never sent, apart.
+	short := lateWarning(&measure.OpenLoop{LateSends: 269180, Sent: 269413, Scheduled: 400000, MaxLag: measure.Duration(10405381 * time.Microsecond)}, 0, true, false, false)
+	if want := "269180 of the 269413 requests sent were sent more than 1ms late (max lag 10.405s), and 130587 of the 400000 due in the window were never sent"; !strings.Contains(short, want) {
+		t.Errorf("lateWarning of a schedule fallen behind = %q, want it to say %q", short, want)
+	}
 	for _, c := range cases {
 		got := lateWarning(&measure.OpenLoop{LateSends: c.late, Scheduled: c.scheduled}, c.busy, c.starved, c.poolFull, c.limited)
 		switch {
