@@ -221,9 +221,8 @@ func (c *conn) decode(limit int64) (*message, error) {
 // maxMessageTime bounds how long one message may take to arrive, however steadily.
 const maxMessageTime = 2 * time.Minute
 
-// limitedReader fails a read once more than n bytes were read without a reset. A read that
-// brings bytes moves the connection's read deadline silence ahead (0: it stays), never past
-// until.
+// limitedReader fails a read once more than n bytes were read without a reset. Each read
+// may wait silence (0: the deadline stays as set), never past until.
 type limitedReader struct {
 	r       *bufio.Reader
 	nc      net.Conn
@@ -239,15 +238,18 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
 	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	if n > 0 && l.silence > 0 {
+	if l.silence > 0 {
+		// The silence counts from when this read starts waiting, not from the last bytes: the
+		// decoder may have spent longer than the silence on what they brought (a large message
+		// on a busy machine), while the next bytes already wait in the socket.
 		dl := time.Now().Add(l.silence)
 		if dl.After(l.until) {
 			dl = l.until
 		}
 		l.nc.SetReadDeadline(dl)
 	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
 	return n, err
 }
 
