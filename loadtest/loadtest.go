@@ -60,6 +60,7 @@ type settings struct {
 	rate        float64
 	maxConns    int
 	warmup      time.Duration
+	warmupSet   bool
 	http2       bool
 	method      string
 	path        string
@@ -99,7 +100,7 @@ func Requests(n int64) Option { return func(s *settings) { s.requests = n } }
 
 // Warmup loads for d before the measured window (same connections), so the window starts
 // in steady state.
-func Warmup(d time.Duration) Option { return func(s *settings) { s.warmup = d } }
+func Warmup(d time.Duration) Option { return func(s *settings) { s.warmup, s.warmupSet = d, true } }
 
 // Timeout abandons a request after d and counts a timeout (default DefaultTimeout).
 func Timeout(d time.Duration) Option { return func(s *settings) { s.timeout = d } }
@@ -307,13 +308,6 @@ func Run(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 	if err := errors.Join(err, cfg.Validate()); err != nil {
 		return nil, err
 	}
-	if t.handler == nil {
-		sc, err := s.scenario(t.url)
-		if err != nil {
-			return nil, err
-		}
-		return s.run(ctx, cfg, sc, nil, false)
-	}
 	var baseline *Cost
 	if s.cost {
 		b, err := s.baseline(ctx, cfg)
@@ -322,16 +316,12 @@ func Run(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 		}
 		baseline = &b
 	}
-	srv, err := serve(t.handler, s.http2)
+	sc, done, err := s.served(t) // ab.go
 	if err != nil {
 		return nil, err
 	}
-	defer srv.close(s.timeout)
-	sc, err := s.scenario(srv.url)
-	if err != nil {
-		return nil, err
-	}
-	return s.run(ctx, cfg, sc, baseline, true)
+	defer done()
+	return s.run(ctx, cfg, sc, baseline, t.handler != nil)
 }
 
 // run runs the measured step of sc and makes its result; baseline, when not nil, is the
