@@ -1,10 +1,11 @@
 package procfs
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -58,7 +59,11 @@ func (u MachineUse) String() string {
 
 // ReadMachine reads the machine's CPU times from /proc/stat.
 func ReadMachine() (Machine, error) {
-	b, err := os.ReadFile("/proc/stat")
+	var buf [8192]byte
+	b, err := readSmall("/proc/stat", buf[:])
+	if errors.Is(err, io.ErrShortBuffer) {
+		b, err = os.ReadFile("/proc/stat") // a machine of many CPUs
+	}
 	if err != nil {
 		return Machine{}, fmt.Errorf("reading the machine's CPU: %w", err)
 	}
@@ -69,21 +74,30 @@ func ReadMachine() (Machine, error) {
 func parseMachine(b []byte) (Machine, error) {
 	var m Machine
 	found := false
-	for _, line := range strings.Split(string(b), "\n") {
-		name, rest, _ := strings.Cut(line, " ")
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		name, rest, _ := bytes.Cut(line, []byte(" "))
 		switch {
-		case name == "cpu":
-			f := strings.Fields(rest)
+		case string(name) == "cpu":
 			// user nice system idle iowait irq softirq steal guest guest_nice; kernels
 			// before 2.6.11 lack steal and later fields.
-			if len(f) < 7 {
-				return Machine{}, fmt.Errorf("reading the machine's CPU: /proc/stat cpu line has %d fields: %q", len(f), snippet([]byte(line)))
+			if n := countFields(rest); n < 7 {
+				return Machine{}, fmt.Errorf("reading the machine's CPU: /proc/stat cpu line has %d fields: %q", n, snippet(line))
 			}
-			v := make([]int64, 8)
-			for i := 0; i < len(f) && i < len(v); i++ {
-				n, err := strconv.ParseInt(f[i], 10, 64)
+			var v [8]int64
+			for i := range v {
+				f := field(rest, i)
+				if f == nil {
+					break
+				}
+				n, err := decInt(f)
 				if err != nil {
-					return Machine{}, fmt.Errorf("reading the machine's CPU: bad /proc/stat cpu field %q", f[i])
+					return Machine{}, fmt.Errorf("reading the machine's CPU: bad /proc/stat cpu field %q", f)
 				}
 				v[i] = n
 			}
@@ -92,8 +106,8 @@ func parseMachine(b []byte) (Machine, error) {
 			m.Idle = time.Duration(v[3]+v[4]) * tick
 			m.Steal = time.Duration(v[7]) * tick
 			found = true
-		case strings.HasPrefix(name, "cpu"):
-			if _, err := strconv.Atoi(name[3:]); err == nil {
+		case bytes.HasPrefix(name, []byte("cpu")):
+			if _, err := decInt(name[3:]); err == nil {
 				m.CPUs++
 			}
 		}

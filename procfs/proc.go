@@ -6,12 +6,14 @@
 package procfs
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unsafe"
 )
 
 // clockTicks is USER_HZ, the unit of CPU times in /proc/PID/stat (100 on every Linux port).
@@ -30,37 +32,38 @@ type Stat struct {
 // /proc/PID/stat and /proc/PID/statm, and its threads' run-queue wait.
 func Read(pid int) (Stat, error) {
 	var buf [4096]byte
-	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	var name [64]byte
+	b, err := readSmall(procPath(name[:0], pid, "/stat"), buf[:])
 	if err != nil {
 		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}
 	// The command name (field 2) is in parentheses and may hold spaces: fields start after ") ".
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
+	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return Stat{}, fmt.Errorf("reading process %d: malformed stat %q", pid, snippet(b))
 	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return Stat{}, fmt.Errorf("reading process %d: stat has %d fields", pid, len(f)+2)
+	rest := b[i+1:]
+	// Field 0 of rest is field 3 (state); utime and stime are fields 14 and 15.
+	if n := countFields(rest); n < 13 {
+		return Stat{}, fmt.Errorf("reading process %d: stat has %d fields", pid, n+2)
 	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	ut, st := field(rest, 11), field(rest, 12)
+	utime, err1 := decInt(ut)
+	stime, err2 := decInt(st)
 	if err1 != nil || err2 != nil {
-		return Stat{}, fmt.Errorf("reading process %d: bad CPU times %q %q", pid, f[11], f[12])
+		return Stat{}, fmt.Errorf("reading process %d: bad CPU times %q %q", pid, ut, st)
 	}
-	m, err := readSmall("/proc/"+strconv.Itoa(pid)+"/statm", buf[:])
+	m, err := readSmall(procPath(name[:0], pid, "/statm"), buf[:])
 	if err != nil {
 		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}
-	mf := strings.Fields(string(m))
-	if len(mf) < 2 {
+	res := field(m, 1)
+	if res == nil {
 		return Stat{}, fmt.Errorf("reading process %d: malformed statm %q", pid, snippet(m))
 	}
-	pages, err := strconv.ParseInt(mf[1], 10, 64)
+	pages, err := decInt(res)
 	if err != nil {
-		return Stat{}, fmt.Errorf("reading process %d: bad resident size %q", pid, mf[1])
+		return Stat{}, fmt.Errorf("reading process %d: bad resident size %q", pid, res)
 	}
 	sched, _ := ReadSched(pid)
 	return Stat{
@@ -118,4 +121,13 @@ func snippet(b []byte) string {
 		s = string(r[:120]) + "..."
 	}
 	return s
+}
+
+// procPath is "/proc/PID" + tail, made in dst's array: a string that lives as long as dst is
+// not reused, for a path opened at once.
+func procPath(dst []byte, pid int, tail string) string {
+	dst = append(dst, "/proc/"...)
+	dst = strconv.AppendInt(dst, int64(pid), 10)
+	dst = append(dst, tail...)
+	return unsafe.String(unsafe.SliceData(dst), len(dst))
 }

@@ -2,10 +2,8 @@ package procfs
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+	"unsafe"
 )
 
 // Sched is what the scheduler counted for a process's threads, from
@@ -22,30 +20,33 @@ type Sched struct {
 
 // ReadSched sums the scheduler's run and wait times over the threads of process pid.
 func ReadSched(pid int) (Sched, error) {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	tasks, err := os.ReadDir(dir)
-	if err != nil || len(tasks) == 0 {
-		return Sched{}, fmt.Errorf("reading the scheduler times of process %d: no %s/*/schedstat", pid, dir)
-	}
+	var dirName [64]byte
+	dir := procPath(dirName[:0], pid, "/task")
 	var s Sched
 	var buf [256]byte
-	for _, t := range tasks {
-		name := dir + "/" + t.Name() + "/schedstat"
-		b, err := readSmall(name, buf[:])
+	var bad error
+	threads, err := eachTask(dir, func(tid []byte) bool {
+		var name [96]byte
+		p := append(append(append(append(name[:0], dir...), '/'), tid...), "/schedstat"...)
+		b, err := readSmall(unsafe.String(unsafe.SliceData(p), len(p)), buf[:])
 		if err != nil {
-			continue // the thread exited since the listing
+			return true // the thread exited since the listing
 		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			return Sched{}, fmt.Errorf("reading the scheduler times of process %d: malformed %s: %q", pid, name, snippet(b))
-		}
-		run, err1 := strconv.ParseInt(f[0], 10, 64)
-		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		run, err1 := decInt(field(b, 0))
+		wait, err2 := decInt(field(b, 1))
 		if err1 != nil || err2 != nil {
-			return Sched{}, fmt.Errorf("reading the scheduler times of process %d: bad %s: %q", pid, name, snippet(b))
+			bad = fmt.Errorf("reading the scheduler times of process %d: malformed %s: %q", pid, p, snippet(b))
+			return false
 		}
 		s.Run += time.Duration(run)
 		s.Wait += time.Duration(wait)
+		return true
+	})
+	switch {
+	case bad != nil:
+		return Sched{}, bad
+	case err != nil || threads == 0:
+		return Sched{}, fmt.Errorf("reading the scheduler times of process %d: no %s/*/schedstat", pid, dir)
 	}
 	return s, nil
 }

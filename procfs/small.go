@@ -1,27 +1,49 @@
 package procfs
 
-import (
-	"io"
-	"os"
-)
+import "strconv"
 
-// readSmall reads a small /proc file (a process's stat, statm, a thread's schedstat) into buf
-// and returns the part read: the kernel writes such a file whole on the first read. It is
-// os.ReadFile without its allocations (a file that reports size 0 starts a 512-byte buffer
-// and grows it), since these files are read several times a second during every step.
-// A file longer than buf is an error.
-func readSmall(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// field returns the n-th (from 0) field of b, fields separated by spaces, tabs or newlines;
+// nil when b has fewer. /proc files are read several times a second during every step:
+// this and decInt read them without allocating (strings.Fields made a slice of strings each
+// time, most of a step's garbage when nothing else allocates).
+func field(b []byte, n int) []byte {
+	i := 0
+	for {
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i == len(b) {
+			return nil
+		}
+		j := i
+		for j < len(b) && !isSpace(b[j]) {
+			j++
+		}
+		if n == 0 {
+			return b[i:j]
+		}
+		n, i = n-1, j
 	}
-	defer f.Close()
-	n, err := io.ReadFull(f, buf)
-	switch err {
-	case io.ErrUnexpectedEOF, io.EOF:
-		return buf[:n], nil
-	case nil:
-		return nil, &os.PathError{Op: "read", Path: path, Err: io.ErrShortBuffer}
-	}
-	return nil, err
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// countFields is how many fields b has.
+func countFields(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i < len(b) {
+			n++
+		}
+		for i < len(b) && !isSpace(b[i]) {
+			i++
+		}
+	}
+	return n
+}
+
+// decInt parses a decimal field.
+func decInt(b []byte) (int64, error) { return strconv.ParseInt(string(b), 10, 64) }
