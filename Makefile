@@ -22,7 +22,7 @@ vet:
 	$(GO) vet $(PKGS)
 
 unit:
-	$(GO) test -race -timeout 20m $(PKGS)
+	$(GO) test -race -timeout 45m $(PKGS)
 
 # Tests named TestTiming* assert latencies and rates; they skip in `unit` and run here alone.
 timing:

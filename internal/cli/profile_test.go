@@ -217,7 +217,7 @@ func TestCaptureFailuresKeepTheLoad(t *testing.T) {
 			case <-r.Context().Done():
 			case <-time.After(30 * time.Second):
 			}
-		}, want: "context deadline exceeded", maxWait: 12 * time.Second},
+		}, want: "context deadline exceeded", maxWait: 25 * time.Second}, // under its 30 s: abandoned, not waited for
 		// a metrics endpoint that answers garbage.
 		{name: "metrics garbage", handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte("\x00\x01 not metrics {{{\n"))
@@ -244,7 +244,9 @@ func TestCaptureFailuresKeepTheLoad(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("apiperf run: exit %d, want 0; stderr:\n%s", code, stderr)
 			}
-			if maxWait := max(tt.maxWait, 6*time.Second); took > maxWait {
+			// A bound that tells a capture abandoned from one waited for, not a speed: a busy
+			// machine (make test beside stress-ng) took 6.3 s for the 1.5 s run of "truncated".
+			if maxWait := max(tt.maxWait, 20*time.Second); took > maxWait {
 				t.Errorf("apiperf run took %v, want the capture abandoned within %v", took, maxWait)
 			}
 			doc, err := result.Load(out)
