@@ -85,3 +85,30 @@ func ExampleAssert() {
 			loadtest.Connections(4), loadtest.Duration(500*time.Millisecond))
 	}
 }
+
+// Compare a handler against a slower one, interleaved as `apiperf ab` does: B sleeps 2 ms a
+// request, so it loses QPS and gains p99 far over budget and the comparison fails.
+func ExampleAB() {
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		hello(w, r)
+	})
+	load := []loadtest.Option{loadtest.Connections(2), loadtest.Duration(150 * time.Millisecond), loadtest.Warmup(30 * time.Millisecond)}
+	res, err := loadtest.AB(context.Background(), loadtest.Handler(http.HandlerFunc(hello)), loadtest.Handler(slow), load,
+		loadtest.Pairs(8), loadtest.MaxPairs(8))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Outcome())
+	// Output: fail
+}
+
+// A test that fails when a change makes a handler slower than the one it replaces.
+func ExampleAssertAB() {
+	_ = func(t *testing.T) {
+		load := []loadtest.Option{loadtest.Connections(4), loadtest.Duration(300 * time.Millisecond)}
+		loadtest.AssertAB(t, loadtest.Handler(http.HandlerFunc(hello)), loadtest.Handler(http.HandlerFunc(hello)), load,
+			loadtest.Pairs(10), loadtest.Budget(5, 10))
+	}
+}
