@@ -59,8 +59,9 @@ func (u MachineUse) String() string {
 
 // ReadMachine reads the machine's CPU times from /proc/stat.
 func ReadMachine() (Machine, error) {
-	var buf [8192]byte
-	b, err := readSmall("/proc/stat", buf[:])
+	sc := getScratch()
+	defer putScratch(sc)
+	b, err := readSmall("/proc/stat", sc.data[:])
 	if errors.Is(err, io.ErrShortBuffer) {
 		b, err = os.ReadFile("/proc/stat") // a machine of many CPUs
 	}

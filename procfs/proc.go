@@ -31,9 +31,10 @@ type Stat struct {
 // Read reads the CPU time (user + system) and the resident set size of process pid from
 // /proc/PID/stat and /proc/PID/statm, and its threads' run-queue wait.
 func Read(pid int) (Stat, error) {
-	var buf [4096]byte
-	var name [64]byte
-	b, err := readSmall(procPath(name[:0], pid, "/stat"), buf[:])
+	sc := getScratch()
+	defer putScratch(sc)
+	buf, name := sc.data[:4096], sc.path[:0]
+	b, err := readSmall(procPath(name, pid, "/stat"), buf)
 	if err != nil {
 		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}
@@ -53,7 +54,7 @@ func Read(pid int) (Stat, error) {
 	if err1 != nil || err2 != nil {
 		return Stat{}, fmt.Errorf("reading process %d: bad CPU times %q %q", pid, ut, st)
 	}
-	m, err := readSmall(procPath(name[:0], pid, "/statm"), buf[:])
+	m, err := readSmall(procPath(name, pid, "/statm"), buf)
 	if err != nil {
 		return Stat{}, fmt.Errorf("reading process %d: %w", pid, err)
 	}

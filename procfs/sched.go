@@ -20,15 +20,14 @@ type Sched struct {
 
 // ReadSched sums the scheduler's run and wait times over the threads of process pid.
 func ReadSched(pid int) (Sched, error) {
-	var dirName [64]byte
-	dir := procPath(dirName[:0], pid, "/task")
+	sc := getScratch()
+	defer putScratch(sc)
+	dir := procPath(sc.dir[:0], pid, "/task")
 	var s Sched
-	var buf [256]byte
 	var bad error
-	threads, err := eachTask(dir, func(tid []byte) bool {
-		var name [96]byte
-		p := append(append(append(append(name[:0], dir...), '/'), tid...), "/schedstat"...)
-		b, err := readSmall(unsafe.String(unsafe.SliceData(p), len(p)), buf[:])
+	threads, err := eachTask(dir, sc.dents[:], func(tid []byte) bool {
+		p := append(append(append(append(sc.path[:0], dir...), '/'), tid...), "/schedstat"...)
+		b, err := readSmall(unsafe.String(unsafe.SliceData(p), len(p)), sc.data[:256])
 		if err != nil {
 			return true // the thread exited since the listing
 		}

@@ -1,6 +1,24 @@
 package procfs
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
+
+// scratch is the buffers one reading uses: the file's bytes, a directory's entries, and two
+// paths. Arrays on the stack escape to the heap through the system calls that fill them, so
+// a reading takes a scratch from a pool and gives it back.
+type scratch struct {
+	data  [8192]byte
+	dents [4096]byte
+	path  [128]byte
+	dir   [64]byte
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch  { return scratches.Get().(*scratch) }
+func putScratch(s *scratch) { scratches.Put(s) }
 
 // field returns the n-th (from 0) field of b, fields separated by spaces, tabs or newlines;
 // nil when b has fewer. /proc files are read several times a second during every step:

@@ -8,18 +8,17 @@ import (
 
 // eachTask calls f with the name of each entry of the directory dir but "." and "..", in
 // the kernel's order, until f returns false; it returns how many it called f with. It reads
-// the directory's entries itself (getdents64) into a buffer on the stack: os.ReadDir makes
-// an object and a string per thread, every time the scheduler's times are read.
-func eachTask(dir string, f func(name []byte) bool) (int, error) {
+// the directory's entries itself (getdents64) into buf: os.ReadDir makes an object and a
+// string per thread, every time the scheduler's times are read.
+func eachTask(dir string, buf []byte, f func(name []byte) bool) (int, error) {
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer syscall.Close(fd)
-	var buf [4096]byte
 	n := 0
 	for {
-		m, err := syscall.ReadDirent(fd, buf[:])
+		m, err := syscall.ReadDirent(fd, buf)
 		if err == syscall.EINTR {
 			continue
 		}
