@@ -165,6 +165,7 @@ type IntervalStream struct {
 	perThread [][]int64    // requests by thread and interval
 	reuse     bool         // emit keeps no interval: their histograms are reused
 	spare     []*Histogram // histograms of emitted intervals, for reuse
+	spareIv   *Interval    // an emitted interval, for reuse
 }
 
 // NewIntervalStream returns the stream of recs, in intervals of length every (default
@@ -225,8 +226,7 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 	at := func(idx int64) *Interval {
 		for int64(len(merged)) <= idx-s.next {
 			i := s.next + int64(len(merged))
-			merged = append(merged, &Interval{Index: i, Start: Duration(time.Duration(i) * s.every), Length: Duration(s.every),
-				Status: map[int]int64{}, Latency: s.histogram()})
+			merged = append(merged, s.interval(i))
 		}
 		return merged[idx-s.next]
 	}
@@ -299,8 +299,30 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 			}
 			iv.Latency, iv.Uncorrected = nil, nil
 		}
+		if s.reuse {
+			s.spareIv = iv
+		}
 	}
 	s.next += int64(len(merged))
+}
+
+// interval returns an empty interval of index i: the last one emitted, emptied, when emit
+// keeps none (its maps and exemplars' array reused: a second's garbage otherwise, which grew
+// a long run's memory until the collector's goal).
+func (s *IntervalStream) interval(i int64) *Interval {
+	iv := s.spareIv
+	s.spareIv = nil
+	if iv == nil {
+		iv = &Interval{Status: map[int]int64{}}
+	}
+	status, byEnd, ex := iv.Status, iv.ByEnd, iv.Exemplars[:0]
+	clear(status)
+	for _, m := range byEnd {
+		clear(m)
+	}
+	*iv = Interval{Index: i, Start: Duration(time.Duration(i) * s.every), Length: Duration(s.every),
+		Status: status, ByEnd: byEnd, Latency: s.histogram(), Exemplars: ex}
+	return iv
 }
 
 // Step closes the stream and combines its recorders' totals into a Step whose timeline is

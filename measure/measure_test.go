@@ -296,14 +296,15 @@ func TestIntervalJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// A stream that reuses its intervals' histograms emits what one that allocates them emits
-// (each interval's latency as it is emitted, the step's timeline), and allocates no new ones
-// once it has spares.
+// A stream that reuses its intervals and their histograms emits what one that allocates them
+// emits (each interval's counts, statuses and latency as it is emitted, the step's timeline),
+// and allocates no new ones once it has spares.
 func TestIntervalStreamReuse(t *testing.T) {
 	type seen struct {
-		requests         int64
+		requests, ok200  int64
 		count, p99, unco int64
 	}
+	intervals := map[*Interval]bool{}
 	run := func(reuse bool) ([]seen, *Step, int) {
 		recs := []*Recorder{NewRecorder(DefaultExpected(), true, 0), NewRecorder(DefaultExpected(), true, 0)}
 		st := NewIntervalStream(recs, time.Second)
@@ -314,7 +315,10 @@ func TestIntervalStreamReuse(t *testing.T) {
 		fresh := map[*Histogram]bool{}
 		emit := func(iv *Interval) {
 			fresh[iv.Latency], fresh[iv.Uncorrected] = true, true
-			got = append(got, seen{iv.Requests, iv.Latency.Count(), int64(iv.Latency.Percentile(99)), iv.Uncorrected.Count()})
+			if reuse {
+				intervals[iv] = true
+			}
+			got = append(got, seen{iv.Requests, iv.Status[200], iv.Latency.Count(), int64(iv.Latency.Percentile(99)), iv.Uncorrected.Count()})
 		}
 		for sec := range 6 {
 			for i, r := range recs {
@@ -335,5 +339,8 @@ func TestIntervalStreamReuse(t *testing.T) {
 	}
 	if histograms > 4 {
 		t.Errorf("a reusing stream used %d histograms for 6 open-loop intervals; want at most 4", histograms)
+	}
+	if len(intervals) > 2 {
+		t.Errorf("a reusing stream made %d intervals for 6; want at most 2 (one emitted, one filling)", len(intervals))
 	}
 }
