@@ -176,6 +176,12 @@ func (l *evloop) wakeAt() int64 {
 		case !o.noGrow && !l.e.stop.Load() && o.shared.size.Load() < int64(l.e.cfg.MaxConns()):
 			want = max(o.growAt, o.due+int64(lateThreshold))
 		}
+		if l.e.to > 0 {
+			// The window's end, whatever else: with no connection free, none in flight and
+			// none to open (the pool at its cap, its replacements cancelled by the window's
+			// end), nothing else would wake the loop to see the window closed.
+			want = min(want, int64(l.e.to))
+		}
 	}
 	if o.busy > 0 || o.growing > 0 {
 		want = min(want, l.lastScan+l.scan)
