@@ -204,12 +204,16 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("decoding histogram: %w", err)
 	}
-	// Re-home the samples in a histogram of the standard shape so merges are exact, then keep
-	// the smaller of its two forms.
-	n := NewHistogram()
-	n.h.Merge(d)
-	h.h, h.b = n.h, nil
-	if b := binsOf(n.h); b != nil {
+	// Re-home the samples in a histogram of the standard shape so merges are exact (one of
+	// apiperf's has it already), then keep the smaller of its two forms.
+	n := d
+	if d.LowestTrackableValue() != int64(LowestLatency/time.Microsecond) || d.HighestTrackableValue() != int64(HighestLatency/time.Microsecond) ||
+		d.SignificantFigures() != SigFigs {
+		n = NewHistogram().h
+		n.Merge(d)
+	}
+	h.h, h.b = n, nil
+	if b := binsOf(n); b != nil {
 		h.h, h.b = nil, b
 	}
 	return nil
