@@ -451,8 +451,8 @@ func TestJoinTimeoutWhole(t *testing.T) {
 	err = coord.Join(context.Background())
 	// Within the join timeout and room for a busy machine, before the joiners' own pre-auth
 	// deadline (3s) would have ended them.
-	if took := time.Since(begin); !strings.Contains(fmt.Sprint(err), "0 of 1 joined within 700ms") || took > 2500*time.Millisecond {
-		t.Errorf("Join with 4 idle joiners and a 700ms join timeout = %v after %v; want the timeout within 2.5s", err, took)
+	if took := time.Since(begin); !strings.Contains(fmt.Sprint(err), "0 of 1 joined within 700ms") || took > 2900*time.Millisecond {
+		t.Errorf("Join with 4 idle joiners and a 700ms join timeout = %v after %v; want the timeout within 2.9s", err, took)
 	}
 }
 

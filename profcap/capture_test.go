@@ -305,7 +305,9 @@ func TestCaptureConnectionRefused(t *testing.T) {
 	req := Request{Base: "http://" + addr + "/debug/pprof", CPU: time.Second, Heap: true, Goroutines: true, Slack: time.Second}
 	start := time.Now()
 	profs, warns := Capture(context.Background(), req, nil)
-	if took := time.Since(start); took > time.Second {
+	// Under the 2 s a capture that waited would take (1 s of CPU profile and 1 s of slack),
+	// with room for a busy machine.
+	if took := time.Since(start); took > 1900*time.Millisecond {
 		t.Errorf("Capture against a closed port took %v, want it to fail fast", took)
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0], "captured 0 of 3 profiles") || !strings.Contains(warns[0], "connection refused") {

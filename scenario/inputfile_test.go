@@ -59,7 +59,7 @@ func TestReadFileRefuses(t *testing.T) {
 	if _, err := parseTemplate("/{{line huge.txt}}", dir); err == nil || !strings.Contains(err.Error(), "over the 64.0 MiB limit") {
 		t.Errorf("{{line}} of a 1 GiB file = %v, want the size limit named", err)
 	}
-	if took := time.Since(begin); took > time.Second {
+	if took := time.Since(begin); took > 10*time.Second { // a hang detector: the size is checked before reading
 		t.Errorf("refusing a 1 GiB {{line}} file took %v", took)
 	}
 }

@@ -103,8 +103,10 @@ func TestCapacityGivesUp(t *testing.T) {
 				if h := c.Headline(); !strings.HasPrefix(h, tc.headline) {
 					t.Errorf("Headline() = %q, want it to start %q", h, tc.headline)
 				}
-				if tc.name == "unreachable" && time.Since(start) > 2*time.Second {
-					t.Errorf("gave up after %v; want within 2s", time.Since(start))
+				// About 1 s (the connect grace); 5 s leaves room for a busy machine and still
+				// tells giving up from probing on.
+				if tc.name == "unreachable" && time.Since(start) > 5*time.Second {
+					t.Errorf("gave up after %v; want within 5s", time.Since(start))
 				}
 			})
 		})
