@@ -143,14 +143,12 @@ func (l *evloop) run() {
 		}
 	}
 	for l.active > 0 && !l.e.cancel.Load() {
-		if len(l.retry) > 0 {
-			retry := l.retry
-			l.retry = l.retry[len(l.retry):]
-			for _, c := range retry {
+		if l.retry.len() > 0 {
+			for _, c := range l.retry.take() {
 				l.next(c)
 			}
 		}
-		l.io.turn(len(l.retry) == 0)
+		l.io.turn(l.retry.len() == 0)
 		if now := l.e.now(); now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)
@@ -186,7 +184,7 @@ func (k closedLoop) connectFailed(c *econn, err error) {
 	for i := 0; i < n; i++ {
 		l.record(c, measure.Sample{Done: now, Class: measure.ConnectError, Endpoint: uint8(ep)})
 	}
-	l.retry = append(l.retry, c)
+	l.retry.add(c)
 }
 
 // freed sends c's next request at once, or from the retry list after a failure.
@@ -195,7 +193,24 @@ func (k closedLoop) freed(c *econn, now bool) {
 		k.l.next(c)
 		return
 	}
-	k.l.retry = append(k.l.retry, c)
+	k.l.retry.add(c)
+}
+
+// retryList is the connections to send from again after a failure, in two arrays used in
+// turn: the loop goes through one while failures fill the other. (Taking the list by slicing
+// past its end made every failure after the first fill of the array's room allocate a new
+// one: garbage in proportion to a run's failures, which grew a long run's memory.)
+type retryList struct{ next, spare []*econn }
+
+func (r *retryList) add(c *econn) { r.next = append(r.next, c) }
+
+func (r *retryList) len() int { return len(r.next) }
+
+// take returns the connections added so far; those added from now on go to the other array.
+func (r *retryList) take() []*econn {
+	out := r.next
+	r.next, r.spare = r.spare[:0], out
+	return out
 }
 
 // idle: a closed loop's connection without a request takes what arrives as the next

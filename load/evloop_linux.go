@@ -29,7 +29,7 @@ type evloop struct {
 	io       poller   // the backend in use: ep, or an io_uring (startRing)
 	conns    []*econn
 	active   int // connections not finished
-	retry    []*econn
+	retry    retryList
 	samples  sampleBatch
 	buf      []byte // one read buffer for all the loop's connections
 	sa       syscall.Sockaddr
