@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -151,6 +152,9 @@ type driver interface {
 func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.Target, opts ...Option) (*measure.Step, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if target.GRPC && !cfg.HTTP2 {
+		return nil, errors.New("a gRPC target needs HTTP/2 (Config.HTTP2)")
 	}
 	o := options{expected: measure.DefaultExpected()}
 	for _, opt := range opts {

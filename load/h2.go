@@ -129,6 +129,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	}
 	for _, c := range conns {
 		h.Merge(&c.stats)
+		s.GRPC = s.GRPC.Merge(c.grpc)
 	}
 	s.HTTP2 = h
 	if h.MaxConcurrent > 0 {

@@ -75,6 +75,9 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 		}
 		return
 	}
+	if c.grpc != nil && c.grpcField(s, f) {
+		return
+	}
 	if f.Name == "server-timing" && s.status >= 200 {
 		readServerTiming(&s.timing, c.w.p.metric, []byte(f.Value))
 	}
@@ -179,6 +182,9 @@ func (c *h2conn) data(f *http2.DataFrame) error {
 	if c.w.watch != nil {
 		s.capBody = append(s.capBody, f.Data()...)
 	}
+	if c.grpc != nil {
+		s.msgs.feed(f.Data())
+	}
 	if f.StreamEnded() {
 		c.complete(i)
 		return nil
@@ -201,7 +207,11 @@ func (c *h2conn) complete(i int) {
 		c.remove(i)
 		return
 	}
-	c.record(s, measure.Response, now)
+	class := measure.Response
+	if c.grpc != nil {
+		class = c.grpcEnd(s, now)
+	}
+	c.record(s, class, now)
 	if len(s.body) > 0 {
 		// The server answered before the whole request body was sent (it may): close our
 		// side, or the stream would count against the server's concurrency limit for ever.
