@@ -39,7 +39,7 @@ func fromReflection(ctx context.Context, o Options, service string) (protoreflec
 	if o.Target.Scheme == "https" {
 		creds = credentials.NewTLS(&tls.Config{ServerName: o.Target.Host, InsecureSkipVerify: o.Insecure})
 	}
-	cc, err := grpc.NewClient(o.Target.Address, grpc.WithTransportCredentials(creds), grpc.WithAuthority(o.Target.HostHdr))
+	cc, err := grpc.NewClient(o.Target.Address, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}

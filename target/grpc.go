@@ -11,6 +11,7 @@ import (
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/reflection"
 	reflectv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
@@ -55,6 +56,7 @@ type GRPCConfig struct {
 	Addr         string // listen host:port (port 0: a free one); loopback unless AllowRemote
 	AllowRemote  bool
 	NoReflection bool // do not serve the reflection protocol (clients need the .proto)
+	TLS          bool // serve over TLS with a self-signed certificate (grpcs://; clients need -k)
 }
 
 // GRPCServer is a running built-in gRPC target.
@@ -63,6 +65,7 @@ type GRPCServer struct {
 	ln    net.Listener
 	done  chan error
 	calls [2]atomic.Int64 // calls of Echo and Watch
+	tls   bool
 	ask   protoreflect.MessageDescriptor
 	reply protoreflect.MessageDescriptor
 }
@@ -77,11 +80,19 @@ func StartGRPC(cfg GRPCConfig) (*GRPCServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var opts []grpc.ServerOption
+	if cfg.TLS {
+		tc, err := selfSigned()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	g := &GRPCServer{srv: grpc.NewServer(), ln: ln, done: make(chan error, 1),
+	g := &GRPCServer{srv: grpc.NewServer(opts...), ln: ln, tls: cfg.TLS, done: make(chan error, 1),
 		ask: fd.Messages().ByName("Ask"), reply: fd.Messages().ByName("Reply")}
 	g.srv.RegisterService(g.serviceDesc(), g)
 	if !cfg.NoReflection {
@@ -114,7 +125,11 @@ func (g *GRPCServer) Addr() string { return g.ln.Addr().String() }
 
 // URL is the grpc:// URL of method ("Echo", "Watch", "Chat").
 func (g *GRPCServer) URL(method string) string {
-	return "grpc://" + g.Addr() + "/apiperf.demo.Demo/" + method
+	scheme := "grpc://"
+	if g.tls {
+		scheme = "grpcs://"
+	}
+	return scheme + g.Addr() + "/apiperf.demo.Demo/" + method
 }
 
 // Calls is how many calls of Echo and of Watch the target has received.

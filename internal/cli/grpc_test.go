@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apiperf/apiperf/target"
+)
+
+func startGRPC(t *testing.T, cfg target.GRPCConfig) *target.GRPCServer {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	g, err := target.StartGRPC(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// TestRunGRPC: run against a grpc-go server (reflection on, h2c and TLS) counts every call by
+// grpc-status exactly, and --expect takes gRPC code names.
+func TestRunGRPC(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		g := startGRPC(t, target.GRPCConfig{TLS: tls})
+		code, out, errOut := runCLI(t, "run", "--no-history", "-k", "-c", "4", "--streams", "4", "-n", "500",
+			"--body", `{"name":"x","delay_ms":2,"fail_every":10}`, g.URL("Echo"))
+		for _, want := range []string{"500 requests in", "gRPC status: OK=450, UNAVAILABLE=50", "Errors: connect 0, read 0, write 0, timeout 0, status 50, protocol 0",
+			"Success rate: 90.00% (450 of 500 attempts)", "gRPC: /apiperf.demo.Demo/Echo: 450 response messages"} {
+			if !strings.Contains(out, want) || code != ExitOK {
+				t.Errorf("run %s: exit %d, output lacks %q:\n%s\n%s", g.URL("Echo"), code, want, out, errOut)
+			}
+		}
+		if !strings.Contains(errOut, "gRPC unary apiperf.demo.Demo/Echo (apiperf.demo.Ask") {
+			t.Errorf("stderr %q does not say what is called", errOut)
+		}
+	}
+	g := startGRPC(t, target.GRPCConfig{})
+	code, out, errOut := runCLI(t, "run", "--no-history", "--json", "-c", "2", "-n", "100", "--expect", "OK,UNAVAILABLE",
+		"--body", `{"fail_every":10}`, g.URL("Echo"))
+	var doc struct {
+		Steps []struct {
+			Successes int64                    `json:"successes"`
+			Status    map[string]int64         `json:"status"`
+			GRPC      struct{ Messages int64 } `json:"grpc"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || len(doc.Steps) != 1 {
+		t.Fatalf("run --json: exit %d, %v:\n%s\n%s", code, err, out, errOut)
+	}
+	if s := doc.Steps[0]; s.Successes != 100 || s.Status["0"] != 90 || s.Status["14"] != 10 || s.GRPC.Messages != 90 {
+		t.Errorf("run.json step %+v; want 100 successes (--expect OK,UNAVAILABLE), status 0=90 14=10, 90 messages", s)
+	}
+}
+
+// TestRunGRPCBadInput: each mistake is one line naming it, exit 2, and no call reaches the server.
+func TestRunGRPCBadInput(t *testing.T) {
+	g := startGRPC(t, target.GRPCConfig{})
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.proto")
+	if err := os.WriteFile(broken, []byte("syntax = \"proto3\";\npackage p;\nservice S { rpc M(A) returns (A) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{g.URL("Nope")}, "gRPC service apiperf.demo.Demo has no method Nope"},
+		{[]string{"grpc://" + g.Addr() + "/apiperf.demo.Nope/Echo"}, "unknown gRPC service apiperf.demo.Nope"},
+		{[]string{"--body", `{"name":"x","delay":2}`, g.URL("Echo")}, `unknown field "delay"`},
+		{[]string{"--proto", broken, g.URL("Echo")}, "broken.proto:3:"},
+		{[]string{g.URL("Chat")}, "Chat is a bidirectional-streaming method"},
+		{[]string{"--expect", "FINE", g.URL("Echo")}, `wants gRPC status codes like OK,NOT_FOUND or 0,5 (got "FINE")`},
+		{[]string{"-s", "x.lua", g.URL("Echo")}, "not --script or --scenario"},
+		{[]string{"--proto", broken, "http://127.0.0.1:1/"}, "--proto and --import-path are for grpc://"},
+		{[]string{"grpc://" + g.Addr() + "/apiperf.demo.Demo"}, "path is /package.Service/Method"},
+	} {
+		args := append([]string{"run", "--no-history", "-n", "10"}, c.args...)
+		code, _, errOut := runCLI(t, args...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming %q", c.args, code, errOut, c.want)
+		}
+	}
+	if echo, watch := g.Calls(); echo+watch != 0 {
+		t.Errorf("bad input sent %d calls to the server, want none", echo+watch)
+	}
+}
+
+// TestRunGRPCUnreachable: a server that cannot be asked for its schema is the target's
+// failure (exit 1), not bad input.
+func TestRunGRPCUnreachable(t *testing.T) {
+	code, _, errOut := runCLI(t, "run", "--no-history", "-n", "10", "grpc://127.0.0.1:1/p.S/M")
+	if code != ExitFailed || !strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("unreachable gRPC server: exit %d, stderr %q; want exit 1 naming the address", code, errOut)
+	}
+}
