@@ -84,6 +84,7 @@ type h2conn struct {
 	tpBlock  []byte // a header block with a traceparent field added (--traceparent)
 
 	grpc *measure.GRPC // a gRPC target: its messages (h2grpc.go); nil: plain HTTP/2
+	gaps []int64       // gaps between streams' messages not yet recorded (h2stream.go)
 }
 
 // h2codec is a connection's framing: framers, buffers, and the header block being decoded.
@@ -336,6 +337,9 @@ func (c *h2conn) record(s *h2stream, class measure.Class, now int64) {
 		smp.Bytes = int32(min(s.bytes, 1<<31-1))
 		smp.Status = int16(s.status)
 		smp.Conn, smp.Trace, smp.Timing = c.w.x.conn, s.tp.id, s.timing
+		if s.msgs.timed {
+			streamSample(&smp, s)
+		}
 	}
 	c.w.samples.add(smp)
 }

@@ -75,7 +75,7 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 		}
 		return
 	}
-	if c.grpc != nil && c.grpcField(s, f) {
+	if c.streamField(s, f) {
 		return
 	}
 	if f.Name == "server-timing" && s.status >= 200 {
@@ -182,8 +182,8 @@ func (c *h2conn) data(f *http2.DataFrame) error {
 	if c.w.watch != nil {
 		s.capBody = append(s.capBody, f.Data()...)
 	}
-	if c.grpc != nil {
-		s.msgs.feed(f.Data())
+	if c.grpc != nil || s.msgs.sse {
+		c.streamData(s, f.Data())
 	}
 	if f.StreamEnded() {
 		c.complete(i)

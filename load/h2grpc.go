@@ -13,7 +13,8 @@ import (
 // counted from its DATA as they arrive, and its grpc-status (from the trailers, or from the
 // headers of a trailers-only response) takes the place of the HTTP status.
 
-// h2msgs follows the length-prefixed messages of one gRPC response.
+// h2msgs follows the messages of one response: gRPC's length-prefixed messages, or the
+// events of a text/event-stream (h2stream.go).
 type h2msgs struct {
 	code   int16 // grpc-status + 1; 0: none seen
 	count  int32 // messages complete
@@ -22,6 +23,7 @@ type h2msgs struct {
 	have   uint8 // bytes of the prefix read
 	left   uint32
 	inBody bool // reading a message's payload (left bytes to go)
+	h2timed
 }
 
 // feed reads a DATA payload of the response.

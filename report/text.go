@@ -152,6 +152,7 @@ func extras(w io.Writer, s *measure.Step) {
 	if s.GRPC != nil {
 		fmt.Fprintf(w, "  gRPC: %s\n", s.GRPC)
 	}
+	streamLines(w, s)
 	if d := s.Drained; d.Attempts > 0 {
 		fmt.Fprintf(w, "  Drained: %d requests were in flight when the %s window closed and ended after it (%d responses); their latency is recorded, but not in Requests/sec\n",
 			d.Attempts, FormatTimeUS(float64(s.Elapsed.Duration())/float64(time.Microsecond)), d.Requests)

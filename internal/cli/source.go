@@ -73,6 +73,13 @@ func (s *source) Busy() time.Duration {
 	return 0
 }
 
+// ServerStreaming passes on a gRPC source's kind of method (scenario.Streamer), so that
+// server streams are timed as streams.
+func (s *source) ServerStreaming() bool {
+	st, ok := s.Source.(scenario.Streamer)
+	return ok && st.ServerStreaming()
+}
+
 // describe is what the run sends, e.g. "POST http://127.0.0.1:8080/ (from post.lua)".
 func (s *source) describe() string {
 	if s.banner != "" {
