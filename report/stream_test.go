@@ -1,0 +1,35 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/internal/golden"
+	"github.com/apiperf/apiperf/measure"
+)
+
+// TestTextGRPCStreamGolden: a gRPC server-stream step (a fixture) in open loop: gRPC codes by
+// name, the messages, and the streams' first-message (both views) and gap lines.
+func TestTextGRPCStreamGolden(t *testing.T) {
+	r := textRun()
+	r.Scenario.URL = "grpc://127.0.0.1:9090/apiperf.demo.Demo/Watch"
+	r.Load.HTTP2, r.Load.Streams, r.Load.Rate = true, 4, 100
+	s := r.Last()
+	s.Status = map[int]int64{0: 900, 14: 100}
+	s.Uncorrected = s.Latency.Clone()
+	s.Open = &measure.OpenLoop{TargetRate: 100, Scheduled: 1000, Connections: 4}
+	s.HTTP2 = &measure.HTTP2{Protocol: "h2c", Streams: 4}
+	s.GRPC = &measure.GRPC{Method: "/apiperf.demo.Demo/Watch", Messages: 18000, MessageBytes: 180000}
+	st := &measure.Streams{Kind: "grpc", Streams: 900, Messages: 18000, MinMessages: 20, MaxMessages: 20,
+		First: measure.NewHistogram(), FirstUncorrected: measure.NewHistogram(), Gap: measure.NewHistogram()}
+	st.First.RecordN(250*time.Millisecond, 900)
+	st.FirstUncorrected.RecordN(100*time.Millisecond, 900)
+	st.Gap.RecordN(10*time.Millisecond, 17100)
+	s.Streams = st
+	s.Finish()
+	var b bytes.Buffer
+	Header(&b, r)
+	Text(&b, r, s, TextOptions{})
+	golden.Check(t, "text_grpc_stream.golden", b.Bytes())
+}
