@@ -99,3 +99,21 @@ func TestGRPCOpenLoop(t *testing.T) {
 		t.Fatalf("responses %d, status %v, uncorrected %v; want 100 OK with both views", s.Requests, s.Status, s.Uncorrected != nil)
 	}
 }
+
+// TestGRPCStreamBacklogCorrected: in open loop at a rate above what one stream at a time can
+// start, the time to first message grows with the backlog when counted from when each stream
+// was due (corrected), while from its actual send (uncorrected) it stays near the server's
+// first-message delay.
+func TestGRPCStreamBacklogCorrected(t *testing.T) {
+	g := grpcTarget(t)
+	s := runGRPC(t, g.URL("Watch"), `{"count":2,"delay_ms":20,"gap_ms":5}`,
+		Config{Connections: 1, MaxConnections: 1, Streams: 1, Rate: 100, Requests: 30})
+	st := s.Streams
+	if st == nil || st.FirstUncorrected == nil || st.Streams != s.Requests || s.Requests == 0 {
+		t.Fatalf("streams %+v of %d responses; want every stream timed, with an uncorrected view", st, s.Requests)
+	}
+	c, u := st.First.Percentile(90), st.FirstUncorrected.Percentile(90)
+	if u < 20*time.Millisecond || c < 3*u {
+		t.Errorf("time to first message p90: corrected %v, uncorrected %v; want the corrected one several times the uncorrected (>= 20ms)", c, u)
+	}
+}
