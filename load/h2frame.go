@@ -24,6 +24,9 @@ func (c *h2conn) readFrame() error {
 	if err != nil {
 		return err
 	}
+	if ok, err := c.smallFrame(fh); ok {
+		return err
+	}
 	if fh.Type != http2.FrameHeaders {
 		f, err := c.fr.ReadFrameForHeader(fh)
 		if err != nil {
