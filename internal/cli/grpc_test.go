@@ -77,6 +77,7 @@ func TestRunGRPCBadInput(t *testing.T) {
 		{[]string{"-s", "x.lua", g.URL("Echo")}, "not --script or --scenario"},
 		{[]string{"--proto", broken, "http://127.0.0.1:1/"}, "--proto and --import-path are for grpc://"},
 		{[]string{"grpc://" + g.Addr() + "/apiperf.demo.Demo"}, "path is /package.Service/Method"},
+		{[]string{"--workers", "2", g.URL("Echo")}, "scale-out of a gRPC target is not supported yet"},
 	} {
 		args := append([]string{"run", "--no-history", "-n", "10"}, c.args...)
 		code, _, errOut := runCLI(t, args...)
