@@ -98,3 +98,24 @@ func TestRunGRPCUnreachable(t *testing.T) {
 		t.Errorf("unreachable gRPC server: exit %d, stderr %q; want exit 1 naming the address", code, errOut)
 	}
 }
+
+// TestRunGRPCStreamObjective: a server stream is summarized as streams, and an objective on
+// its time to first message fails the run (exit 1) naming the term.
+func TestRunGRPCStreamObjective(t *testing.T) {
+	g := startGRPC(t, target.GRPCConfig{})
+	body := `{"count":4,"delay_ms":20,"gap_ms":2}`
+	code, out, errOut := runCLI(t, "run", "--no-history", "-c", "2", "--streams", "2", "-n", "20", "--body", body,
+		"--objective", "first_p99<=1ms", g.URL("Watch"))
+	if code != ExitFailed || !strings.Contains(errOut, "objective not met: first_p99<=1ms") {
+		t.Errorf("--objective first_p99<=1ms against a 20ms first message: exit %d, stderr %q; want exit 1 naming the term", code, errOut)
+	}
+	for _, want := range []string{"Streams (gRPC server streams): 20 complete, 80 messages, 4.0 per stream (min 4, max 4)", "Time to first message: p50", "Gap between messages: p50"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	code, _, errOut = runCLI(t, "run", "--no-history", "-c", "2", "-n", "20", "--body", body, "--objective", "first_p99<=1s", g.URL("Watch"))
+	if code != ExitOK {
+		t.Errorf("--objective first_p99<=1s: exit %d, stderr %q; want 0", code, errOut)
+	}
+}
