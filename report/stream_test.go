@@ -32,4 +32,12 @@ func TestTextGRPCStreamGolden(t *testing.T) {
 	Header(&b, r)
 	Text(&b, r, s, TextOptions{})
 	golden.Check(t, "text_grpc_stream.golden", b.Bytes())
+
+	b.Reset()
+	if err := WriteBench(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "success-%\t250111000 first-p50-ns/op\t250111000 first-p99-ns/op\t10007000 gap-p50-ns/op\t10007000 gap-p99-ns/op\n"; !bytes.HasSuffix(b.Bytes(), []byte(want)) {
+		t.Errorf("bench line of a stream step:\n%s\nwant it to end %q", b.String(), want)
+	}
 }
