@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	reflectv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
@@ -65,6 +66,7 @@ type GRPCServer struct {
 	ln    net.Listener
 	done  chan error
 	calls [2]atomic.Int64 // calls of Echo and Watch
+	md    atomic.Pointer[metadata.MD]
 	tls   bool
 	ask   protoreflect.MessageDescriptor
 	reply protoreflect.MessageDescriptor
@@ -135,6 +137,14 @@ func (g *GRPCServer) URL(method string) string {
 // Calls is how many calls of Echo and of Watch the target has received.
 func (g *GRPCServer) Calls() (echo, watch int64) { return g.calls[0].Load(), g.calls[1].Load() }
 
+// LastMetadata is the metadata of the latest call of Echo or Watch (nil before any).
+func (g *GRPCServer) LastMetadata() metadata.MD {
+	if p := g.md.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // Close stops the target at once; in-flight calls are cancelled.
 func (g *GRPCServer) Close() error {
 	g.srv.Stop()
@@ -171,15 +181,18 @@ func field(ask *dynamicpb.Message, name protoreflect.Name) int64 {
 	return ask.Get(ask.Descriptor().Fields().ByName(name)).Int()
 }
 
-// fails counts a call of method k and says whether it is one to fail.
-func (g *GRPCServer) fails(k int, ask *dynamicpb.Message) (int64, bool) {
+// fails counts a call of method k, keeps its metadata, and says whether it is one to fail.
+func (g *GRPCServer) fails(ctx context.Context, k int, ask *dynamicpb.Message) (int64, bool) {
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		g.md.Store(&md)
+	}
 	n := g.calls[k].Add(1)
 	every := field(ask, "fail_every")
 	return n, every > 0 && n%every == 0
 }
 
 func (g *GRPCServer) echo(ctx context.Context, ask *dynamicpb.Message) (any, error) {
-	n, fail := g.fails(0, ask)
+	n, fail := g.fails(ctx, 0, ask)
 	if err := pause(ctx, time.Duration(field(ask, "delay_ms"))*time.Millisecond); err != nil {
 		return nil, err
 	}
@@ -194,7 +207,7 @@ func (g *GRPCServer) watch(st grpc.ServerStream) error {
 	if err := st.RecvMsg(ask); err != nil {
 		return err
 	}
-	n, fail := g.fails(1, ask)
+	n, fail := g.fails(st.Context(), 1, ask)
 	if fail {
 		return status.Errorf(codes.Unavailable, "call %d fails (fail_every)", n)
 	}

@@ -119,3 +119,13 @@ func TestRunGRPCStreamObjective(t *testing.T) {
 		t.Errorf("--objective first_p99<=1s: exit %d, stderr %q; want 0", code, errOut)
 	}
 }
+
+// TestRunGRPCMetadata: -H headers and --traceparent reach the server as gRPC metadata.
+func TestRunGRPCMetadata(t *testing.T) {
+	g := startGRPC(t, target.GRPCConfig{})
+	code, _, errOut := runCLI(t, "run", "--no-history", "-c", "1", "-n", "5", "-H", "X-Tenant: t1", "--traceparent", g.URL("Echo"))
+	md := g.LastMetadata()
+	if code != ExitOK || len(md["x-tenant"]) != 1 || md["x-tenant"][0] != "t1" || len(md["traceparent"]) != 1 || len(md["traceparent"][0]) != 55 {
+		t.Errorf("run -H 'X-Tenant: t1' --traceparent: exit %d (%s), the server saw metadata %v; want x-tenant t1 and a traceparent", code, errOut, md)
+	}
+}
