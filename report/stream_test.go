@@ -41,3 +41,19 @@ func TestTextGRPCStreamGolden(t *testing.T) {
 		t.Errorf("bench line of a stream step:\n%s\nwant it to end %q", b.String(), want)
 	}
 }
+
+// TestSweepTableStreams: a sweep of streams shows each level's p99 time to first message and
+// p99 gap; a sweep without streams keeps its columns (the other goldens).
+func TestSweepTableStreams(t *testing.T) {
+	r := synthSweep()
+	for i, s := range r.Steps {
+		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 100, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
+		st.Gap.RecordN(10*time.Millisecond, 90)
+		s.Streams = st
+	}
+	r.Sweep.Analyze(r.Steps)
+	var b bytes.Buffer
+	SweepTable(&b, r)
+	golden.Check(t, "sweep_table_streams.golden", b.Bytes())
+}
