@@ -129,3 +129,14 @@ func TestRunGRPCMetadata(t *testing.T) {
 		t.Errorf("run -H 'X-Tenant: t1' --traceparent: exit %d (%s), the server saw metadata %v; want x-tenant t1 and a traceparent", code, errOut, md)
 	}
 }
+
+// TestSweepGRPCStreams: sweep takes a gRPC target through the same source, and its table
+// shows the levels' stream columns.
+func TestSweepGRPCStreams(t *testing.T) {
+	g := startGRPC(t, target.GRPCConfig{})
+	code, out, errOut := runCLI(t, "sweep", "-q", "--no-history", "--dir", t.TempDir(), "--levels", "1,2", "-d", "300ms", "--warmup", "100ms",
+		"--body", `{"count":3,"delay_ms":5,"gap_ms":2}`, g.URL("Watch"))
+	if code != ExitOK || !strings.Contains(out, "1st p99") || !strings.Contains(out, "gap p99") || !strings.Contains(out, "c=2 ") {
+		t.Errorf("sweep of a gRPC server stream: exit %d, stdout:\n%s\nstderr:\n%s\nwant both levels with stream columns", code, out, errOut)
+	}
+}
