@@ -121,3 +121,35 @@ func TestNewUnreachable(t *testing.T) {
 		t.Errorf("New against a closed server = %v; want an error that is not bad input", err)
 	}
 }
+
+// TestNewProtoImports: --proto's imports are found in --import-path, and the well-known
+// types without one; no server is asked.
+func TestNewProtoImports(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "common"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"common/msg.proto": "syntax = \"proto3\";\npackage common;\nmessage Msg { string text = 1; }\n",
+		"svc.proto": "syntax = \"proto3\";\npackage svc;\nimport \"common/msg.proto\";\nimport \"google/protobuf/empty.proto\";\n" +
+			"service S { rpc Send(common.Msg) returns (google.protobuf.Empty); }\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := newSource(t, "grpc://127.0.0.1:1/svc.S/Send", Options{Body: []byte(`{"text":"hi"}`),
+		Protos: []string{filepath.Join(dir, "svc.proto")}, ImportPaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _, _, _ := s.Request(); !bytes.HasSuffix(raw, []byte("\x00\x00\x00\x00\x04\n\x02hi")) {
+		t.Errorf("request %q does not end with the encoded common.Msg", raw)
+	}
+	missing := writeProto(t, "syntax = \"proto3\";\npackage m;\nimport \"missing/x.proto\";\n")
+	_, err = newSource(t, "grpc://127.0.0.1:1/m.S/M", Options{Protos: []string{missing}, ImportPaths: []string{dir}})
+	if err == nil || !IsBadInput(err) || !strings.Contains(err.Error(), "missing/x.proto") {
+		t.Errorf("an import found nowhere: %v; want bad input naming missing/x.proto", err)
+	}
+}
