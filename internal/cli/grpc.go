@@ -53,8 +53,8 @@ func (f *sourceFlags) buildGRPC(ctx context.Context, sc scenario.Scenario, t sce
 	return &source{Source: src, scenario: sc, banner: src.String() + " at " + sc.Redact().URL}, nil
 }
 
-// checkGRPC checks the flags of a grpc:// target: the load goes over HTTP/2, --expect takes
-// gRPC codes (default OK), and --method does not apply.
+// checkGRPC checks the flags of a grpc:// target: the load goes over HTTP/2 (Config.Validate
+// refuses --no-keepalive), --expect takes gRPC codes (default OK), and --method does not apply.
 func (f *loadFlags) checkGRPC(fs *pflag.FlagSet, t scenario.Target) (measure.StatusSet, []error) {
 	var errs []error
 	if !t.GRPC {
@@ -65,9 +65,6 @@ func (f *loadFlags) checkGRPC(fs *pflag.FlagSet, t scenario.Target) (measure.Sta
 	}
 	if f.method != "" && !strings.EqualFold(f.method, "POST") {
 		errs = append(errs, fmt.Errorf("--method %s: a gRPC call is always a POST", f.method))
-	}
-	if f.noKeep {
-		errs = append(errs, errors.New("--no-keepalive is for HTTP/1.1; a gRPC target is loaded over HTTP/2"))
 	}
 	expect := "OK"
 	if fs.Changed("expect") {
