@@ -49,7 +49,7 @@ type h2stream struct {
 	capBody    []byte
 	tp         h2trace         // the request's trace context (--traceparent), kept for a retry
 	timing     measure.Timings // the response's Server-Timing
-	msgs       h2msgs          // gRPC: the response's messages and grpc-status
+	msgs       h2msgs          // its messages (gRPC, SSE events) and grpc-status
 }
 
 // h2pending is a request waiting for its turn on a connection: a retry, the rest of a
