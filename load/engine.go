@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -100,6 +101,9 @@ type engine struct {
 	genLimits             // where connections come from, and the generator's limit they met
 	starved   atomic.Bool // open loop: the generator is short of CPU now (the clock does not spin)
 	drv       driver      // the I/O strategy running the connections
+	// grpcStream: the source calls a server-streaming gRPC method; its responses are timed as
+	// streams (h2stream.go).
+	grpcStream bool
 }
 
 // window is the measured window and what ends sending (honest windows, Ctrl-C).
@@ -152,6 +156,9 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if target.GRPC && !cfg.HTTP2 {
+		return nil, errors.New("a gRPC target needs HTTP/2 (Config.HTTP2)")
+	}
 	o := options{expected: measure.DefaultExpected()}
 	for _, opt := range opts {
 		opt(&o)
@@ -166,10 +173,12 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	defer bound(runCtx, cfg, src)()
+	st, streaming := src.(scenario.Streamer)
 	if cfg.Traceparent {
 		src = scenario.Traced(src)
 	}
 	e := newEngine(runCtx, cfg, src, target, o)
+	e.grpcStream = streaming && st.ServerStreaming()
 	if err := e.planSources(runCtx); err != nil {
 		return nil, err
 	}

@@ -122,13 +122,20 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	if transErr != nil {
 		return nil, transErr
 	}
+	for _, c := range conns {
+		c.flushGaps()
+	}
 	s := e.finish(names)
+	if s.Streams != nil {
+		s.Streams.Kind = e.streamKind()
+	}
 	h := &measure.HTTP2{Protocol: "h2c", Streams: e.cfg.StreamsPerConn()}
 	if e.target.Scheme == "https" {
 		h.Protocol = "h2"
 	}
 	for _, c := range conns {
 		h.Merge(&c.stats)
+		s.GRPC = s.GRPC.Merge(c.grpc)
 	}
 	s.HTTP2 = h
 	if h.MaxConcurrent > 0 {
@@ -383,6 +390,7 @@ func (c *h2conn) start(p h2pending) error {
 	}
 	s.sendWin = c.initWin
 	s.tp = p.tp
+	s.msgs.timed = c.e.grpcStream
 	c.active = append(c.active, s)
 	block := c.traced(s.req.block, &s.tp)
 	first := block[:min(len(block), c.maxOut)]

@@ -49,6 +49,7 @@ type h2stream struct {
 	capBody    []byte
 	tp         h2trace         // the request's trace context (--traceparent), kept for a retry
 	timing     measure.Timings // the response's Server-Timing
+	msgs       h2msgs          // its messages (gRPC, SSE events) and grpc-status
 }
 
 // h2pending is a request waiting for its turn on a connection: a retry, the rest of a
@@ -81,6 +82,9 @@ type h2conn struct {
 	h2limits        // what the server allows: streams, windows, frame size
 	h2timing        // deadlines
 	tpBlock  []byte // a header block with a traceparent field added (--traceparent)
+
+	grpc *measure.GRPC // a gRPC target: its messages (h2grpc.go); nil: plain HTTP/2
+	gaps []int64       // gaps between streams' messages not yet recorded (h2stream.go)
 }
 
 // h2codec is a connection's framing: framers, buffers, and the header block being decoded.
@@ -118,6 +122,9 @@ func newH2Conn(e *engine, w *worker, sched *openSchedule) *h2conn {
 	c := &h2conn{w: w, e: e, sched: sched, h2limits: h2limits{limit: e.cfg.StreamsPerConn()}}
 	c.tr = newH2Translator(e.target.Scheme, e.target.HostHdr)
 	c.stats.Streams = c.limit
+	if e.target.GRPC {
+		c.grpc = &measure.GRPC{Method: e.target.Path}
+	}
 	w.budget = -1
 	return c
 }
@@ -330,6 +337,9 @@ func (c *h2conn) record(s *h2stream, class measure.Class, now int64) {
 		smp.Bytes = int32(min(s.bytes, 1<<31-1))
 		smp.Status = int16(s.status)
 		smp.Conn, smp.Trace, smp.Timing = c.w.x.conn, s.tp.id, s.timing
+		if s.msgs.timed {
+			streamSample(&smp, s)
+		}
 	}
 	c.w.samples.add(smp)
 }

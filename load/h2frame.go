@@ -24,6 +24,9 @@ func (c *h2conn) readFrame() error {
 	if err != nil {
 		return err
 	}
+	if ok, err := c.smallFrame(fh); ok {
+		return err
+	}
 	if fh.Type != http2.FrameHeaders {
 		f, err := c.fr.ReadFrameForHeader(fh)
 		if err != nil {
@@ -73,6 +76,9 @@ func (c *h2conn) emit(f hpack.HeaderField) {
 			s.capHeader = append(s.capHeader, f.Value...)
 			s.capHeader = append(s.capHeader, "\r\n"...)
 		}
+		return
+	}
+	if c.streamField(s, f) {
 		return
 	}
 	if f.Name == "server-timing" && s.status >= 200 {
@@ -179,6 +185,9 @@ func (c *h2conn) data(f *http2.DataFrame) error {
 	if c.w.watch != nil {
 		s.capBody = append(s.capBody, f.Data()...)
 	}
+	if c.grpc != nil || s.msgs.sse {
+		c.streamData(s, f.Data())
+	}
 	if f.StreamEnded() {
 		c.complete(i)
 		return nil
@@ -201,7 +210,11 @@ func (c *h2conn) complete(i int) {
 		c.remove(i)
 		return
 	}
-	c.record(s, measure.Response, now)
+	class := measure.Response
+	if c.grpc != nil {
+		class = c.grpcEnd(s, now)
+	}
+	c.record(s, class, now)
 	if len(s.body) > 0 {
 		// The server answered before the whole request body was sent (it may): close our
 		// side, or the stream would count against the server's concurrency limit for ever.

@@ -16,7 +16,7 @@ func fullStep(ms time.Duration) *Step {
 		Open: &OpenLoop{Scheduled: 10}, Generator: &Generator{CPU: Duration(time.Millisecond)},
 		HTTP2:          &HTTP2{Protocol: "h2c", GoAways: map[string]int64{"NO_ERROR": 1}, Resets: map[string]int64{"CANCEL": 1}},
 		GeneratorLimit: &GeneratorLimit{Errno: "EMFILE", Connections: 1, Wanted: 2}, Failure: &Failure{Kind: "tls", Reason: "r"},
-		UncorrectedSummary: &Summary{}}
+		UncorrectedSummary: &Summary{}, GRPC: &GRPC{Method: "/p.S/M", Messages: 10}}
 	s.Finish()
 	return s
 }
@@ -32,6 +32,7 @@ func TestCloneIsDeep(t *testing.T) {
 	c.Merge(fullStep(9))
 	c.Status[500]++
 	c.HTTP2.GoAways["X"]++
+	c.GRPC.Messages++
 	c.Endpoints[0].Status[404]++
 	c.Timeline[0].Requests++
 	c.Warnings[0] = "changed"

@@ -65,6 +65,8 @@ func (s *Step) Merge(o *Step) {
 	s.Generator = mergeGenerator(s.Generator, o.Generator)
 	s.GeneratorLimit = mergeLimit(s.GeneratorLimit, o.GeneratorLimit, s.Concurrency, o.Concurrency)
 	s.HTTP2 = s.HTTP2.Merge(o.HTTP2)
+	s.GRPC = s.GRPC.Merge(o.GRPC)
+	s.Streams = s.Streams.Merge(o.Streams)
 	if o.Failure != nil {
 		s.Failure = o.Failure
 	}
@@ -193,6 +195,8 @@ func (s *Step) Clone() *Step {
 	copyPtr(&c.Generator)
 	copyPtr(&c.GeneratorLimit)
 	copyPtr(&c.Failure)
+	copyPtr(&c.GRPC)
+	c.Streams = s.Streams.Clone()
 	if s.HTTP2 != nil {
 		h := *s.HTTP2
 		h.GoAways, h.Resets = addCounts(nil, s.HTTP2.GoAways), addCounts(nil, s.HTTP2.Resets)

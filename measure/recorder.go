@@ -19,6 +19,11 @@ type Sample struct {
 	Class       Class
 	Endpoint    uint8   // index into the scenario's endpoints
 	Timing      Timings // the response's Server-Timing
+	// Stream marks a streamed response (a gRPC server stream, SSE): Messages is how many it
+	// had and First the time to the first of them (corrected, as Latency). stream.go
+	Stream   bool
+	Messages int32
+	First    int64
 }
 
 // StatusSet is a set of HTTP status codes (0..999).
@@ -64,6 +69,7 @@ type Recorder struct {
 	slowest     int     // how many of the slowest responses keep holds (KeepSlowest)
 	timing      timingRec
 	metrics     metricNames
+	streams     *Streams // streamed responses (stream.go); nil: none
 
 	every    int64          // interval length (ns)
 	sealed   int64          // intervals before this one were handed to the stream
@@ -164,6 +170,9 @@ func (r *Recorder) add(s *Sample) {
 		}
 		if s.Timing.Metric[0] != 0 || s.Timing.Malformed != 0 || s.Timing.Dropped != 0 {
 			r.addTimings(s)
+		}
+		if s.Stream {
+			r.addStream(s)
 		}
 		if r.uncorrected != nil {
 			r.uncorrected.Record(time.Duration(s.Uncorrected))
@@ -266,6 +275,7 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 			}
 			s.SendLag.Merge(r.lag)
 		}
+		s.Streams = s.Streams.Merge(r.streams)
 		for i, ep := range r.endpoints {
 			name := ""
 			if i < len(names) {

@@ -217,6 +217,9 @@ type Step struct {
 	// Generator is apiperf's own use of the machine during the step; nil in old runs.
 	Generator *Generator `json:"generator,omitempty"`
 	HTTP2     *HTTP2     `json:"http2,omitempty"` // nil: HTTP/1.1
+	GRPC      *GRPC      `json:"grpc,omitempty"`  // nil: not gRPC; else Status holds gRPC codes
+	// Streams is what streamed responses (gRPC server streams, SSE) measured; nil: none.
+	Streams *Streams `json:"streams,omitempty"`
 	// TargetCPU is the CPU time the target process used while the step ran, when the
 	// runner could watch it (apiperf ab --pid-a/--pid-b); 0: not measured.
 	TargetCPU Duration `json:"target_cpu,omitempty"`

@@ -55,8 +55,17 @@ func writeBenchStep(w io.Writer, name string, s *measure.Step) {
 	if level == "" {
 		level = "level"
 	}
-	fmt.Fprintf(w, "%s/%s\t%d\t%d ns/op\t%.2f req/s\t%d p50-ns/op\t%d p99-ns/op\t%.3f success-%%\n",
-		name, benchName(level), max(s.Requests, 1), mean, s.QPS(), p50, p99, s.SuccessRate())
+	fmt.Fprintf(w, "%s/%s\t%d\t%d ns/op\t%.2f req/s\t%d p50-ns/op\t%d p99-ns/op\t%.3f success-%%%s\n",
+		name, benchName(level), max(s.Requests, 1), mean, s.QPS(), p50, p99, s.SuccessRate(), benchStreams(s.Streams))
+}
+
+// benchStreams is the streams' metrics of a step (time to first message, gaps), "" for none.
+func benchStreams(st *measure.Streams) string {
+	if st == nil {
+		return ""
+	}
+	return fmt.Sprintf("\t%d first-p50-ns/op\t%d first-p99-ns/op\t%d gap-p50-ns/op\t%d gap-p99-ns/op",
+		int64(st.First.Percentile(50)), int64(st.First.Percentile(99)), int64(st.Gap.Percentile(50)), int64(st.Gap.Percentile(99)))
 }
 
 // benchHost is the URL's host name without its port: the port of a test target changes

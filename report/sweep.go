@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/sweep"
 	"github.com/apiperf/apiperf/verdict"
 )
 
@@ -25,6 +27,10 @@ func sweepTable(w io.Writer, doc *result.Run) {
 		fmt.Fprintf(w, " %10s", "achieved/s")
 	}
 	fmt.Fprintf(w, " %9s %9s %9s %9s %9s %9s %8s", "mean", "p50", "p90", "p99", "p99.9", "success", "errors")
+	streams := slices.ContainsFunc(sw.Levels, func(l sweep.Level) bool { return l.Stream != nil })
+	if streams {
+		fmt.Fprintf(w, " %9s %9s", "1st p99", "gap p99")
+	}
 	usage := targetUsage(doc)
 	if usage != nil {
 		fmt.Fprintf(w, " %10s %10s", "target CPU", "target RSS")
@@ -38,6 +44,13 @@ func sweepTable(w io.Writer, doc *result.Run) {
 		fmt.Fprintf(w, " %9s %9s %9s %9s %9s %8s%% %8d", FormatDuration(p.Mean.Duration()),
 			FormatDuration(p.P50.Duration()), FormatDuration(p.P90.Duration()),
 			FormatDuration(p.P99.Duration()), FormatDuration(p.P999.Duration()), FormatSuccess(p.Success), p.Errors.Total())
+		if streams {
+			first, gap := "-", "-"
+			if st := p.Stream; st != nil {
+				first, gap = FormatDuration(st.FirstP99.Duration()), FormatDuration(st.GapP99.Duration())
+			}
+			fmt.Fprintf(w, " %9s %9s", first, gap)
+		}
 		if usage != nil {
 			cpu, rss := "-", "-"
 			if u := usage[i]; u != nil && u.CPUCores > 0 {

@@ -140,11 +140,19 @@ func extras(w io.Writer, s *measure.Step) {
 	e := s.Errors
 	fmt.Fprintf(w, "  Errors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d\n",
 		e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
-	fmt.Fprintf(w, "  Status codes: %s\n", statusLine(s.Status))
+	if s.GRPC != nil {
+		fmt.Fprintf(w, "  gRPC status: %s\n", measure.GRPCStatusLine(s.Status))
+	} else {
+		fmt.Fprintf(w, "  Status codes: %s\n", statusLine(s.Status))
+	}
 	fmt.Fprintf(w, "  Success rate: %s%% (%d of %d attempts)\n", FormatSuccess(s.SuccessRate()), s.Successes, s.Attempts)
 	if s.HTTP2 != nil {
 		fmt.Fprintf(w, "  Protocol: %s\n", s.HTTP2)
 	}
+	if s.GRPC != nil {
+		fmt.Fprintf(w, "  gRPC: %s\n", s.GRPC)
+	}
+	streamLines(w, s)
 	if d := s.Drained; d.Attempts > 0 {
 		fmt.Fprintf(w, "  Drained: %d requests were in flight when the %s window closed and ended after it (%d responses); their latency is recorded, but not in Requests/sec\n",
 			d.Attempts, FormatTimeUS(float64(s.Elapsed.Duration())/float64(time.Microsecond)), d.Requests)

@@ -31,7 +31,8 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 	if r.Sweep == nil || len(r.Sweep.Levels) == 0 {
 		return verdict.Input{}, false
 	}
-	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine(), Ran: r.probeOrder()}
+	in := verdict.Input{Peak: r.Sweep.Peak, SameMachine: r.sameMachine(), Ran: r.probeOrder(),
+		GRPC: slices.ContainsFunc(r.Steps, func(s *measure.Step) bool { return s != nil && s.GRPC != nil })}
 	if r.Target != nil {
 		in.TargetProcess = r.Target.PIDSource
 	}

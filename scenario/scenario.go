@@ -65,12 +65,13 @@ func validToken(s string) bool {
 
 // Target is where the requests go, parsed from the URL.
 type Target struct {
-	Scheme  string // http or https
+	Scheme  string // http or https (grpc:// is http, grpcs:// is https, with GRPC set)
 	Host    string // host name or IP, without brackets
 	Port    string
 	Address string // host:port to dial
 	Path    string // path and query, "/" at least
 	HostHdr string // value of the Host header
+	GRPC    bool   // a gRPC method (grpc:// or grpcs://): Path is /package.Service/Method
 }
 
 // ParseTarget checks rawURL and returns the target it names.
@@ -87,16 +88,24 @@ func ParseTarget(rawURL string) (Target, error) {
 	if err != nil {
 		return Target{}, fmt.Errorf("URL %q does not parse: %v", shown, errors.Unwrap(err))
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return Target{}, fmt.Errorf("URL %q: unsupported scheme %q (want http or https)", shown, u.Scheme)
+	grpc := u.Scheme == "grpc" || u.Scheme == "grpcs"
+	if u.Scheme != "http" && u.Scheme != "https" && !grpc {
+		return Target{}, fmt.Errorf("URL %q: unsupported scheme %q (want http, https, grpc or grpcs)", shown, u.Scheme)
 	}
 	if u.Hostname() == "" {
 		return Target{}, fmt.Errorf("URL %q has no host", shown)
 	}
+	scheme := u.Scheme
+	if grpc {
+		scheme = strings.Replace(scheme, "grpc", "http", 1)
+		if err := grpcPath(u.EscapedPath(), u.RawQuery); err != nil {
+			return Target{}, fmt.Errorf("URL %q: %w", shown, err)
+		}
+	}
 	port := u.Port()
 	if port == "" {
 		port = "80"
-		if u.Scheme == "https" {
+		if scheme == "https" {
 			port = "443"
 		}
 	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
@@ -110,9 +119,18 @@ func ParseTarget(rawURL string) (Target, error) {
 		path += "?" + u.RawQuery
 	}
 	return Target{
-		Scheme: u.Scheme, Host: u.Hostname(), Port: port,
-		Address: net.JoinHostPort(u.Hostname(), port), Path: path, HostHdr: u.Host,
+		Scheme: scheme, Host: u.Hostname(), Port: port,
+		Address: net.JoinHostPort(u.Hostname(), port), Path: path, HostHdr: u.Host, GRPC: grpc,
 	}, nil
+}
+
+// grpcPath checks the path of a grpc:// URL: /package.Service/Method, no query.
+func grpcPath(path, query string) error {
+	svc, method, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if !strings.HasPrefix(path, "/") || !ok || svc == "" || method == "" || strings.Contains(method, "/") || query != "" {
+		return fmt.Errorf("a gRPC URL's path is /package.Service/Method, got %q", path+query)
+	}
+	return nil
 }
 
 // Validate reports every problem with s at once.

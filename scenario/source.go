@@ -50,6 +50,12 @@ type Busy interface {
 	Busy() time.Duration
 }
 
+// Streamer is implemented by a Source whose responses are streams of messages (a
+// server-streaming gRPC method): the engine times them as streams.
+type Streamer interface {
+	ServerStreaming() bool
+}
+
 // Source makes a Requester per connection; thread is the engine thread the connection
 // belongs to (0..threads-1).
 type Source interface {

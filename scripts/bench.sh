@@ -102,6 +102,8 @@ h2sec=$(awk '/^<!-- bench-h2/ {p=1} p {print} /^<!-- \/bench-h2 -->/ {p=0}' "$OU
 leansec=$(awk '/^<!-- lean/ {p=1} p {print} /^<!-- \/lean -->/ {p=0}' "$OUT" 2>/dev/null || true)
 # The cost of --traceparent and the exemplars (issue 30), between <!-- traceparent --> markers, too.
 tpsec=$(awk '/^<!-- traceparent/ {p=1} p {print} /^<!-- \/traceparent -->/ {p=0}' "$OUT" 2>/dev/null || true)
+# gRPC's CPU per call against grpc-go (scripts/bench-grpc.sh, issue 40), between <!-- grpc --> markers.
+grpcsec=$(awk '/^<!-- grpc/ {p=1} p {print} /^<!-- \/grpc -->/ {p=0}' "$OUT" 2>/dev/null || true)
 {
   echo "# Performance: apiperf against wrk"
   echo
@@ -169,6 +171,10 @@ tpsec=$(awk '/^<!-- traceparent/ {p=1} p {print} /^<!-- \/traceparent -->/ {p=0}
   if [[ -n $tpsec ]]; then
     echo
     printf '%s\n' "$tpsec"
+  fi
+  if [[ -n $grpcsec ]]; then
+    echo
+    printf '%s\n' "$grpcsec"
   fi
 } >"$OUT"
 echo "bench: wrote $OUT" >&2

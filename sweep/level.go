@@ -49,6 +49,10 @@ type Level struct {
 	P9999 measure.Duration `json:"p99_99"`
 	Max   measure.Duration `json:"max,omitempty"`
 
+	// Stream is the level's figures of its streamed responses (time to first message, gaps);
+	// nil when it had none (stream.go).
+	Stream *StreamLevel `json:"stream,omitempty"`
+
 	// Endpoints are the level's figures for each endpoint of a scenario mix, pooled over the
 	// repetitions the same way (Label: the endpoint's name); none for a single request.
 	Endpoints []Level `json:"endpoints,omitempty"`
@@ -201,6 +205,7 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 		l.Classic = 100 * float64(l.Responses-l.Errors.Socket()) / float64(l.Responses)
 	}
 	l.setLatency(lat)
+	l.Stream = reduceStreams(steps, idx)
 	l.Endpoints = reduceEndpoints(steps, idx)
 	return l
 }
@@ -280,6 +285,9 @@ func (l Level) Percentile(metric string) time.Duration {
 		return l.Max.Duration()
 	case MetricMean:
 		return l.Mean.Duration()
+	}
+	if l.Stream != nil && isStreamMetric(metric) {
+		return l.Stream.percentile(metric).Duration()
 	}
 	return 0
 }

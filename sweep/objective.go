@@ -144,7 +144,7 @@ func parseTerm(s string) (Term, error) {
 	known := t.Metric == MetricSuccess || t.Metric == MetricErrors || t.Metric == MetricQPS || isLatencyMetric(t.Metric)
 	switch {
 	case !known:
-		return t, fmt.Errorf("%q: unknown metric %q (want %s, success, errors or qps)", s, metric, strings.Join(latencyMetrics, ", "))
+		return t, fmt.Errorf("%q: unknown metric %q (want %s, success, errors, qps, or for streams %s)", s, metric, strings.Join(latencyMetrics, ", "), strings.Join(streamMetrics, ", "))
 	case op != want:
 		return t, fmt.Errorf("%q: %s takes %s", s, metric, want)
 	case t.IsLatency():
@@ -186,6 +186,11 @@ func parseNumber(s string) (float64, error) {
 }
 
 func isLatencyMetric(m string) bool {
+	for _, l := range streamMetrics {
+		if m == l {
+			return true
+		}
+	}
 	for _, l := range latencyMetrics {
 		if m == l {
 			return true
@@ -274,6 +279,8 @@ func (t Term) judge(p Level) (measured string, ok bool, why, by string) {
 		}
 	}
 	switch {
+	case isStreamMetric(t.Metric) && p.Stream == nil:
+		return "", false, fmt.Sprintf("%s: no streamed responses at this level", name), ""
 	case t.IsLatency():
 		v := p.Percentile(t.Metric)
 		measured = formatLatency(round3(v))

@@ -57,7 +57,7 @@ func errorsClaim(j *judgement) *Claim {
 		}
 	}
 	if top.name == "status" && len(l.Status) > 0 {
-		ev = append(ev, "status codes: "+statuses(l.Status))
+		ev = append(ev, statusEvidence(l.Status, in.GRPC))
 	}
 	conf := High
 	idx := slices.IndexFunc(in.Levels, func(x Level) bool { return x.Label == l.Label })

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/apiperf/apiperf/measure"
 )
 
 func rank(c Confidence) int {
@@ -55,6 +57,21 @@ func statuses(m map[int]int64) string {
 		parts = append(parts, fmt.Sprintf("%d x%d", c, m[c]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// statusEvidence is the failing statuses of a level: "status codes: 500 x12", or for gRPC
+// "gRPC status: UNAVAILABLE=34" (OK left out).
+func statusEvidence(m map[int]int64, grpc bool) string {
+	if !grpc {
+		return "status codes: " + statuses(m)
+	}
+	failed := map[int]int64{}
+	for c, n := range m {
+		if c != 0 {
+			failed[c] = n
+		}
+	}
+	return "gRPC status: " + measure.GRPCStatusLine(failed)
 }
 
 // num formats a count or rate with thousands separators, e.g. 4,812 or 1,234.5.

@@ -34,6 +34,8 @@ type Input struct {
 	// Ran is the order the levels ran, as indexes of Levels, when it was not plan order (a
 	// capacity search's probes); nil: plan order.
 	Ran []int `json:"ran,omitempty"`
+	// GRPC says the levels' Status are gRPC status codes (0 OK ... 16), not HTTP statuses.
+	GRPC bool `json:"grpc,omitempty"`
 }
 
 // Level is one load level as the verdict sees it.

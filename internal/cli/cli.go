@@ -72,10 +72,11 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// asUsage marks err as bad input unless it is nil.
+// asUsage marks err as bad input unless it is nil or the target's failure (targetError).
 func asUsage(err error) error {
-	if err == nil {
-		return nil
+	var t targetError
+	if err == nil || errors.As(err, &t) {
+		return err
 	}
 	return usageError{err}
 }

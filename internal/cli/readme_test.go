@@ -143,13 +143,18 @@ func TestReadmeExamples(t *testing.T) {
 	// README's ab example loads the user's own two builds (/api on :8081 and :8082).
 	user := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) }))
 	defer user.Close()
+	grpcTarget, err := target.StartGRPC(target.GRPCConfig{Addr: "127.0.0.1:0"}) // README's gRPC examples
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grpcTarget.Close()
 	hostOf := func(u string) string { return strings.TrimPrefix(u, "http://") }
 	pid := strconv.Itoa(os.Getpid()) // the targets run in this process
 	repl := strings.NewReplacer(
 		"127.0.0.1:8080", hostOf(plain.URL()),
 		"127.0.0.1:6060", hostOf(demo.URL()), "127.0.0.1:6072", hostOf(demo.URL()),
 		"127.0.0.1:PORT1", hostOf(demo.URL()), "127.0.0.1:PORT2", hostOf(demo.URL()), "127.0.0.1:PORT3", hostOf(demo.URL()),
-		"127.0.0.1:PORT", hostOf(demo.URL()),
+		"127.0.0.1:PORT", hostOf(demo.URL()), "127.0.0.1:9090", grpcTarget.Addr(),
 		"127.0.0.1:8081", hostOf(user.URL), "127.0.0.1:8082", hostOf(user.URL),
 		"$BASE", pid, "$NEW", pid,
 	)

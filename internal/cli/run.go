@@ -51,6 +51,7 @@ type loadFlags struct {
 	// traceparent and slowest: trace context on every request, slowest responses kept.
 	traceparent bool
 	slowest     int
+	grpc        *grpcFlags // the source's --proto flags, to check them with the URL
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -100,9 +101,12 @@ func loadCommandFlags(fs *pflag.FlagSet, e *env) (*loadFlags, *sourceFlags, *his
 func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, load.Config, measure.StatusSet, error) {
 	var errs []error
 	sc := scenario.Scenario{URL: url, Method: f.method, Body: f.body, SecretParams: f.redact, KeepBody: f.keepBody}
-	if _, err := scenario.ParseTarget(url); err != nil {
+	target, err := scenario.ParseTarget(url)
+	if err != nil {
 		errs = append(errs, err)
 	}
+	grpcExpected, grpcErrs := f.checkGRPC(fs, target)
+	errs = append(errs, grpcErrs...)
 	for _, h := range f.headers {
 		hdr, err := scenario.ParseHeader(h)
 		if err != nil {
@@ -124,7 +128,7 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 	cfg := load.Config{
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
-		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2, NoKeepAlive: f.noKeep,
+		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2 || target.GRPC, NoKeepAlive: f.noKeep,
 		Sources: strings.Join(f.sources, ","), Traceparent: f.traceparent,
 	}
 	if addrs, err := load.ParseSources(cfg.Sources); err == nil {
@@ -138,7 +142,7 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 			errs = append(errs, fmt.Errorf("--slowest must be at least 1, got %d", f.slowest))
 		}
 	}
-	if f.http2 || fs.Changed("streams") {
+	if cfg.HTTP2 || fs.Changed("streams") {
 		cfg.Streams = f.streams
 	}
 	if f.requests > 0 && !fs.Changed("duration") {
@@ -160,9 +164,11 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 	if err := checkCounts(fs); err != nil {
 		errs = append(errs, err)
 	}
-	expected, err := parseExpect(f.expect)
-	if err != nil {
-		errs = append(errs, err)
+	expected := grpcExpected
+	if !target.GRPC {
+		if expected, err = parseExpect(f.expect); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return sc, cfg, expected, errors.Join(errs...)
 }

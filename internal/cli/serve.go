@@ -40,11 +40,15 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.MaxConns, "max-conns", 0, "reset connections beyond this many open at once, as soon as they are accepted (a proxy's connection limit)")
 	fault := fs.String("fault", "", "serve a hostile target instead, counting what it receives: "+faultList())
 	faultN := fs.Int("fault-n", 0, "the fault's parameter: responses before close-after closes (3), huge-body's size (1 MiB)")
+	grpcAddr := fs.String("grpc", "", "serve the built-in gRPC target instead, on `host:port` (apiperf.demo.Demo, with reflection): Echo, Watch (server stream), Chat")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if *grpcAddr != "" {
+		return serveGRPC(ctx, e, target.GRPCConfig{Addr: *grpcAddr, AllowRemote: cfg.AllowRemote, TLS: cfg.TLS})
 	}
 	if *fault != "" {
 		return serveHostile(ctx, e, cfg.Addr, target.Fault(*fault), *faultN)
@@ -84,6 +88,18 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// serveGRPC runs the built-in gRPC target until ctx ends.
+func serveGRPC(ctx context.Context, e *env, cfg target.GRPCConfig) error {
+	g, err := target.StartGRPC(cfg)
+	if err != nil {
+		return usagef("serve: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "apiperf serve: gRPC target apiperf.demo.Demo with reflection; request fields: name, delay_ms, fail_every, count, gap_ms\n")
+	fmt.Fprintln(e.stdout, target.ListeningPrefix+strings.TrimSuffix(g.URL(""), "/apiperf.demo.Demo/"))
+	<-ctx.Done()
+	return g.Close()
 }
 
 // serveList splits a comma-separated flag value, dropping empty items.

@@ -24,11 +24,16 @@ type sourceFlags struct {
 	stdout io.Writer
 	// load is the run's load flags: a script's thread states are made before any traffic.
 	load *loadFlags
+	grpc grpcFlags // --proto, --import-path (grpc.go)
 }
 
 func (f *sourceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.script, "script", "s", "", "run a wrk Lua script (words after -- go to its init); a pipelined batch records one latency per response (wrk: one per batch), see README")
 	fs.StringVar(&f.scenario, "scenario", "", "send a weighted mix of endpoints described in a YAML or JSON file")
+	f.grpc.register(fs)
+	if f.load != nil {
+		f.load.grpc = &f.grpc
+	}
 }
 
 // source is a request source and what to do after the run with it (wrk's done()).
@@ -68,6 +73,13 @@ func (s *source) Busy() time.Duration {
 	return 0
 }
 
+// ServerStreaming passes on a gRPC source's kind of method (scenario.Streamer), so that
+// server streams are timed as streams.
+func (s *source) ServerStreaming() bool {
+	st, ok := s.Source.(scenario.Streamer)
+	return ok && st.ServerStreaming()
+}
+
 // describe is what the run sends, e.g. "POST http://127.0.0.1:8080/ (from post.lua)".
 func (s *source) describe() string {
 	if s.banner != "" {
@@ -79,6 +91,9 @@ func (s *source) describe() string {
 // build makes the request source for sc; extra are the words after "--". A script or
 // scenario file that does not load is bad input.
 func (f *sourceFlags) build(ctx context.Context, sc scenario.Scenario, extra []string) (*source, error) {
+	if t, err := scenario.ParseTarget(sc.URL); err == nil && t.GRPC {
+		return f.buildGRPC(ctx, sc, t)
+	}
 	switch {
 	case f.script != "" && f.scenario != "":
 		return nil, errors.New("give --script or --scenario, not both")

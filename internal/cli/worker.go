@@ -66,6 +66,9 @@ func (f *clusterFlags) coordinate(ctx context.Context, e *env, src *source, expe
 	if f.workers == 0 {
 		return nil, nil
 	}
+	if err := noGRPCScaleOut(src); err != nil {
+		return nil, err
+	}
 	token, err := readToken(f.tokenFile)
 	if err != nil {
 		return nil, asUsage(err)

@@ -1,0 +1,139 @@
+package measure
+
+import (
+	"fmt"
+	"time"
+)
+
+// Streams is what a step of streamed responses measured, stream by stream: gRPC server
+// streams (messages) or text/event-stream responses (events). A stream's whole duration is
+// the step's Latency (to its last byte); Streams adds what happens inside it.
+type Streams struct {
+	Kind        string `json:"kind"`         // "grpc" (server-streaming messages) or "sse" (server-sent events)
+	Streams     int64  `json:"streams"`      // complete streams (responses), empty ones included
+	Empty       int64  `json:"empty"`        // of them, streams that ended without a message
+	Messages    int64  `json:"messages"`     // messages (events) in the complete streams
+	MinMessages int64  `json:"min_messages"` // fewest messages in one stream
+	MaxMessages int64  `json:"max_messages"` // most messages in one stream
+	// First is the time to a stream's first message, from when it was sent (open loop: from
+	// when it was due, corrected); FirstUncorrected (open loop only) is from the actual send.
+	First            *Histogram `json:"first"`
+	FirstUncorrected *Histogram `json:"first_uncorrected,omitempty"`
+	// Gap is the time between consecutive messages of a stream, of every stream (a stream that
+	// failed later included), each gap one sample.
+	Gap *Histogram `json:"gap"`
+}
+
+// newStreams returns an empty record; open keeps the uncorrected view.
+func newStreams(open bool) *Streams {
+	s := &Streams{First: NewHistogram(), Gap: NewHistogram()}
+	if open {
+		s.FirstUncorrected = NewHistogram()
+	}
+	return s
+}
+
+// addStream records the stream of response s (Stream set).
+func (r *Recorder) addStream(s *Sample) {
+	if r.streams == nil {
+		r.streams = newStreams(r.open)
+	}
+	st := r.streams
+	st.Streams++
+	n := int64(s.Messages)
+	st.Messages += n
+	if st.Streams == 1 || n < st.MinMessages {
+		st.MinMessages = n
+	}
+	st.MaxMessages = max(st.MaxMessages, n)
+	if n == 0 {
+		st.Empty++
+		return
+	}
+	st.First.Record(time.Duration(s.First))
+	if st.FirstUncorrected != nil {
+		st.FirstUncorrected.Record(time.Duration(s.First - (s.Latency - s.Uncorrected)))
+	}
+}
+
+// AddGaps records gaps between messages of streams (nanoseconds), handed over in batches by
+// the connection that saw them (which leaves out gaps that ended in the warmup).
+func (r *Recorder) AddGaps(gaps []int64) {
+	if len(gaps) == 0 {
+		return
+	}
+	r.mu.Lock()
+	if r.streams == nil {
+		r.streams = newStreams(r.open)
+	}
+	for _, g := range gaps {
+		r.streams.Gap.Record(time.Duration(g))
+	}
+	r.mu.Unlock()
+}
+
+// Merge adds o's streams to s; either may be nil.
+func (s *Streams) Merge(o *Streams) *Streams {
+	if o == nil {
+		return s
+	}
+	if s == nil {
+		s = &Streams{Kind: o.Kind, First: NewHistogram(), Gap: NewHistogram(), MinMessages: o.MinMessages}
+		if o.FirstUncorrected != nil {
+			s.FirstUncorrected = NewHistogram()
+		}
+	}
+	if s.Kind == "" {
+		s.Kind = o.Kind
+	}
+	if o.Streams > 0 && (s.Streams == 0 || o.MinMessages < s.MinMessages) {
+		s.MinMessages = o.MinMessages
+	}
+	s.MaxMessages = max(s.MaxMessages, o.MaxMessages)
+	s.Streams += o.Streams
+	s.Empty += o.Empty
+	s.Messages += o.Messages
+	s.First.Merge(o.First)
+	s.Gap.Merge(o.Gap)
+	if o.FirstUncorrected != nil {
+		if s.FirstUncorrected == nil {
+			s.FirstUncorrected = NewHistogram()
+		}
+		s.FirstUncorrected.Merge(o.FirstUncorrected)
+	}
+	return s
+}
+
+// Clone is a deep copy (nil for nil).
+func (s *Streams) Clone() *Streams {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.First, c.Gap = s.First.Clone(), s.Gap.Clone()
+	if s.FirstUncorrected != nil {
+		c.FirstUncorrected = s.FirstUncorrected.Clone()
+	}
+	return &c
+}
+
+// Noun is what the streams carry: "message" (gRPC) or "event" (SSE).
+func (s *Streams) Noun() string {
+	if s.Kind == "sse" {
+		return "event"
+	}
+	return "message"
+}
+
+// String says how many streams and messages, e.g. "40 complete, 200 messages, 5.0 per stream (min 5, max 5)".
+func (s *Streams) String() string {
+	per := 0.0
+	if s.Streams > 0 {
+		per = float64(s.Messages) / float64(s.Streams)
+	}
+	str := fmt.Sprintf("%d complete, %d %ss, %.1f per stream (min %d, max %d)", s.Streams, s.Messages, s.Noun(), per, s.MinMessages, s.MaxMessages)
+	if s.Empty > 0 {
+		str += fmt.Sprintf("; %d without any %s", s.Empty, s.Noun())
+	}
+	return str
+}

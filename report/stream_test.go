@@ -1,0 +1,59 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/internal/golden"
+	"github.com/apiperf/apiperf/measure"
+)
+
+// TestTextGRPCStreamGolden: a gRPC server-stream step (a fixture) in open loop: gRPC codes by
+// name, the messages, and the streams' first-message (both views) and gap lines.
+func TestTextGRPCStreamGolden(t *testing.T) {
+	r := textRun()
+	r.Scenario.URL = "grpc://127.0.0.1:9090/apiperf.demo.Demo/Watch"
+	r.Load.HTTP2, r.Load.Streams, r.Load.Rate = true, 4, 100
+	s := r.Last()
+	s.Status = map[int]int64{0: 900, 14: 100}
+	s.Uncorrected = s.Latency.Clone()
+	s.Open = &measure.OpenLoop{TargetRate: 100, Scheduled: 1000, Connections: 4}
+	s.HTTP2 = &measure.HTTP2{Protocol: "h2c", Streams: 4}
+	s.GRPC = &measure.GRPC{Method: "/apiperf.demo.Demo/Watch", Messages: 18000, MessageBytes: 180000}
+	st := &measure.Streams{Kind: "grpc", Streams: 900, Messages: 18000, MinMessages: 20, MaxMessages: 20,
+		First: measure.NewHistogram(), FirstUncorrected: measure.NewHistogram(), Gap: measure.NewHistogram()}
+	st.First.RecordN(250*time.Millisecond, 900)
+	st.FirstUncorrected.RecordN(100*time.Millisecond, 900)
+	st.Gap.RecordN(10*time.Millisecond, 17100)
+	s.Streams = st
+	s.Finish()
+	var b bytes.Buffer
+	Header(&b, r)
+	Text(&b, r, s, TextOptions{})
+	golden.Check(t, "text_grpc_stream.golden", b.Bytes())
+
+	b.Reset()
+	if err := WriteBench(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "success-%\t250111000 first-p50-ns/op\t250111000 first-p99-ns/op\t10007000 gap-p50-ns/op\t10007000 gap-p99-ns/op\n"; !bytes.HasSuffix(b.Bytes(), []byte(want)) {
+		t.Errorf("bench line of a stream step:\n%s\nwant it to end %q", b.String(), want)
+	}
+}
+
+// TestSweepTableStreams: a sweep of streams shows each level's p99 time to first message and
+// p99 gap; a sweep without streams keeps its columns (the other goldens).
+func TestSweepTableStreams(t *testing.T) {
+	r := synthSweep()
+	for i, s := range r.Steps {
+		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 100, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
+		st.Gap.RecordN(10*time.Millisecond, 90)
+		s.Streams = st
+	}
+	r.Sweep.Analyze(r.Steps)
+	var b bytes.Buffer
+	SweepTable(&b, r)
+	golden.Check(t, "sweep_table_streams.golden", b.Bytes())
+}
