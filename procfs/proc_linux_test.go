@@ -124,7 +124,9 @@ func TestReadSchedWait(t *testing.T) {
 	run, wait := (s1.Run - s0.Run).Seconds(), (s1.Wait - s0.Wait).Seconds()
 	t.Logf("a child sharing one CPU with another over 1 s: ran %.3f s, waited %.3f s", run, wait)
 	// Other processes on the CPU only add to the wait; the two children split what is left.
-	if wait < 0.3 || run > 0.7 || run+wait < 0.9 {
+	// Run and wait need not fill the second: at load 14 they came to 0.72 s of it (the time a
+	// virtual machine's CPU is away counts as neither).
+	if wait < 0.3 || run > 0.7 || run+wait < 0.6 {
 		t.Errorf("ReadSched of a child sharing one CPU with another spinning child: ran %.3f s and waited %.3f s in 1 s; want a wait of at least 0.3 s", run, wait)
 	}
 	st, err := Read(a)
