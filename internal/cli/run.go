@@ -299,7 +299,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, sess.step(func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
-	}), sweep.Hooks(captureHook(capture), localHook(sess.coord, conditionsHook(cond))))
+	}), sweep.Hooks(captureHook(capture), localHook(sess.coord, conditionsHook(cond)), sess.hook()))
 	stopProfile()
 	sess.finish(ctx, e, doc)
 	if err != nil {

@@ -42,6 +42,14 @@ func startLoad(ctx context.Context, e *env, lv *liveFlags, cf *clusterFlags, doc
 // step is the session's step function: the coordinator's when scaling out, else local.
 func (s *loadSession) step(local sweep.StepFunc) sweep.StepFunc { return stepFunc(s.coord, local) }
 
+// hook keeps the workers' health under each measured step's label (nil: not scaled out).
+func (s *loadSession) hook() sweep.Hook {
+	if s.coord == nil {
+		return nil
+	}
+	return s.coord.Hook
+}
+
 // finish records the workers' shares in doc and closes the live view; a live view that
 // does not close cleanly is a warning, never a failed run.
 func (s *loadSession) finish(ctx context.Context, e *env, doc *result.Run) {

@@ -132,7 +132,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	o := cluster.WorkerOptions{Log: e.stderr, Dial: *patience}
+	o := cluster.WorkerOptions{Log: e.stderr, Dial: *patience, Apiperf: version()}
 	if *ca != "" {
 		pem, err := os.ReadFile(*ca)
 		if err != nil {
