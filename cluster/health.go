@@ -132,18 +132,15 @@ func (c *Coordinator) keepHealth() {
 }
 
 // newWorkerConditions starts the record of a worker's conditions for plan p; the function
-// it returns ends it with the step (nil: failed) and gives the record to send (nil: none).
+// it returns ends it with the step (nil: failed) and gives the record to send: its machine,
+// and the step's conditions when they could be read.
 func newWorkerConditions(p *Plan, apiperf string) func(*measure.Step) *conditions.Record {
 	sess := conditions.NewSession(conditions.ReadGenerator(apiperf, p.Load.Threads), nil)
 	sess.TargetLocal = targetLocal(p)
 	end := sess.Begin("", 0)
 	return func(s *measure.Step) *conditions.Record {
 		end(s)
-		r := sess.Record()
-		if len(r.Steps) == 0 {
-			return nil
-		}
-		return r
+		return sess.Record()
 	}
 }
 

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apiperf/apiperf/report"
+	"github.com/apiperf/apiperf/result"
+)
+
+// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// watched is this test binary run as `apiperf args...`, its outputs readable while it runs.
+type watched struct {
+	stdout, stderr lockedBuffer
+	done           chan struct{}
+	code           int
+}
+
+// startWatched starts `apiperf args...`; with files > 0, under `ulimit -n files` (soft and
+// hard, so the Go runtime cannot raise it).
+func startWatched(t *testing.T, files int, args ...string) *watched {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	if files > 0 {
+		cmd = exec.Command("sh", append([]string{"-c", `ulimit -n "$0" && exec "$@"`, strconv.Itoa(files), exe}, args...)...)
+	}
+	w := &watched{done: make(chan struct{})}
+	cmd.Env = append(os.Environ(), asApiperfEnv+"=1", tokenEnv+"=proc-test-token-0123456789")
+	cmd.Stdout, cmd.Stderr = &w.stdout, &w.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			w.code = ee.ExitCode()
+		}
+		close(w.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-w.done
+	})
+	return w
+}
+
+// waitFor waits until w's stderr says s, w ends, or d passes; it says whether s was said.
+func (w *watched) waitFor(s string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !strings.Contains(w.stderr.String(), s) {
+		select {
+		case <-w.done:
+			return strings.Contains(w.stderr.String(), s)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestClusterWorkerStarved is issue 39's done-when on loopback with real processes: a
+// scaled-out sweep (the commands of `apiperf k8s --workers 3 -- sweep`) whose worker 2 runs
+// under `ulimit -n 24`, so it cannot open its 20 connections, gives a run.json with every
+// worker's conditions and limits, a workers table that marks worker 2 generator-limited
+// with its reason, and a verdict that names worker 2; `apiperf report DIR` renders the same
+// table from run.json alone.
+func TestClusterWorkerStarved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("processes")
+	}
+	srv, _ := acceptingServer(t)
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), "sweep", srv.URL+"/",
+		"--levels", "60", "-d", "1s", "--warmup", "0", "--dir", dir, "--name", "starved")
+	coord := startWatched(t, 0, coordArgv[1:]...)
+	// Workers are numbered in the order they join: start each once the one before has joined.
+	var workers []*watched
+	for k, files := range []int{0, 24, 0} {
+		w := startWatched(t, files, workerArgv[1:]...)
+		if joined := "as worker " + strconv.Itoa(k+1) + " of 3"; !w.waitFor(joined, 60*time.Second) {
+			t.Fatalf("worker %d did not say %q; stderr:\n%s\ncoordinator:\n%s", k+1, joined, w.stderr.String(), coord.stderr.String())
+		}
+		workers = append(workers, w)
+	}
+	select {
+	case <-coord.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the coordinator did not end within 2 minutes; stderr:\n%s", coord.stderr.String())
+	}
+	stdout := coord.stdout.String()
+	// The sweep's only level is generator-limited: no level met the objective (exit 1).
+	if coord.code != ExitFailed {
+		t.Errorf("coordinator exited %d, want %d; stderr:\n%s", coord.code, ExitFailed, coord.stderr.String())
+	}
+	for k, w := range workers {
+		<-w.done
+		if w.code != 0 {
+			t.Errorf("worker %d exited %d; stderr:\n%s", k+1, w.code, w.stderr.String())
+		}
+	}
+
+	r, err := result.Load(filepath.Join(dir, "starved", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Cluster
+	if c == nil || c.Version != 2 || len(c.Steps) != 1 || len(c.Steps[0].Workers) != 3 || len(c.Shares) != 3 {
+		t.Fatalf("run.json cluster record %+v; want version 2 with one step of 3 workers", c)
+	}
+	for k, h := range c.Steps[0].Workers {
+		limited := k == 1
+		if h.Worker != k+1 || (h.Limit != nil) != limited || h.Asked != 20 || (h.Opened < h.Asked) != limited || h.Generator == nil || h.Conditions == nil || c.Shares[k].Machine == nil {
+			t.Errorf("worker %d: health %+v (limit %+v), machine %+v; want its conditions, machine, CPU, 20 connections asked, limited: %v",
+				k+1, h, h.Limit, c.Shares[k].Machine, limited)
+		}
+	}
+	if h := c.Steps[0].Workers[1]; h.Limit != nil && (h.Limit.Errno != "EMFILE" || h.Opened <= 0) {
+		t.Errorf("worker 2's limit %+v, %d opened; want EMFILE after some connections", h.Limit, h.Opened)
+	}
+
+	table := stdout[strings.Index(stdout, "  Workers: 3"):]
+	table = table[:strings.Index(table, "verdict:")]
+	rows := strings.Split(table, "\n")
+	if len(rows) < 5 || !strings.HasSuffix(rows[3], "generator-limited") || strings.Contains(rows[2]+rows[4], "generator-limited") ||
+		!strings.Contains(table, "  worker 2 at c=60: generator-limited: open files of apiperf's process ran out at ") {
+		t.Errorf("workers table:\n%s\nwant worker 2's row marked generator-limited (only it), and its reason below", table)
+	}
+	if !strings.Contains(stdout, "verdict: generator-limited (high): apiperf could not open the connections asked for at c=60 on worker 2 (") {
+		t.Errorf("stdout:\n%s\nwant a verdict naming worker 2", stdout)
+	}
+
+	// From run.json alone: the same table.
+	runDir := filepath.Join(dir, "starved")
+	os.Remove(filepath.Join(runDir, report.WorkersFile))
+	if code, _, stderr := runCLI(t, "report", "-q", runDir); code != ExitOK {
+		t.Fatalf("apiperf report = %d; stderr %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(runDir, report.WorkersFile))
+	if err != nil || string(b) != table {
+		t.Errorf("report's %s (%v):\n%s\nwant the table the sweep printed:\n%s", report.WorkersFile, err, b, table)
+	}
+	t.Logf("workers table:\n%s", table)
+}
