@@ -13,6 +13,13 @@ import (
 	"time"
 )
 
+// errUnpack and errUnpacked end a fetch that another try would not mend: the stream was
+// refused or (partly) written.
+var (
+	errUnpack   = errors.New("unpacking the results")
+	errUnpacked = errors.New("the results are unpacked")
+)
+
 // Bounds of what FetchResults unpacks.
 const (
 	DefaultMaxResults = 1 << 30 // bytes of file data
@@ -44,11 +51,11 @@ func FetchResults(ctx context.Context, addr, token, dir string, maxBytes int64) 
 	}
 	files, err := untar(body, dir, maxBytes)
 	if err != nil {
-		return files, fmt.Errorf("unpacking the results: %w", err)
+		return files, fmt.Errorf("%w: %w", errUnpack, err)
 	}
 	done, err := authed(ctx, base, ResultsDonePath, token)
 	if err != nil {
-		return files, fmt.Errorf("the results are unpacked, but telling the coordinator failed: %w", err)
+		return files, fmt.Errorf("%w, but telling the coordinator failed: %w", errUnpacked, err)
 	}
 	done.Close()
 	return files, nil

@@ -156,7 +156,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	if err := finishSweep(ctx, e, doc, runDir, false, hf, &ci, showTarget); err != nil {
+	err = finishSweep(ctx, e, doc, runDir, false, hf, &ci, showTarget)
+	sess.serveResults(ctx, e, runDir) // --serve-results: the finished directory, then the outcome
+	if err != nil {
 		return err
 	}
 	switch {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -13,6 +14,9 @@ import (
 )
 
 func cmdK8s(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "fetch" {
+		return cmdK8sFetch(ctx, e, args[1:]) // k8sfetch.go
+	}
 	fs := newFlagSet("k8s", e)
 	var m cluster.Manifests
 	fs.IntVar(&m.Workers, "workers", 0, "worker pods (an Indexed Job, spread over nodes)")
@@ -25,6 +29,9 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&m.PlainJoin, "plain-join", false, "workers join over plain TCP (default: over TLS, with a CA made for the run and the coordinator's certificate in the Secret)")
 	fs.StringVar(&m.ResultsPVC, "results-pvc", "", "the coordinator works on this PersistentVolumeClaim (history, run directories, -o files): its results outlive the pod")
 	fs.StringVar(&m.ResultsSize, "results-size", "", "with --results-pvc: create that claim with this size (e.g. 1Gi); without, the claim must exist")
+	fs.IntVar(&m.MetricsPort, "metrics-port", 9464, "the coordinator's live /metrics (--listen) on this port, in the Service with prometheus.io annotations (0: none)")
+	fs.BoolVar(&m.ServiceMonitor, "service-monitor", false, "also print a Prometheus Operator ServiceMonitor for the metrics port (needs its CRD)")
+	fs.DurationVar(&m.FetchTimeout, "fetch-timeout", 10*time.Minute, "without --results-pvc: the coordinator serves its finished results this long for `apiperf k8s fetch` (0: it does not)")
 	var tokenFile string
 	registerTokenFile(fs, &tokenFile)
 	fs.Usage = func() {

@@ -359,6 +359,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := hf.record(ctx, e, doc); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
+	sess.serveRun(ctx, e, doc) // --serve-results
 	if err := ci.finish(e, "run", sc.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
 		return err
 	}

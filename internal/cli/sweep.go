@@ -333,7 +333,9 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		}
 		return nil
 	}
-	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, j.ci, showTarget); err != nil {
+	err = finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, j.ci, showTarget)
+	sess.serveResults(ctx, e, dir) // --serve-results: the finished directory, then the outcome
+	if err != nil {
 		return doc, dir, err
 	}
 	if ctx.Err() != nil {

@@ -177,3 +177,56 @@ func TestClusterWorkerStarved(t *testing.T) {
 	}
 	t.Logf("workers table:\n%s", table)
 }
+
+// TestK8sFetchFromCoordinator: the coordinator of manifests without a claim (here run with a
+// failing objective, exit 1) serves its finished results until `apiperf k8s fetch --addr`
+// takes them, then ends with the run's exit code; what is fetched is run.json and the outputs
+// rendered from it, workers table included.
+func TestK8sFetchFromCoordinator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("processes")
+	}
+	srv, _ := acceptingServer(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	coordArgv, workerArgv := clusterCommandsWith(t, []string{"--fetch-timeout", "2m"}, exe, addr, "run", srv.URL+"/",
+		"-n", "300", "-c", "3", "--objective", "p99<=1ns")
+	coord := startWatched(t, 0, coordArgv[1:]...)
+	for range 3 {
+		startWatched(t, 0, workerArgv[1:]...)
+	}
+	if !coord.waitFor("apiperf: serving the results", 90*time.Second) {
+		t.Fatalf("the coordinator did not serve its results; stderr:\n%s", coord.stderr.String())
+	}
+	select {
+	case <-coord.done:
+		t.Fatalf("the coordinator ended before it was fetched (exit %d)", coord.code)
+	default:
+	}
+	t.Setenv(tokenEnv, "proc-test-token-0123456789")
+	out := filepath.Join(t.TempDir(), "fetched")
+	code, stdout, stderr := runCLI(t, "k8s", "fetch", "--addr", addr, "--out", out)
+	if code != ExitOK {
+		t.Fatalf("apiperf k8s fetch = exit %d; stderr %s", code, stderr)
+	}
+	for _, f := range []string{"run.json", report.HTMLFile, report.WorkersFile, report.BenchFile} {
+		if !strings.Contains(stdout, f+"\n") {
+			t.Errorf("fetch listed %q; want %s among them", stdout, f)
+		}
+	}
+	r, err := result.Load(filepath.Join(out, "run.json"))
+	if err != nil || r.Cluster == nil || r.Last().Requests != 300 {
+		t.Errorf("fetched run.json: %v; want the 300 requests of 3 workers", err)
+	}
+	select {
+	case <-coord.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the coordinator still runs 30s after the fetch; stderr:\n%s", coord.stderr.String())
+	}
+	if coord.code != ExitFailed {
+		t.Errorf("coordinator exit %d after the fetch; want the run's %d (its objective failed); stderr:\n%s", coord.code, ExitFailed, coord.stderr.String())
+	}
+}
