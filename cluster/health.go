@@ -131,6 +131,22 @@ func (c *Coordinator) keepHealth() {
 	c.mu.Unlock()
 }
 
+// healthWarnings name, beside the merged numbers, each worker of the last step that was
+// generator-limited or generator-bound, with why: the merged figures alone would hide it.
+func (c *Coordinator) healthWarnings() []string {
+	c.mu.Lock()
+	last := c.last
+	c.mu.Unlock()
+	var out []string
+	for _, h := range last {
+		if why := h.Reason(); why != "" && h.Worker-1 < len(c.members) {
+			m := c.members[h.Worker-1]
+			out = append(out, fmt.Sprintf("worker %d (%s, %s) was %s", h.Worker, m.host, m.addr, why))
+		}
+	}
+	return out
+}
+
 // newWorkerConditions starts the record of a worker's conditions for plan p; the function
 // it returns ends it with the step (nil: failed) and gives the record to send: its machine,
 // and the step's conditions when they could be read.
@@ -179,7 +195,7 @@ func (l limits) checkConditions(r *conditions.Record, elapsed measure.Duration) 
 			return forged("its conditions: a target's CPU")
 		case !finite(s.Seconds, s.Busy, s.Apiperf, s.Others, s.OthersMax, s.StealPct, s.RunWait) || s.Seconds > window.Seconds():
 			return forged("its conditions: %+v over a step of %v", *s, elapsed)
-		case max(s.Busy, s.Apiperf, s.Others, s.OthersMax) > 2*cpus+1 || s.StealPct > 100 || s.RunWait > maxCPUs:
+		case max(s.Busy, s.Apiperf, s.Others, s.OthersMax) > cpuBound(cpus, s.Seconds) || s.StealPct > 100 || s.RunWait > maxCPUs:
 			return forged("its conditions: %.2f cores busy, apiperf %.2f, others %.2f (max %.2f), steal %.1f%%, run wait %.2f on %d CPUs",
 				s.Busy, s.Apiperf, s.Others, s.OthersMax, s.StealPct, s.RunWait, g.CPUs)
 		case s.Samples < 0 || float64(s.Samples) > math.Ceil(s.Seconds/conditions.DefaultInterval.Seconds()*4)+2:
@@ -187,6 +203,12 @@ func (l limits) checkConditions(r *conditions.Record, elapsed measure.Duration) 
 		}
 	}
 	return nil
+}
+
+// cpuBound is the most cores a machine of cpus can show busy over seconds: /proc/stat counts
+// in clock ticks (10 ms a CPU), so a step of a few milliseconds reads several times its CPUs.
+func cpuBound(cpus, seconds float64) float64 {
+	return (2*cpus + 1) * (1 + 0.1/max(seconds, 0.01))
 }
 
 // targetLocal says whether the plan's target is on the worker's loopback: its CPU is then

@@ -43,6 +43,21 @@ func TestWorkersHealth(t *testing.T) {
 		}
 		done(s)
 	}
+	var last *measure.Step
+	for _, info := range []sweep.StepInfo{{Label: "c=30", Rep: 2}} {
+		done := cl.coord.Hook(context.Background(), info)
+		s, err := cl.coord.Step(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("Step: %v", err)
+		}
+		done(s)
+		last = s
+	}
+	// The merged step names the sick workers beside its numbers.
+	if w := strings.Join(last.Warnings, "\n"); !strings.Contains(w, "worker 2 (") || !strings.Contains(w, ") was generator-limited: open files") ||
+		!strings.Contains(w, ") was generator-bound: it used 0.60 of its 2 cores") || strings.Contains(w, "worker 1 (") {
+		t.Errorf("merged step's warnings %q; want workers 2 and 3 named with their reasons, not worker 1", last.Warnings)
+	}
 	b, err := json.Marshal(cl.coord.Record())
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +66,8 @@ func TestWorkersHealth(t *testing.T) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Version != RecordVersion || len(rec.Steps) != 2 || rec.Steps[1].Name() != "c=30 #2" || len(rec.Steps[0].Workers) != 3 {
-		t.Fatalf("Record() = version %d, steps %+v; want version %d and the two measured steps of 3 workers", rec.Version, rec.Steps, RecordVersion)
+	if rec.Version != RecordVersion || len(rec.Steps) != 3 || rec.Steps[1].Name() != "c=30 #2" || len(rec.Steps[0].Workers) != 3 {
+		t.Fatalf("Record() = version %d, steps %+v; want version %d and the three measured steps of 3 workers", rec.Version, rec.Steps, RecordVersion)
 	}
 	want := []struct{ mark, reason string }{
 		{"", ""},

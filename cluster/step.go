@@ -331,7 +331,7 @@ func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 			lo.Format("15:04:05.000"), hi.Format("15:04:05.000"))
 	}
 	merged.Concurrency = cfg.Connections
-	merged.Warnings = append(merged.Warnings, behind...)
+	merged.Warnings = append(append(merged.Warnings, behind...), c.healthWarnings()...)
 	if len(c.lost) > 0 {
 		merged.Interrupted = true
 		merged.Warnings = append(merged.Warnings, c.lost...)

@@ -91,23 +91,71 @@ func (w *watched) waitFor(s string, d time.Duration) bool {
 }
 
 // TestClusterWorkerStarved is issue 39's done-when on loopback with real processes: a
-// scaled-out sweep (the commands of `apiperf k8s --workers 3 -- sweep`) whose worker 2 runs
-// under `ulimit -n 24`, so it cannot open its 20 connections, gives a run.json with every
-// worker's conditions and limits, a workers table that marks worker 2 generator-limited
-// with its reason, and a verdict that names worker 2; `apiperf report DIR` renders the same
-// table from run.json alone.
+// scaled-out run and sweep (the commands of `apiperf k8s --workers 3 -- run|sweep`) whose
+// worker 2 runs under `ulimit -n 24`, so it cannot open its 20 connections, give a run.json
+// with every worker's conditions and limits, a workers table that marks worker 2
+// generator-limited with its reason, and a verdict (sweep) or a warning beside the summary
+// (run) that names worker 2; `apiperf report DIR` renders the same table from run.json alone.
 func TestClusterWorkerStarved(t *testing.T) {
 	if testing.Short() {
 		t.Skip("processes")
 	}
+	for _, tc := range []struct {
+		sub   string
+		args  func(dir string) []string
+		names string // in stdout: where worker 2 is named
+	}{
+		{"run", func(dir string) []string {
+			return []string{"-c", "60", "-d", "1s", "-o", filepath.Join(dir, "run.json")}
+		},
+			") was generator-limited: open files of apiperf's process ran out at "},
+		{"sweep", func(dir string) []string {
+			return []string{"--levels", "60", "-d", "1s", "--warmup", "0", "--dir", filepath.Dir(dir), "--name", filepath.Base(dir)}
+		}, "verdict: generator-limited (high): apiperf could not open the connections asked for at c=60 on worker 2 ("},
+	} {
+		t.Run(tc.sub, func(t *testing.T) {
+			runDir := filepath.Join(t.TempDir(), "starved")
+			os.MkdirAll(runDir, 0o755)
+			stdout := starvedCluster(t, tc.sub, tc.args(runDir))
+			if !strings.Contains(stdout, tc.names) || (tc.sub == "run" && !strings.Contains(stdout, "  Warning: worker 2 (")) {
+				t.Errorf("stdout:\n%s\nwant %q naming worker 2", stdout, tc.names)
+			}
+			r, err := result.Load(filepath.Join(runDir, "run.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStarvedRecord(t, r)
+			table := workersBlock(stdout)
+			rows := strings.Split(table, "\n")
+			if len(rows) < 5 || !strings.HasSuffix(rows[3], "generator-limited") || strings.Contains(rows[2]+rows[4], "generator-limited") ||
+				!strings.Contains(table, "  worker 2 at c=60: generator-limited: open files of apiperf's process ran out at ") {
+				t.Errorf("workers table:\n%s\nwant worker 2's row marked generator-limited (only it), and its reason below", table)
+			}
+			// From run.json alone: the same table.
+			os.Remove(filepath.Join(runDir, report.WorkersFile))
+			if code, _, stderr := runCLI(t, "report", "-q", runDir); code != ExitOK {
+				t.Fatalf("apiperf report = %d; stderr %s", code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(runDir, report.WorkersFile))
+			if err != nil || string(b) != table {
+				t.Errorf("report's %s (%v):\n%s\nwant the table %s printed:\n%s", report.WorkersFile, err, b, tc.sub, table)
+			}
+			t.Logf("workers table:\n%s", table)
+		})
+	}
+}
+
+// starvedCluster runs `apiperf sub args...` as the manifests' coordinator and three worker
+// processes, worker 2 under `ulimit -n 24`; it returns the coordinator's stdout once all
+// ended (the coordinator with exit 1: its only step is generator-limited).
+func starvedCluster(t *testing.T, sub string, args []string) string {
+	t.Helper()
 	srv, _ := acceptingServer(t)
-	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), "sweep", srv.URL+"/",
-		"--levels", "60", "-d", "1s", "--warmup", "0", "--dir", dir, "--name", "starved")
+	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), sub, srv.URL+"/", args...)
 	coord := startWatched(t, 0, coordArgv[1:]...)
 	// Workers are numbered in the order they join: start each once the one before has joined.
 	var workers []*watched
@@ -123,8 +171,6 @@ func TestClusterWorkerStarved(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the coordinator did not end within 2 minutes; stderr:\n%s", coord.stderr.String())
 	}
-	stdout := coord.stdout.String()
-	// The sweep's only level is generator-limited: no level met the objective (exit 1).
 	if coord.code != ExitFailed {
 		t.Errorf("coordinator exited %d, want %d; stderr:\n%s", coord.code, ExitFailed, coord.stderr.String())
 	}
@@ -134,11 +180,13 @@ func TestClusterWorkerStarved(t *testing.T) {
 			t.Errorf("worker %d exited %d; stderr:\n%s", k+1, w.code, w.stderr.String())
 		}
 	}
+	return coord.stdout.String()
+}
 
-	r, err := result.Load(filepath.Join(dir, "starved", "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkStarvedRecord checks run.json's cluster record of starvedCluster: every worker's
+// conditions, machine and CPU, 20 connections asked each, only worker 2 limited (EMFILE).
+func checkStarvedRecord(t *testing.T, r *result.Run) {
+	t.Helper()
 	c := r.Cluster
 	if c == nil || c.Version != 2 || len(c.Steps) != 1 || len(c.Steps[0].Workers) != 3 || len(c.Shares) != 3 {
 		t.Fatalf("run.json cluster record %+v; want version 2 with one step of 3 workers", c)
@@ -153,29 +201,23 @@ func TestClusterWorkerStarved(t *testing.T) {
 	if h := c.Steps[0].Workers[1]; h.Limit != nil && (h.Limit.Errno != "EMFILE" || h.Opened <= 0) {
 		t.Errorf("worker 2's limit %+v, %d opened; want EMFILE after some connections", h.Limit, h.Opened)
 	}
+}
 
-	table := stdout[strings.Index(stdout, "  Workers: 3"):]
-	table = table[:strings.Index(table, "verdict:")]
-	rows := strings.Split(table, "\n")
-	if len(rows) < 5 || !strings.HasSuffix(rows[3], "generator-limited") || strings.Contains(rows[2]+rows[4], "generator-limited") ||
-		!strings.Contains(table, "  worker 2 at c=60: generator-limited: open files of apiperf's process ran out at ") {
-		t.Errorf("workers table:\n%s\nwant worker 2's row marked generator-limited (only it), and its reason below", table)
+// workersBlock is the workers table in a command's stdout: from its "  Workers:" line, its
+// rows and the lines about single workers below it.
+func workersBlock(stdout string) string {
+	i := strings.Index(stdout, "  Workers: ")
+	if i < 0 {
+		return ""
 	}
-	if !strings.Contains(stdout, "verdict: generator-limited (high): apiperf could not open the connections asked for at c=60 on worker 2 (") {
-		t.Errorf("stdout:\n%s\nwant a verdict naming worker 2", stdout)
+	var b strings.Builder
+	for j, line := range strings.SplitAfter(stdout[i:], "\n") {
+		if j > 0 && !strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "  worker ") && !strings.HasPrefix(line, "  others*") {
+			break
+		}
+		b.WriteString(line)
 	}
-
-	// From run.json alone: the same table.
-	runDir := filepath.Join(dir, "starved")
-	os.Remove(filepath.Join(runDir, report.WorkersFile))
-	if code, _, stderr := runCLI(t, "report", "-q", runDir); code != ExitOK {
-		t.Fatalf("apiperf report = %d; stderr %s", code, stderr)
-	}
-	b, err := os.ReadFile(filepath.Join(runDir, report.WorkersFile))
-	if err != nil || string(b) != table {
-		t.Errorf("report's %s (%v):\n%s\nwant the table the sweep printed:\n%s", report.WorkersFile, err, b, table)
-	}
-	t.Logf("workers table:\n%s", table)
+	return b.String()
 }
 
 // TestK8sFetchFromCoordinator: the coordinator of manifests without a claim (here run with a
