@@ -2,11 +2,14 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/result"
 )
 
 // Workers writes the per-worker table of a scale-out's last step from its record in run.json:
@@ -69,6 +72,17 @@ func workers(w io.Writer, rec *cluster.Record) {
 			fmt.Fprintf(w, "  worker %d machine: %s\n", r.Worker, r.Machine)
 		}
 	}
+}
+
+// workersSections is the Workers section of a scaled-out run's report: the workers table
+// as the text outputs print it, escaped (host names are the workers' own words).
+func workersSections(r *result.Run) []Section {
+	if r.Cluster == nil {
+		return nil
+	}
+	var b strings.Builder
+	workers(&b, r.Cluster)
+	return []Section{{Title: "Workers", Body: template.HTML(`<pre id="workers">` + template.HTMLEscapeString(b.String()) + "</pre>")}}
 }
 
 // opened is the connections a worker opened, "-" when unknown (a record older than it).

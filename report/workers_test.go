@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
 )
 
 // The workers table is rendered from the record alone, after a round trip through JSON as
@@ -70,4 +72,17 @@ func TestWorkersHealthTable(t *testing.T) {
 		t.Fatalf("Workers = %v; want nil", err)
 	}
 	golden.Check(t, "workers_health.golden", out.Bytes())
+}
+
+// A scaled-out run's report.html has the workers table, host names escaped; a run of one
+// machine has no such section.
+func TestWorkersHTML(t *testing.T) {
+	r := &result.Run{Cluster: &cluster.Record{Workers: 1, Shares: []cluster.WorkerReport{{Worker: 1, Host: "<script>x</script>", Connections: 2}}}}
+	s := workersSections(r)
+	if len(s) != 1 || !strings.Contains(string(s[0].Body), "&lt;script&gt;x&lt;/script&gt;") || strings.Contains(string(s[0].Body), "<script>") {
+		t.Errorf("workersSections = %+v; want one section with the host escaped", s)
+	}
+	if s := workersSections(&result.Run{}); s != nil {
+		t.Errorf("one machine: workersSections = %+v; want none", s)
+	}
 }

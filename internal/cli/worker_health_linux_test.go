@@ -106,19 +106,21 @@ func TestClusterWorkerStarved(t *testing.T) {
 		names string // in stdout: where worker 2 is named
 	}{
 		{"run", func(dir string) []string {
-			return []string{"-c", "60", "-d", "1s", "-o", filepath.Join(dir, "run.json")}
+			// -n, not -d: on a machine this busy a worker may start a second late, and timed
+			// windows that do not overlap are not merged (docs/SCALEOUT.md).
+			return []string{"-c", "60", "-n", "6000", "-o", filepath.Join(dir, "run.json")}
 		},
 			") was generator-limited: open files of apiperf's process ran out at "},
 		{"sweep", func(dir string) []string {
-			return []string{"--levels", "60", "-d", "1s", "--warmup", "0", "--dir", filepath.Dir(dir), "--name", filepath.Base(dir)}
+			return []string{"--levels", "60", "-n", "6000", "--warmup", "0", "--dir", filepath.Dir(dir), "--name", filepath.Base(dir)}
 		}, "verdict: generator-limited (high): apiperf could not open the connections asked for at c=60 on worker 2 ("},
 	} {
 		t.Run(tc.sub, func(t *testing.T) {
 			runDir := filepath.Join(t.TempDir(), "starved")
 			os.MkdirAll(runDir, 0o755)
-			stdout := starvedCluster(t, tc.sub, tc.args(runDir))
+			stdout, stderr := starvedCluster(t, tc.sub, tc.args(runDir))
 			if !strings.Contains(stdout, tc.names) || (tc.sub == "run" && !strings.Contains(stdout, "  Warning: worker 2 (")) {
-				t.Errorf("stdout:\n%s\nwant %q naming worker 2", stdout, tc.names)
+				t.Errorf("stdout:\n%s\nwant %q naming worker 2; coordinator stderr:\n%s", stdout, tc.names, stderr)
 			}
 			r, err := result.Load(filepath.Join(runDir, "run.json"))
 			if err != nil {
@@ -140,6 +142,9 @@ func TestClusterWorkerStarved(t *testing.T) {
 			if err != nil || string(b) != table {
 				t.Errorf("report's %s (%v):\n%s\nwant the table %s printed:\n%s", report.WorkersFile, err, b, tc.sub, table)
 			}
+			if h, err := os.ReadFile(filepath.Join(runDir, report.HTMLFile)); err != nil || !strings.Contains(string(h), `<pre id="workers">`) || !strings.Contains(string(h), "generator-limited: open files") {
+				t.Errorf("report.html (%v) has no workers table marking worker 2", err)
+			}
 			t.Logf("workers table:\n%s", table)
 		})
 	}
@@ -147,8 +152,8 @@ func TestClusterWorkerStarved(t *testing.T) {
 
 // starvedCluster runs `apiperf sub args...` as the manifests' coordinator and three worker
 // processes, worker 2 under `ulimit -n 24`; it returns the coordinator's stdout once all
-// ended (the coordinator with exit 1: its only step is generator-limited).
-func starvedCluster(t *testing.T, sub string, args []string) string {
+// ended (the coordinator with exit 1: its only step is generator-limited), and its stderr.
+func starvedCluster(t *testing.T, sub string, args []string) (string, string) {
 	t.Helper()
 	srv, _ := acceptingServer(t)
 	exe, err := os.Executable()
@@ -160,9 +165,16 @@ func starvedCluster(t *testing.T, sub string, args []string) string {
 	// Workers are numbered in the order they join: start each once the one before has joined.
 	var workers []*watched
 	for k, files := range []int{0, 24, 0} {
+		joined := "as worker " + strconv.Itoa(k+1) + " of 3"
 		w := startWatched(t, files, workerArgv[1:]...)
-		if joined := "as worker " + strconv.Itoa(k+1) + " of 3"; !w.waitFor(joined, 60*time.Second) {
-			t.Fatalf("worker %d did not say %q; stderr:\n%s\ncoordinator:\n%s", k+1, joined, w.stderr.String(), coord.stderr.String())
+		// A handshake gets 3s: on a machine this busy one may time out (the worker is refused
+		// and exits); a new worker process takes its place.
+		for try := 1; !w.waitFor(joined, 60*time.Second); try++ {
+			if try == 3 {
+				t.Fatalf("worker %d did not say %q; stderr:\n%s\ncoordinator:\n%s", k+1, joined, w.stderr.String(), coord.stderr.String())
+			}
+			<-w.done
+			w = startWatched(t, files, workerArgv[1:]...)
 		}
 		workers = append(workers, w)
 	}
@@ -180,7 +192,7 @@ func starvedCluster(t *testing.T, sub string, args []string) string {
 			t.Errorf("worker %d exited %d; stderr:\n%s", k+1, w.code, w.stderr.String())
 		}
 	}
-	return coord.stdout.String()
+	return coord.stdout.String(), coord.stderr.String()
 }
 
 // checkStarvedRecord checks run.json's cluster record of starvedCluster: every worker's
@@ -193,7 +205,9 @@ func checkStarvedRecord(t *testing.T, r *result.Run) {
 	}
 	for k, h := range c.Steps[0].Workers {
 		limited := k == 1
-		if h.Worker != k+1 || (h.Limit != nil) != limited || h.Asked != 20 || (h.Opened < h.Asked) != limited || h.Generator == nil || h.Conditions == nil || c.Shares[k].Machine == nil {
+		// A healthy worker may open fewer on a busy machine (a dial that timed out): only the
+		// limit tells them apart.
+		if h.Worker != k+1 || (h.Limit != nil) != limited || h.Asked != 20 || (limited && h.Opened >= h.Asked) || h.Generator == nil || h.Conditions == nil || c.Shares[k].Machine == nil {
 			t.Errorf("worker %d: health %+v (limit %+v), machine %+v; want its conditions, machine, CPU, 20 connections asked, limited: %v",
 				k+1, h, h.Limit, c.Shares[k].Machine, limited)
 		}
