@@ -162,22 +162,7 @@ func starvedCluster(t *testing.T, sub string, args []string) (string, string) {
 	}
 	coordArgv, workerArgv := clusterCommands(t, exe, freeAddr(t), sub, srv.URL+"/", args...)
 	coord := startWatched(t, 0, coordArgv[1:]...)
-	// Workers are numbered in the order they join: start each once the one before has joined.
-	var workers []*watched
-	for k, files := range []int{0, 24, 0} {
-		joined := "as worker " + strconv.Itoa(k+1) + " of 3"
-		w := startWatched(t, files, workerArgv[1:]...)
-		// A handshake gets 3s: on a machine this busy one may time out (the worker is refused
-		// and exits); a new worker process takes its place.
-		for try := 1; !w.waitFor(joined, 60*time.Second); try++ {
-			if try == 3 {
-				t.Fatalf("worker %d did not say %q; stderr:\n%s\ncoordinator:\n%s", k+1, joined, w.stderr.String(), coord.stderr.String())
-			}
-			<-w.done
-			w = startWatched(t, files, workerArgv[1:]...)
-		}
-		workers = append(workers, w)
-	}
+	workers := startWorkers(t, coord, workerArgv, 0, 24, 0)
 	select {
 	case <-coord.done:
 	case <-time.After(2 * time.Minute):
@@ -193,6 +178,28 @@ func starvedCluster(t *testing.T, sub string, args []string) (string, string) {
 		}
 	}
 	return coord.stdout.String(), coord.stderr.String()
+}
+
+// startWorkers starts a worker process per files (its `ulimit -n`, 0: unchanged), each once
+// the one before has joined coord, so that they are numbered in that order.
+func startWorkers(t *testing.T, coord *watched, workerArgv []string, files ...int) []*watched {
+	t.Helper()
+	var workers []*watched
+	for k, files := range files {
+		joined := "as worker " + strconv.Itoa(k+1) + " of 3"
+		w := startWatched(t, files, workerArgv[1:]...)
+		// A handshake gets 3s: on a machine this busy one may time out (the worker is refused
+		// and exits); a new worker process takes its place.
+		for try := 1; !w.waitFor(joined, 60*time.Second); try++ {
+			if try == 3 {
+				t.Fatalf("worker %d did not say %q; stderr:\n%s\ncoordinator:\n%s", k+1, joined, w.stderr.String(), coord.stderr.String())
+			}
+			<-w.done
+			w = startWatched(t, files, workerArgv[1:]...)
+		}
+		workers = append(workers, w)
+	}
+	return workers
 }
 
 // checkStarvedRecord checks run.json's cluster record of starvedCluster: every worker's
@@ -251,9 +258,7 @@ func TestK8sFetchFromCoordinator(t *testing.T) {
 	coordArgv, workerArgv := clusterCommandsWith(t, []string{"--fetch-timeout", "2m"}, exe, addr, "run", srv.URL+"/",
 		"-n", "300", "-c", "3", "--objective", "p99<=1ns")
 	coord := startWatched(t, 0, coordArgv[1:]...)
-	for range 3 {
-		startWatched(t, 0, workerArgv[1:]...)
-	}
+	startWorkers(t, coord, workerArgv, 0, 0, 0)
 	if !coord.waitFor("apiperf: serving the results", 90*time.Second) {
 		t.Fatalf("the coordinator did not serve its results; stderr:\n%s", coord.stderr.String())
 	}
