@@ -35,7 +35,7 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 	var tokenFile string
 	registerTokenFile(fs, &tokenFile)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: apiperf k8s --workers N [flags] -- run|sweep|capacity [flags] URL\n\nPrint Kubernetes manifests for a scale-out run: the token as a Secret, the coordinator as a\nJob behind a Service, the workers as an Indexed Job with anti-affinity. Apply them with\n`kubectl apply -f -`; the result is in `kubectl logs job/apiperf-coordinator`. Without\n"+tokenEnv+" or --token-file a random token is made.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: apiperf k8s --workers N [flags] -- run|sweep|capacity [flags] URL\n\nPrint Kubernetes manifests for a scale-out run: the token as a Secret, the coordinator as a\nJob behind a Service, the workers as an Indexed Job with anti-affinity. Apply them with\n`kubectl apply -f -`; the result is in `kubectl logs job/apiperf-coordinator`, and the run's\ndirectory on --results-pvc or, without it, through `apiperf k8s fetch` (see its --help). Without\n"+tokenEnv+" or --token-file a random token is made.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
