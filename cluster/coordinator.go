@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -56,6 +57,8 @@ type Coordinator struct {
 	lost    []string // what was lost, one line per worker
 	short   []string // workers that did not do their share of requests
 	closed  bool
+	last    []Health     // every worker's health in the last step
+	steps   []StepHealth // of every measured step (Hook)
 }
 
 // member is one joined worker.
@@ -73,6 +76,7 @@ type member struct {
 	share     load.Config
 	phase     time.Duration
 	step      *measure.Step
+	cond      *conditions.Record // its machine during the step, checked
 	intervals []*measure.Interval
 	lostAt    time.Duration // since the step's common start
 	lim       limits        // what its reports may hold

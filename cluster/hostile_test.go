@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -128,7 +129,16 @@ func serverTiming(responses, metric int64) *measure.ServerTiming {
 	return st
 }
 
-func stepMsg(s *measure.Step) *message          { return &message{Type: msgStep, Step: s} }
+func stepMsg(s *measure.Step) *message { return &message{Type: msgStep, Step: s} }
+
+// withConditions is a step message with honest conditions (one step of one CPU) that
+// forge then changes.
+func withConditions(s *measure.Step, forge func(*conditions.Record)) *message {
+	r := &conditions.Record{Version: conditions.Version, Generator: conditions.Generator{CPUs: 2, GOMAXPROCS: 2, CPUModel: "cpu\x1b[2J"},
+		Steps: []conditions.Step{{Seconds: 0.5, Busy: 1, Apiperf: 0.5, Others: 0.5, OthersMax: 0.6, Samples: 1}}}
+	forge(r)
+	return &message{Type: msgStep, Step: s, Conditions: r}
+}
 func intervalMsg(iv *measure.Interval) *message { return &message{Type: msgInterval, Interval: iv} }
 
 // TestForgedReportsDropped: a worker with the token sends each forgery of the issue (and
@@ -232,6 +242,21 @@ func TestForgedReportsDropped(t *testing.T) {
 		{"step in the future", timed, func(p *Plan, send func(*message)) {
 			send(stepMsg(honestStep(time.Now().Add(time.Hour), 1, time.Second)))
 		}, "in the future"},
+		{"conditions of 1e300 cores", timed, func(p *Plan, send func(*message)) {
+			send(withConditions(honestStep(time.Now(), 50, 10*time.Millisecond), func(r *conditions.Record) { r.Steps[0].Others = 1e300 }))
+		}, "its conditions: "},
+		{"conditions of negative steal", timed, func(p *Plan, send func(*message)) {
+			send(withConditions(honestStep(time.Now(), 50, 10*time.Millisecond), func(r *conditions.Record) { r.Steps[0].StealPct = -3 }))
+		}, "its conditions: "},
+		{"conditions of two steps", timed, func(p *Plan, send func(*message)) {
+			send(withConditions(honestStep(time.Now(), 50, 10*time.Millisecond), func(r *conditions.Record) { r.Steps = append(r.Steps, r.Steps[0]) }))
+		}, "its conditions: 2 steps"},
+		{"conditions of a day-long step", timed, func(p *Plan, send func(*message)) {
+			send(withConditions(honestStep(time.Now(), 50, 10*time.Millisecond), func(r *conditions.Record) { r.Steps[0].Seconds = 86400 }))
+		}, "its conditions: "},
+		{"conditions of 2^40 CPUs", timed, func(p *Plan, send func(*message)) {
+			send(withConditions(honestStep(time.Now(), 50, 10*time.Millisecond), func(r *conditions.Record) { r.Generator.CPUs = 1 << 40 }))
+		}, "its conditions: 1099511627776 CPUs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			coord, served := realAndFake(t, nil, tc.forge)

@@ -35,7 +35,19 @@ type Manifests struct {
 	ResultsPVC string
 	// ResultsSize, with ResultsPVC, makes the manifests create that claim with this size.
 	ResultsSize string
+	// FetchTimeout, without ResultsPVC, makes the coordinator serve its finished run
+	// directory on its port for up to this long, until `apiperf k8s fetch` takes it
+	// (--serve-results); 0: it does not.
+	FetchTimeout time.Duration
+	// MetricsPort is the port of the coordinator's live /metrics (--listen): in the Service,
+	// with the prometheus.io annotations, and open to the cluster in the NetworkPolicy; 0: none.
+	MetricsPort int
+	// ServiceMonitor adds a Prometheus Operator ServiceMonitor for MetricsPort.
+	ServiceMonitor bool
 }
+
+// serves says the coordinator serves its results for apiperf k8s fetch.
+func (m Manifests) serves() bool { return m.ResultsPVC == "" && m.FetchTimeout > 0 }
 
 // ServiceNames are the DNS names of the coordinator's Service, the ones its certificate carries.
 func (m Manifests) ServiceNames() []string {
@@ -60,6 +72,12 @@ func (m Manifests) Command() []string {
 	cmd := []string{"/apiperf", m.Args[0], "--workers", fmt.Sprint(m.Workers), "--join-addr", fmt.Sprintf("0.0.0.0:%d", m.Port)}
 	if !m.PlainJoin {
 		cmd = append(cmd, "--join-cert", tlsDir+"/"+tlsCert, "--join-key", tlsDir+"/"+tlsKey)
+	}
+	if m.serves() {
+		cmd = append(cmd, "--serve-results", m.FetchTimeout.String())
+	}
+	if m.MetricsPort > 0 {
+		cmd = append(cmd, "--listen", fmt.Sprintf("0.0.0.0:%d", m.MetricsPort))
 	}
 	args, _ := podArgs(m.Args[1:])
 	for i, a := range args {
@@ -110,12 +128,22 @@ func (m Manifests) Validate() error {
 		errs = append(errs, errors.New("give the coordinator's command after --: run|sweep|capacity [flags] URL"))
 	}
 	for _, a := range m.Args {
-		if a == "--workers" || strings.HasPrefix(a, "--workers=") || a == "--join-addr" || strings.HasPrefix(a, "--join-addr=") {
+		if a == "--workers" || strings.HasPrefix(a, "--workers=") || a == "--join-addr" || strings.HasPrefix(a, "--join-addr=") ||
+			a == "--serve-results" || strings.HasPrefix(a, "--serve-results=") || (m.MetricsPort > 0 && (a == "--listen" || strings.HasPrefix(a, "--listen="))) {
 			errs = append(errs, fmt.Errorf("%s is set by apiperf k8s", strings.SplitN(a, "=", 2)[0]))
 		}
 	}
 	if err := CheckToken(m.Token); err != nil {
 		errs = append(errs, err)
+	}
+	if m.MetricsPort < 0 || m.MetricsPort > 65535 || (m.MetricsPort > 0 && m.MetricsPort == m.withDefaults().Port) {
+		errs = append(errs, fmt.Errorf("--metrics-port %d: want 1-65535 (0: none), not the join port", m.MetricsPort))
+	}
+	if m.ServiceMonitor && m.MetricsPort == 0 {
+		errs = append(errs, errors.New("a ServiceMonitor needs the metrics port (--metrics-port)"))
+	}
+	if m.FetchTimeout < 0 {
+		errs = append(errs, fmt.Errorf("fetch timeout %v is negative", m.FetchTimeout))
 	}
 	if m.ResultsSize != "" && m.ResultsPVC == "" {
 		errs = append(errs, errors.New("a results size needs the claim's name (--results-pvc)"))
@@ -165,9 +193,9 @@ func (m Manifests) YAML() ([]byte, error) {
 		Cmd, WorkerCmd string
 		TokenData      string
 		Secrets        []secretEntry
-		Files          bool
+		Files, Serves  bool
 	}{m, quoteList(m.Command()), quoteList(m.WorkerCommand()), base64.StdEncoding.EncodeToString([]byte(m.Token)), entries,
-		slices.ContainsFunc(entries, func(e secretEntry) bool { return e.Path != "" && !e.TLS })})
+		slices.ContainsFunc(entries, func(e secretEntry) bool { return e.Path != "" && !e.TLS }), m.serves()})
 	return b.Bytes(), err
 }
 
@@ -212,6 +240,9 @@ var k8sTemplate = sync.OnceValue(func() *template.Template {
           type: RuntimeDefault
 {{end}}# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator
 {{- if .ResultsPVC}}, and the coordinator's directory on the claim {{.ResultsPVC}}{{end}}
+{{- if .Serves}}
+# The coordinator serves its finished results for {{.FetchTimeout}}: apiperf k8s fetch --name {{.Name}} --namespace {{.Namespace}}
+{{- end}}
 {{- if not .PlainJoin}}
 # Workers join over TLS: the Secret holds a CA made for this run and the coordinator's certificate.
 {{- end}}
@@ -246,6 +277,16 @@ kind: Service
 metadata:
   name: {{q (print .Name "-coordinator")}}
   namespace: {{q .Namespace}}
+  labels:
+    app.kubernetes.io/name: {{q .Name}}
+    app.kubernetes.io/component: coordinator
+{{- if .MetricsPort}}
+  # the coordinator's live /metrics, for a cluster's Prometheus
+  annotations:
+    prometheus.io/scrape: "true"
+    prometheus.io/port: "{{.MetricsPort}}"
+    prometheus.io/path: /metrics
+{{- end}}
 spec:
   selector:
     app.kubernetes.io/name: {{q .Name}}
@@ -255,6 +296,12 @@ spec:
     port: {{.Port}}
     targetPort: {{.Port}}
     protocol: TCP
+{{- if .MetricsPort}}
+  - name: metrics
+    port: {{.MetricsPort}}
+    targetPort: {{.MetricsPort}}
+    protocol: TCP
+{{- end}}
 ---
 apiVersion: batch/v1
 kind: Job
@@ -318,6 +365,10 @@ spec:
           readOnly: true
 {{- end}}
 {{template "token" .}}
+{{- if .Serves}}        # --serve-results: a run's results directory is made under TMPDIR (the root filesystem is read-only)
+        - name: TMPDIR
+          value: /work
+{{end}}
 {{- range .Secrets}}{{if .Env}}        - name: {{.Env}}
           valueFrom:
             secretKeyRef:
@@ -326,6 +377,10 @@ spec:
 {{end}}{{end}}        ports:
         - containerPort: {{.Port}}
           name: join
+{{- if .MetricsPort}}
+        - containerPort: {{.MetricsPort}}
+          name: metrics
+{{- end}}
 {{template "resources" .}}---
 apiVersion: batch/v1
 kind: Job
@@ -372,7 +427,7 @@ spec:
           readOnly: true
 {{- end}}
 {{template "token" .}}{{template "resources" .}}---
-# Only the workers reach the coordinator's join port.
+# Only the workers reach the coordinator's join port{{if .MetricsPort}}; its metrics port is open to the cluster{{end}}.
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
@@ -393,5 +448,28 @@ spec:
     ports:
     - protocol: TCP
       port: {{.Port}}
+{{- if .MetricsPort}}
+  # the live /metrics: from anywhere in the cluster (Prometheus)
+  - ports:
+    - protocol: TCP
+      port: {{.MetricsPort}}
+{{- end}}
+{{- if .ServiceMonitor}}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{q (print .Name "-coordinator")}}
+  namespace: {{q .Namespace}}
+spec:
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{q .Name}}
+      app.kubernetes.io/component: coordinator
+  endpoints:
+  - port: metrics
+    path: /metrics
+    interval: 5s
+{{- end}}
 `))
 })

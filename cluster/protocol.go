@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -87,7 +88,10 @@ type message struct {
 	Plan     *Plan             `json:"plan,omitempty"`
 	Interval *measure.Interval `json:"interval,omitempty"`
 	Step     *measure.Step     `json:"step,omitempty"`
-	Error    string            `json:"error,omitempty"`
+	// Conditions is the worker's machine during the step, sent with it (conditions.Record,
+	// one step); absent from workers older than it.
+	Conditions *conditions.Record `json:"conditions,omitempty"`
+	Error      string             `json:"error,omitempty"`
 }
 
 // Plan is one worker's share of one step: what to send, how hard, and when to start.

@@ -66,7 +66,7 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 	start := time.Now().Add(max(startLead, 4*maxRTT))
 	for k, m := range c.members {
 		share := shares[k]
-		m.share, m.phase, m.step, m.intervals, m.lostAt = share, time.Duration(phases[k]), nil, nil, 0
+		m.share, m.phase, m.step, m.cond, m.intervals, m.lostAt = share, time.Duration(phases[k]), nil, nil, nil, 0
 		p := &Plan{
 			Worker: k, Workers: len(c.members), Scenario: c.job.Scenario, ScriptCode: c.job.ScriptCode,
 			ScriptArgs: c.job.ScriptArgs, Load: share, Expected: c.job.Expected,
@@ -80,6 +80,7 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 	if err := c.collect(ctx, cfg, start); err != nil {
 		return nil, err
 	}
+	c.keepHealth()
 	return c.merge(cfg)
 }
 
@@ -166,11 +167,15 @@ func (c *Coordinator) collect(ctx context.Context, cfg load.Config, start time.T
 				shown.StepStart = shown.StepStart.Add(-m.offset)
 				live.add(m.index, &shown)
 			case ev.m.Type == msgStep && ev.m.Step != nil:
-				if err := m.lim.checkStep(ev.m.Step, now); err != nil {
+				err := m.lim.checkStep(ev.m.Step, now)
+				if err == nil {
+					err = m.lim.checkConditions(ev.m.Conditions, ev.m.Step.Elapsed)
+				}
+				if err != nil {
 					drop(m, err)
 					continue
 				}
-				m.step = ev.m.Step
+				m.step, m.cond = ev.m.Step, ev.m.Conditions
 				pending--
 				live.end(m.index)
 			case ev.m.Type == msgFailed:
@@ -326,7 +331,7 @@ func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 			lo.Format("15:04:05.000"), hi.Format("15:04:05.000"))
 	}
 	merged.Concurrency = cfg.Connections
-	merged.Warnings = append(merged.Warnings, behind...)
+	merged.Warnings = append(append(merged.Warnings, behind...), c.healthWarnings()...)
 	if len(c.lost) > 0 {
 		merged.Interrupted = true
 		merged.Warnings = append(merged.Warnings, c.lost...)

@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"time"
+
+	"github.com/apiperf/apiperf/conditions"
 )
 
 // WorkerReport is one worker's part in the last step, for the per-worker table and run.json.
@@ -21,6 +23,10 @@ type WorkerReport struct {
 	Errors    int64         `json:"errors"`
 	QPS       float64       `json:"qps"`
 	Lost      string        `json:"lost,omitempty"`
+	// Machine is the worker's machine as it described it with its last step (nil: not sent),
+	// Health its conditions and limits during that step (nil in records older than it).
+	Machine *conditions.Generator `json:"machine,omitempty"`
+	Health  *Health               `json:"health,omitempty"`
 }
 
 // Workers reports each worker's part in the last step.
@@ -33,6 +39,9 @@ func (c *Coordinator) Workers() []WorkerReport {
 			}
 		}
 	}
+	c.mu.Lock()
+	last := c.last
+	c.mu.Unlock()
 	out := make([]WorkerReport, 0, len(c.members))
 	for _, m := range c.members {
 		r := WorkerReport{
@@ -51,6 +60,14 @@ func (c *Coordinator) Workers() []WorkerReport {
 		if m.gone != nil {
 			r.Lost = fmt.Sprintf("lost %s: %v", m.lostWhen(), m.gone)
 		}
+		if m.cond != nil {
+			g := m.cond.Generator
+			r.Machine = &g
+		}
+		if k := m.index; k < len(last) {
+			h := last[k]
+			r.Health = &h
+		}
 		out = append(out, r)
 	}
 	return out
@@ -68,15 +85,23 @@ func (c *Coordinator) StartSpread() time.Duration {
 	return spread
 }
 
+// RecordVersion is the version of Record's layout: 2 added the workers' health (Steps,
+// WorkerReport.Machine and Health); a record without a version is version 1 and reads
+// with them nil.
+const RecordVersion = 2
+
 // Record is what run.json keeps of a scale-out: how many workers took part, their shares
-// and how well they started together (of the last step).
+// and how well they started together (of the last step), and every worker's health in
+// every measured step.
 type Record struct {
+	Version int `json:"version,omitempty"`
 	Workers int `json:"workers"`
 	// Threads is the workers' threads all together (each runs its share on its own cores).
 	Threads     int            `json:"threads,omitempty"`
 	StartSpread time.Duration  `json:"start_spread"`
 	Shares      []WorkerReport `json:"shares"`
 	Lost        []string       `json:"lost,omitempty"`
+	Steps       []StepHealth   `json:"steps,omitempty"`
 }
 
 // Record returns the coordinator's record of the last step.
@@ -85,5 +110,8 @@ func (c *Coordinator) Record() *Record {
 	for _, m := range c.members {
 		threads += m.share.Threads
 	}
-	return &Record{Workers: len(c.members), Threads: threads, StartSpread: c.StartSpread(), Shares: c.Workers(), Lost: c.Lost()}
+	c.mu.Lock()
+	steps := append([]StepHealth(nil), c.steps...)
+	c.mu.Unlock()
+	return &Record{Version: RecordVersion, Workers: len(c.members), Threads: threads, StartSpread: c.StartSpread(), Shares: c.Workers(), Lost: c.Lost(), Steps: steps}
 }

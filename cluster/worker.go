@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/measure"
 )
 
@@ -32,7 +33,9 @@ type WorkerOptions struct {
 	Dial time.Duration // how long to keep trying to reach the coordinator (default 30s)
 	// TLS, when set, joins over TLS with this client configuration (the coordinator's
 	// certificate is verified against it).
-	TLS     *tls.Config
+	TLS *tls.Config
+	// Apiperf is apiperf's version, recorded in the conditions sent with every step.
+	Apiperf string
 	version int    // tests: speak another version
 	host    string // tests: the host name to give (default: os.Hostname)
 }
@@ -100,7 +103,7 @@ func Work(ctx context.Context, addr, token string, run RunFunc, o WorkerOptions)
 			if m.Plan == nil {
 				return errors.New("protocol: plan message without a plan")
 			}
-			if err := runPlan(ctx, c, msgs, m.Plan, run, o.Log); err != nil {
+			if err := runPlan(ctx, c, msgs, m.Plan, run, o); err != nil {
 				return err
 			}
 		default:
@@ -156,7 +159,7 @@ var errStopped = errors.New("stopped by the coordinator")
 // runPlan waits for the start time and runs the plan, streaming intervals and then the
 // final step, while it watches the coordinator: a stop ends the step early (its data is
 // still sent), a drop or silence cancels it and Work returns ErrCoordinatorLost.
-func runPlan(ctx context.Context, c *conn, msgs <-chan *message, p *Plan, run RunFunc, log io.Writer) error {
+func runPlan(ctx context.Context, c *conn, msgs <-chan *message, p *Plan, run RunFunc, o WorkerOptions) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	over := make(chan struct{})
@@ -184,15 +187,21 @@ func runPlan(ctx context.Context, c *conn, msgs <-chan *message, p *Plan, run Ru
 			}
 		}
 	}()
-	fmt.Fprintf(log, "apiperf: worker %d: %s, starting at %s\n", p.Worker+1, p.Load, p.StartAt.Format("15:04:05.000"))
+	fmt.Fprintf(o.Log, "apiperf: worker %d: %s, starting at %s\n", p.Worker+1, p.Load, p.StartAt.Format("15:04:05.000"))
 	var err error
 	var step *measure.Step
+	var cond *conditions.Record
 	t := time.NewTimer(time.Until(p.StartAt))
 	select {
 	case <-t.C:
+		end := newWorkerConditions(p, o.Apiperf) // this machine during the step, as a local run records it
 		step, err = run(ctx, p, func(iv *measure.Interval) {
 			c.send(&message{Type: msgInterval, Interval: iv}, 5*time.Second) // a failed send shows as a drop to the reader
 		})
+		if err != nil {
+			step = nil
+		}
+		cond = end(step)
 	case <-ctx.Done():
 		t.Stop()
 	}
@@ -204,7 +213,7 @@ func runPlan(ctx context.Context, c *conn, msgs <-chan *message, p *Plan, run Ru
 		}
 		return lost(ctx, cause)
 	}
-	reply := &message{Type: msgStep, Step: step}
+	reply := &message{Type: msgStep, Step: step, Conditions: cond}
 	if err != nil || step == nil {
 		reply = &message{Type: msgFailed, Error: fmt.Sprint(err)}
 	}

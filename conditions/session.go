@@ -118,7 +118,13 @@ func (s *Session) Begin(label string, rep int) func(*measure.Step) {
 			case <-stop:
 				last = true
 			}
-			end = s.read()
+			r := s.read()
+			if !r.ok && first.ok {
+				// A failed read (a step that holds every file descriptor apiperf may open)
+				// is skipped: the next interval runs from the last reading that worked.
+				continue
+			}
+			end = r
 			// A last interval much shorter than the others (the step ended just after a
 			// tick) is too few clock ticks for a rate: it counts in the mean only.
 			if prev.ok && end.ok && (end.at.Sub(prev.at) >= every/4 || st.Samples == 0) {

@@ -25,9 +25,12 @@ const HTMLFile = "report.html"
 // BenchFile is the run in Go benchmark format, for benchstat.
 const BenchFile = "bench.txt"
 
+// WorkersFile is a scaled-out run's workers table (Workers), as run and sweep print it.
+const WorkersFile = "workers.txt"
+
 // WriteAll renders every output of run r into dir (created if needed) and returns the paths
 // written: <name>.dat, the charts <name>_qps_ttlb, <name>_successrate and <name>_latency as
-// .png and .svg, bench.txt and report.html. Everything comes from r alone, so a saved
+// .png and .svg, bench.txt, report.html and, scaled out, workers.txt. Everything comes from r alone, so a saved
 // run.json re-renders the same files. The name is r.Name, or DefaultName(r) when empty.
 func WriteAll(dir string, r *result.Run) ([]string, error) {
 	if len(r.Steps) == 0 {
@@ -49,6 +52,9 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 		out.render(BenchFile, func(w io.Writer) error { return WriteBench(w, r) }),
 		out.render(HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
 	)
+	if r.Cluster != nil {
+		err = errors.Join(err, out.render(WorkersFile, func(w io.Writer) error { return Workers(w, r.Cluster) }))
+	}
 	return out.paths, err
 }
 

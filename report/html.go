@@ -52,6 +52,7 @@ func extraSections(r *result.Run) []Section {
 	out = append(out, processSections(r)...)  // report/process.go
 	out = append(out, endpointSections(r)...)
 	out = append(out, conditionsSections(r)...)
+	out = append(out, workersSections(r)...)  // report/workers.go
 	out = append(out, exemplarSections(r)...) // report/exemplars_html.go
 	out = append(out, timingSections(r)...)
 	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go

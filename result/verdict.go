@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
@@ -74,6 +75,7 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 			}
 		}
 		l.Generator = generatorUsage(gens)
+		l.Workers = r.workersAt(p.Steps)
 		l.Target, l.Profile = targetUsage(targets)
 		l.Trace = traceOf(targets) // trace.go
 		l.Machine = machineUsage(targets)
@@ -387,4 +389,58 @@ func (r *Run) PeakUsage() (cpu, rss float64) {
 	}
 	t := in.Levels[in.Peak].Target
 	return t.CPUCores, t.RSSBytes
+}
+
+// workersAt is each worker's own generator over the steps of a level (indexes of r.Steps),
+// from the scale-out's health record; nil on one machine or when it was not recorded.
+func (r *Run) workersAt(steps []int) []verdict.Worker {
+	c := r.Cluster
+	if c == nil || len(c.Steps) == 0 {
+		return nil
+	}
+	var out []verdict.Worker
+	gens := map[int][]*measure.Generator{}
+	others := map[int][]float64{}
+	for _, j := range steps {
+		if j < 0 || j >= len(r.Steps) {
+			continue
+		}
+		i := slices.IndexFunc(c.Steps, func(h cluster.StepHealth) bool { return h.Label == r.Steps[j].Label && h.Rep == r.Steps[j].Rep })
+		if i < 0 {
+			continue
+		}
+		for _, h := range c.Steps[i].Workers {
+			k := slices.IndexFunc(out, func(w verdict.Worker) bool { return w.Name == workerName(c, h.Worker) })
+			if k < 0 {
+				out = append(out, verdict.Worker{Name: workerName(c, h.Worker)})
+				k = len(out) - 1
+			}
+			if h.Generator != nil {
+				gens[k] = append(gens[k], h.Generator)
+			}
+			if h.Conditions != nil && !h.Conditions.OthersHasTarget {
+				others[k] = append(others[k], h.Conditions.Others)
+			}
+			if h.Limit != nil && out[k].GeneratorLimit == "" {
+				out[k].GeneratorLimit = h.Limit.Detail()
+			}
+		}
+	}
+	for k := range out {
+		out[k].Generator = generatorUsage(gens[k])
+		for _, o := range others[k] {
+			out[k].Others += o / float64(len(others[k]))
+		}
+	}
+	return out
+}
+
+// workerName is "worker 2 (gen-b)": worker k (from 1) with the host it named itself.
+func workerName(c *cluster.Record, k int) string {
+	for _, s := range c.Shares {
+		if s.Worker == k && s.Host != "" {
+			return fmt.Sprintf("worker %d (%s)", k, s.Host)
+		}
+	}
+	return fmt.Sprintf("worker %d", k)
 }

@@ -3,9 +3,12 @@ package result
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/conditions"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
@@ -119,5 +122,37 @@ func TestEndAndRise(t *testing.T) {
 	// three samples a level (1 s apart): the first, before the ramp, is left out
 	if _, rise = endAndRise(series(4*mib, 20*mib, 21*mib), w, heap); rise != 1*mib {
 		t.Errorf("three samples: rise %.1f MiB, want 1 (past the ramp)", rise/mib)
+	}
+}
+
+// TestVerdictInputWorkers: a scaled-out run's health record gives every level each worker's
+// own generator (named with its host), the limit it hit and what others took of its machine;
+// a run of one machine has none.
+func TestVerdictInputWorkers(t *testing.T) {
+	step := func(label string, conc int) *measure.Step {
+		return &measure.Step{Label: label, Concurrency: conc, Attempts: 1000, Requests: 1000, Elapsed: measure.Duration(time.Second)}
+	}
+	gen := func(cpu time.Duration) *measure.Generator {
+		return &measure.Generator{CPU: measure.Duration(cpu), Wall: measure.Duration(time.Second), Cores: 1}
+	}
+	r := &Run{
+		Steps: []*measure.Step{step("c=4", 4), step("c=16", 16)},
+		Sweep: sweep.NewRecord(sweep.Plan{Levels: []int{4, 16}}, sweep.Objective{}, sweep.Rules{}),
+	}
+	r.Sweep.Analyze(r.Steps)
+	if in, _ := r.VerdictInput(); in.Levels[0].Workers != nil {
+		t.Errorf("one machine: workers %+v; want none", in.Levels[0].Workers)
+	}
+	r.Cluster = &cluster.Record{Version: cluster.RecordVersion, Workers: 2,
+		Shares: []cluster.WorkerReport{{Worker: 1, Host: "gen-a"}, {Worker: 2, Host: "gen-b"}},
+		Steps: []cluster.StepHealth{{Label: "c=16", Workers: []cluster.Health{
+			{Worker: 1, Generator: gen(300 * time.Millisecond), Conditions: &conditions.Step{Others: 0.5}},
+			{Worker: 2, Generator: gen(950 * time.Millisecond), Limit: &measure.GeneratorLimit{Errno: "EMFILE", Resource: "open files", Connections: 3, Wanted: 8}},
+		}}}}
+	in, _ := r.VerdictInput()
+	ws := in.Levels[1].Workers
+	if in.Levels[0].Workers != nil || len(ws) != 2 || ws[0].Name != "worker 1 (gen-a)" || ws[0].Others != 0.5 || ws[1].Generator.CPUCores != 0.95 ||
+		!strings.HasPrefix(ws[1].GeneratorLimit, "open files exhausted (EMFILE) at 3 of 8") {
+		t.Errorf("levels' workers %+v and %+v; want none at c=4, at c=16 worker 1 (gen-a) with others 0.5 and worker 2 at 0.95 cores, out of open files", in.Levels[0].Workers, ws)
 	}
 }

@@ -332,7 +332,9 @@ EOF
 k -n "$NS" wait --for=condition=Ready pod/target --timeout=120s >/dev/null || { k -n "$NS" describe pod target | tail -20; die "the target pod is not ready"; }
 say "target pod ready: $(k -n "$NS" get pod target --no-headers -o wide | tr -s ' ')"
 
-ARGS=(--workers "$WORKERS" --namespace "$NS" --image apiperf:e2e --cpu 250m --memory 128Mi -- run -n "$N" -c "$CONNS" --json "http://target.$NS.svc:8080/healthz")
+# --fetch-timeout 0: this script reads run.json from the log, so the coordinator need not wait
+# to be fetched (apiperf k8s fetch is tested on loopback, not run here yet)
+ARGS=(--workers "$WORKERS" --namespace "$NS" --image apiperf:e2e --cpu 250m --memory 128Mi --fetch-timeout 0 -- run -n "$N" -c "$CONNS" --json "http://target.$NS.svc:8080/healthz")
 say "\$ apiperf k8s ${ARGS[*]} | kubectl apply -f -"
 apiperf k8s "${ARGS[@]}" >"$R/manifests.yaml"
 k apply -f "$R/manifests.yaml"

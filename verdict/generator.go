@@ -24,6 +24,9 @@ func generatorClaim(j *judgement) *Claim {
 	conf := Low
 	at := -1
 	starvedOnly := true // every high finding is a wait for a CPU, which others may have caused
+	merged := false     // the merged generator (all workers, or the one machine) was short
+	var short []string  // scaled out: the workers short of CPU at the first level found
+	var shortOf int
 	raise := func(c Confidence) {
 		if rank(c) > rank(conf) {
 			conf = c
@@ -60,6 +63,19 @@ func generatorClaim(j *judgement) *Claim {
 				found = true
 			}
 		}
+		merged = merged || found
+		if wev, names, shared := j.workersShort(l); len(wev) > 0 {
+			ev = append(ev, wev...)
+			if shared { // other processes on those machines may be what kept them off their cores
+				raise(Medium)
+			} else {
+				raise(High)
+			}
+			starvedOnly, found = false, true // each worker's own machine was measured
+			if short == nil {
+				short, shortOf = names, len(l.Workers)
+			}
+		}
 		if l.Open && l.Scheduled > 0 && 100*float64(l.LateSends)/float64(l.Scheduled) > t.LateSharePct {
 			late := fmt.Sprintf("at %s %.1f%% of requests were sent late (worst %s after due)",
 				l.Label, 100*float64(l.LateSends)/float64(l.Scheduled), dur(l.MaxLag))
@@ -82,6 +98,9 @@ func generatorClaim(j *judgement) *Claim {
 		return nil
 	}
 	sum := "apiperf itself was short of CPU, so the numbers understate the target"
+	if short != nil && !merged {
+		sum = fmt.Sprintf("apiperf was short of CPU on %s, so the numbers understate the target", ofWorkers(short, shortOf))
+	}
 	if pk := in.Levels[in.Peak]; pk.Generator != nil && pk.Target != nil && in.SameMachine && in.MachineCores > 0 {
 		ev = append(ev, fmt.Sprintf("apiperf and the target share %d cores: %.2f and %.2f at the peak",
 			in.MachineCores, pk.Generator.CPUCores, pk.Target.CPUCores))

@@ -9,23 +9,32 @@ const GeneratorLimited Kind = "generator-limited"
 // genLimitClaim names the levels that hit a limit of the generator's machine, with the limit
 // and its fix. Those levels are left out of every claim about the target (targetLevels).
 func genLimitClaim(in Input) *Claim {
-	var ev []string
-	at, fix := "", ""
+	var ev, who []string
+	at, fix, of := "", "", 0
 	for _, l := range in.Levels {
 		if l.GeneratorLimit == "" {
 			continue
 		}
-		ev = append(ev, fmt.Sprintf("at %s: %s", l.Label, l.GeneratorLimit))
+		wev, names := workersLimited(l)
+		if len(wev) > 0 { // scaled out: which workers hit it
+			ev = append(ev, wev...)
+		} else {
+			ev = append(ev, fmt.Sprintf("at %s: %s", l.Label, l.GeneratorLimit))
+		}
 		if at == "" {
-			at, fix = l.Label, l.GeneratorFix
+			at, fix, who, of = l.Label, l.GeneratorFix, names, len(l.Workers)
 		}
 	}
 	if len(ev) == 0 {
 		return nil
 	}
+	where := at
+	if len(who) > 0 {
+		where += " on " + ofWorkers(who, of)
+	}
 	return &Claim{
 		Kind: GeneratorLimited, Confidence: High, Level: at,
-		Summary:  "apiperf could not open the connections asked for at " + at + ": its own machine's limit, not the target's; those levels are left out of the other claims",
+		Summary:  "apiperf could not open the connections asked for at " + where + ": its own machine's limit, not the target's; those levels are left out of the other claims",
 		Evidence: ev,
 		Fix:      fix,
 	}

@@ -71,6 +71,9 @@ type Level struct {
 	Exemplars *measure.Exemplars `json:"exemplars,omitempty"`
 	// Machine is the whole machine's CPU during the level; nil when not measured.
 	Machine *Machine `json:"machine,omitempty"`
+	// Workers is each scale-out worker's own generator at the level (workers.go); nil on
+	// one machine.
+	Workers []Worker `json:"workers,omitempty"`
 }
 
 // Usage is a process's resource use over a level. A zero field is unknown.

@@ -126,7 +126,7 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 	eng := newEngine(e, *quiet, src, tgt, expected)
 	eng.watch = sess.watch
 	runPath := filepath.Join(runDir, "run.json")
-	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond))),
+	r := sweep.CapacityRunner{Search: search, Objective: obj, Base: cfg, Warmup: warmup, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond)), sess.hook()),
 		Save: func(steps []*measure.Step, c *sweep.Capacity) error {
 			doc.Steps, doc.Capacity, doc.End, doc.Conditions = steps, c, time.Now().UTC(), cond.Record()
 			if !*quiet {
@@ -156,7 +156,9 @@ func cmdCapacity(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	if err := finishSweep(ctx, e, doc, runDir, false, hf, &ci, showTarget); err != nil {
+	err = finishSweep(ctx, e, doc, runDir, false, hf, &ci, showTarget)
+	sess.serveResults(ctx, e, runDir) // --serve-results: the finished directory, then the outcome
+	if err != nil {
 		return err
 	}
 	switch {

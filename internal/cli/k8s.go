@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -13,6 +14,9 @@ import (
 )
 
 func cmdK8s(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "fetch" {
+		return cmdK8sFetch(ctx, e, args[1:]) // k8sfetch.go
+	}
 	fs := newFlagSet("k8s", e)
 	var m cluster.Manifests
 	fs.IntVar(&m.Workers, "workers", 0, "worker pods (an Indexed Job, spread over nodes)")
@@ -25,10 +29,13 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&m.PlainJoin, "plain-join", false, "workers join over plain TCP (default: over TLS, with a CA made for the run and the coordinator's certificate in the Secret)")
 	fs.StringVar(&m.ResultsPVC, "results-pvc", "", "the coordinator works on this PersistentVolumeClaim (history, run directories, -o files): its results outlive the pod")
 	fs.StringVar(&m.ResultsSize, "results-size", "", "with --results-pvc: create that claim with this size (e.g. 1Gi); without, the claim must exist")
+	fs.IntVar(&m.MetricsPort, "metrics-port", 9464, "the coordinator's live /metrics (--listen) on this port, in the Service with prometheus.io annotations (0: none)")
+	fs.BoolVar(&m.ServiceMonitor, "service-monitor", false, "also print a Prometheus Operator ServiceMonitor for the metrics port (needs its CRD)")
+	fs.DurationVar(&m.FetchTimeout, "fetch-timeout", 10*time.Minute, "without --results-pvc: the coordinator serves its finished results this long for `apiperf k8s fetch` (0: it does not)")
 	var tokenFile string
 	registerTokenFile(fs, &tokenFile)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: apiperf k8s --workers N [flags] -- run|sweep|capacity [flags] URL\n\nPrint Kubernetes manifests for a scale-out run: the token as a Secret, the coordinator as a\nJob behind a Service, the workers as an Indexed Job with anti-affinity. Apply them with\n`kubectl apply -f -`; the result is in `kubectl logs job/apiperf-coordinator`. Without\n"+tokenEnv+" or --token-file a random token is made.\n\n%s", fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "Usage: apiperf k8s --workers N [flags] -- run|sweep|capacity [flags] URL\n\nPrint Kubernetes manifests for a scale-out run: the token as a Secret, the coordinator as a\nJob behind a Service, the workers as an Indexed Job with anti-affinity. Apply them with\n`kubectl apply -f -`; the result is in `kubectl logs job/apiperf-coordinator`, and the run's\ndirectory on --results-pvc or, without it, through `apiperf k8s fetch` (see its --help). Without\n"+tokenEnv+" or --token-file a random token is made.\n\n%s", fs.FlagUsages())
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

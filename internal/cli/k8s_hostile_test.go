@@ -36,7 +36,7 @@ func TestK8sSecretsReachCoordinator(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "set header.lua")
 	os.WriteFile(script, []byte(`wrk.headers["X-Script"] = "yes"`+"\n"), 0o600)
 	url := strings.Replace(srv.URL, "http://", "http://user:PASSWD@", 1) + "/p?token=tok3n-$(HOME)"
-	out, o := k8sManifests(t, "--workers", "3", "--", "run", "--join-timeout", "30s", "-n", "30", "-c", "3",
+	out, o := k8sManifests(t, "--workers", "3", "--fetch-timeout", "0", "--metrics-port", "0", "--", "run", "--join-timeout", "30s", "-n", "30", "-c", "3",
 		"-H", "X-Api-Key: s3cret header", "-s", script, url)
 	for _, secret := range []string{"PASSWD", "tok3n", "s3cret", "REDACTED", "X-Script"} {
 		if bytes.Contains(out, []byte(secret)) {

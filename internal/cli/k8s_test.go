@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -164,6 +165,10 @@ func expandK8s(t *testing.T, j *batchv1.Job, secret *corev1.Secret) []string {
 	c := pod.Containers[0]
 	env := map[string]string{}
 	for _, e := range c.Env {
+		if e.ValueFrom == nil { // a plain value (TMPDIR)
+			env[e.Name] = e.Value
+			continue
+		}
 		ref := e.ValueFrom.SecretKeyRef
 		if ref == nil || ref.Name != secret.Name {
 			t.Fatalf("env %s of %s is not from the Secret %s", e.Name, j.Name, secret.Name)
@@ -246,8 +251,8 @@ func TestK8sManifestsStrict(t *testing.T) {
 					t.Errorf("Service selector %v does not select the coordinator pod (labels %v)", o.service.Spec.Selector, coordPod.Labels)
 				}
 			}
-			if p := o.service.Spec.Ports; len(p) != 1 || p[0].Port != 7171 || coordPod.Spec.Containers[0].Ports[0].ContainerPort != 7171 {
-				t.Errorf("Service ports %+v, coordinator container ports %+v, want 7171", p, coordPod.Spec.Containers[0].Ports)
+			if p := o.service.Spec.Ports; len(p) != 2 || p[0].Name != "join" || p[0].Port != 7171 || coordPod.Spec.Containers[0].Ports[0].ContainerPort != 7171 {
+				t.Errorf("Service ports %+v, coordinator container ports %+v, want join 7171 (and metrics, TestK8sMetrics)", p, coordPod.Spec.Containers[0].Ports)
 			}
 			// The image is FROM scratch and runs as nobody: the coordinator writes its history
 			// and run directories in a writable volume (found on a real cluster: "--db: cannot
@@ -266,9 +271,9 @@ func TestK8sManifestsStrict(t *testing.T) {
 				t.Errorf("worker command %q, want %q (the Service, over TLS)", got, want)
 			}
 			checkJoinPKI(t, o.secret, svc)
-			if p := o.policy.Spec; p.PodSelector.MatchLabels["app.kubernetes.io/component"] != "coordinator" || len(p.Ingress) != 1 ||
+			if p := o.policy.Spec; p.PodSelector.MatchLabels["app.kubernetes.io/component"] != "coordinator" || len(p.Ingress) != 2 ||
 				p.Ingress[0].From[0].PodSelector.MatchLabels["app.kubernetes.io/component"] != "worker" || p.Ingress[0].Ports[0].Port.IntValue() != 7171 {
-				t.Errorf("NetworkPolicy %+v, want only the workers let in to the coordinator's port 7171", p)
+				t.Errorf("NetworkPolicy %+v, want only the workers let in to the coordinator's port 7171 (the metrics port: TestK8sMetrics)", p)
 			}
 			for _, j := range []*batchv1.Job{o.coordinator, o.workers} {
 				ref := j.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef
@@ -375,5 +380,133 @@ func TestClusterProcsRunManifestCommands(t *testing.T) {
 	}
 	if want := []string{exe, "worker", "--join", addr, "--join-ca", "join-ca.pem", "--join-server-name", "apiperf-coordinator.default.svc"}; !reflect.DeepEqual(worker, want) {
 		t.Errorf("worker argv %q, want %q", worker, want)
+	}
+}
+
+// TestK8sServesResults: without --results-pvc the coordinator serves its finished results
+// for --fetch-timeout (default 10m) and makes its temporary directory on its writable
+// volume; with a claim, or --fetch-timeout 0, it does not; the run's own --serve-results is
+// the manifests' to set.
+func TestK8sServesResults(t *testing.T) {
+	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
+	serving := func(o k8sObjects) (string, bool) {
+		cmd := podCommand(t, o.coordinator)
+		i := slices.Index(cmd, "--serve-results")
+		tmp := slices.ContainsFunc(o.coordinator.Spec.Template.Spec.Containers[0].Env, func(v corev1.EnvVar) bool { return v.Name == "TMPDIR" && v.Value == "/work" })
+		if i < 0 || i+1 >= len(cmd) {
+			return "", tmp
+		}
+		return cmd[i+1], tmp
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "10m0s"},
+		{[]string{"--fetch-timeout", "90s"}, "1m30s"},
+		{[]string{"--fetch-timeout", "0"}, ""},
+		{[]string{"--results-pvc", "perf-results"}, ""},
+	} {
+		args := append(append([]string{"--workers", "2"}, tc.flags...), "--", "run", "-n", "100", "http://api.perf.svc:8080/")
+		_, o := k8sManifests(t, args...)
+		if got, tmp := serving(o); got != tc.want || tmp != (tc.want != "") {
+			t.Errorf("apiperf k8s %q: --serve-results %q, TMPDIR=/work %v; want %q and %v", args, got, tmp, tc.want, tc.want != "")
+		}
+	}
+	args := []string{"k8s", "--workers", "2", "--", "run", "--serve-results", "1m", "-n", "100", "http://api.perf.svc:8080/"}
+	if code, _, stderr := runCLI(t, args...); code != ExitUsage || !strings.Contains(stderr, "--serve-results is set by apiperf k8s") {
+		t.Errorf("apiperf %q = exit %d (%s); want 2 naming --serve-results", args, code, stderr)
+	}
+}
+
+// serviceMonitor is the part of a Prometheus Operator ServiceMonitor (monitoring.coreos.com/v1)
+// the manifests use; decoding into it with unknown fields refused checks our field names.
+type serviceMonitor struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		Endpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// TestK8sMetrics: the coordinator's live /metrics (--listen) is a port of its container and
+// its Service, with the prometheus.io annotations, open to the cluster in the NetworkPolicy;
+// --service-monitor adds a ServiceMonitor selecting the Service's metrics port; --metrics-port
+// 0 leaves it all out; a --listen of the run's own is refused.
+func TestK8sMetrics(t *testing.T) {
+	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
+	_, o := k8sManifests(t, "--workers", "2", "--", "sweep", "--levels", "10", "http://api.perf.svc:8080/")
+	svc, pod := o.service, o.coordinator.Spec.Template.Spec
+	if a := svc.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9464" || a["prometheus.io/path"] != "/metrics" {
+		t.Errorf("Service annotations %v; want prometheus.io scrape, port 9464, path /metrics", a)
+	}
+	i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "metrics" })
+	if i < 0 || svc.Spec.Ports[i].Port != 9464 || svc.Spec.Ports[i].TargetPort.IntValue() != 9464 {
+		t.Fatalf("Service ports %+v; want metrics 9464", svc.Spec.Ports)
+	}
+	if !slices.ContainsFunc(pod.Containers[0].Ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" && p.ContainerPort == 9464 }) {
+		t.Errorf("coordinator container ports %+v; want metrics 9464", pod.Containers[0].Ports)
+	}
+	if cmd := podCommand(t, o.coordinator); !slices.Contains(cmd, "--listen") || cmd[slices.Index(cmd, "--listen")+1] != "0.0.0.0:9464" {
+		t.Errorf("coordinator command %q; want --listen 0.0.0.0:9464", cmd)
+	}
+	rules := o.policy.Spec.Ingress
+	if len(rules) != 2 || len(rules[1].From) != 0 || len(rules[1].Ports) != 1 || rules[1].Ports[0].Port.IntValue() != 9464 || len(rules[0].From) == 0 {
+		t.Errorf("NetworkPolicy ingress %+v; want the join port from the workers and 9464 from anywhere", rules)
+	}
+	for k, v := range svc.Labels {
+		if o.coordinator.Spec.Template.Labels[k] != v {
+			t.Errorf("Service label %s=%s is not the coordinator pod's", k, v)
+		}
+	}
+
+	_, o = k8sManifests(t, "--workers", "2", "--metrics-port", "0", "--", "sweep", "--levels", "10", "http://api.perf.svc:8080/")
+	if len(o.service.Annotations) != 0 || len(o.service.Spec.Ports) != 1 || len(o.policy.Spec.Ingress) != 1 || slices.Contains(podCommand(t, o.coordinator), "--listen") {
+		t.Errorf("--metrics-port 0: annotations %v, ports %+v, ingress %d rules; want none of the metrics", o.service.Annotations, o.service.Spec.Ports, len(o.policy.Spec.Ingress))
+	}
+
+	code, out, stderr := runCLI(t, "k8s", "--workers", "2", "--service-monitor", "--", "run", "-n", "100", "http://api.perf.svc:8080/")
+	if code != ExitOK {
+		t.Fatalf("apiperf k8s --service-monitor = %d: %s", code, stderr)
+	}
+	docs := strings.Split(out, "\n---\n")
+	last := docs[len(docs)-1]
+	if _, err := decodeK8s([]byte(strings.Join(docs[:len(docs)-1], "\n---\n"))); err != nil || !strings.Contains(last, "kind: ServiceMonitor") {
+		t.Fatalf("--service-monitor: the other objects decode with %v; last document:\n%s", err, last)
+	}
+	j, err := utilyaml.ToJSON([]byte(last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sm serviceMonitor
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sm); err != nil {
+		t.Fatalf("ServiceMonitor: %v\n%s", err, last)
+	}
+	if sm.APIVersion != "monitoring.coreos.com/v1" || sm.Metadata.Namespace != "default" || len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" ||
+		!maps.Equal(sm.Spec.Selector.MatchLabels, o.service.Labels) {
+		t.Errorf("ServiceMonitor %+v; want monitoring.coreos.com/v1 selecting the Service's labels %v on its metrics port", sm, o.service.Labels)
+	}
+	for _, bad := range [][]string{{"--service-monitor", "--metrics-port", "0"}, {"--metrics-port", "7070"}, {"--", "run", "--listen", "127.0.0.1:1"}} {
+		args := append([]string{"k8s", "--workers", "2"}, bad...)
+		if !slices.Contains(bad, "--") {
+			args = append(args, "--", "run")
+		}
+		args = append(args, "-n", "100", "http://api.perf.svc:8080/")
+		if code, _, stderr := runCLI(t, args...); code != ExitUsage {
+			t.Errorf("apiperf %q = exit %d (%s); want 2", args, code, stderr)
+		}
 	}
 }

@@ -305,7 +305,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	steps, err := sweep.Repeat(ctx, cfg, rf.count, sess.step(func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
 		return load.Run(ctx, cfg, src, target, opts...)
-	}), sweep.Hooks(captureHook(capture), localHook(sess.coord, conditionsHook(cond))))
+	}), sweep.Hooks(captureHook(capture), localHook(sess.coord, conditionsHook(cond)), sess.hook()))
 	stopProfile()
 	sess.finish(ctx, e, doc)
 	if err != nil {
@@ -365,6 +365,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := hf.record(ctx, e, doc); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
+	sess.serveRun(ctx, e, doc) // --serve-results
 	if err := ci.finish(e, "run", sc.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
 		return err
 	}

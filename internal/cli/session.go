@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/live"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sweep"
 )
@@ -18,6 +21,7 @@ import (
 type loadSession struct {
 	watch *live.Session
 	coord *cluster.Coordinator // nil without --workers
+	cf    *clusterFlags
 }
 
 // startLoad binds the live view and creates --hlog before any traffic, then gathers the
@@ -36,11 +40,19 @@ func startLoad(ctx context.Context, e *env, lv *liveFlags, cf *clusterFlags, doc
 	if coord != nil {
 		coord.WatchIntervals(watch.Feed())
 	}
-	return &loadSession{watch: watch, coord: coord}, nil
+	return &loadSession{watch: watch, coord: coord, cf: cf}, nil
 }
 
 // step is the session's step function: the coordinator's when scaling out, else local.
 func (s *loadSession) step(local sweep.StepFunc) sweep.StepFunc { return stepFunc(s.coord, local) }
+
+// hook keeps the workers' health under each measured step's label (nil: not scaled out).
+func (s *loadSession) hook() sweep.Hook {
+	if s.coord == nil {
+		return nil
+	}
+	return s.coord.Hook
+}
 
 // finish records the workers' shares in doc and closes the live view; a live view that
 // does not close cleanly is a warning, never a failed run.
@@ -51,6 +63,39 @@ func (s *loadSession) finish(ctx context.Context, e *env, doc *result.Run) {
 	if err := s.watch.Close(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", err)
 	}
+}
+
+// serveResults serves dir, the finished run's directory, to `apiperf k8s fetch` when
+// --serve-results asks (scaled out only); not fetched in time is a warning: the run's
+// outcome stays its own.
+func (s *loadSession) serveResults(ctx context.Context, e *env, dir string) {
+	if s.coord == nil || s.cf.serve <= 0 {
+		return
+	}
+	if err := cluster.ServeResults(ctx, s.cf.joinAddr, dir, s.cf.token, s.cf.serve, e.stderr); err != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: %v\n", err)
+	}
+}
+
+// serveRun is serveResults for a run, which has no directory: its run.json and the outputs
+// rendered from it, in a directory made under TMPDIR for the while it is served.
+func (s *loadSession) serveRun(ctx context.Context, e *env, doc *result.Run) {
+	if s.coord == nil || s.cf.serve <= 0 {
+		return
+	}
+	dir, err := os.MkdirTemp("", "apiperf-results-")
+	if err == nil {
+		defer os.RemoveAll(dir)
+		err = doc.Save(filepath.Join(dir, "run.json"))
+	}
+	if err == nil && len(doc.Steps) > 0 {
+		_, err = report.WriteAll(dir, doc)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: the results to serve: %v\n", err)
+		return
+	}
+	s.serveResults(ctx, e, dir)
 }
 
 // close ends the coordinator and its workers' connections.

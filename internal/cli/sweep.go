@@ -308,7 +308,7 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 	eng := newEngine(e, wf.quiet, src, tgt, j.expected)
 	eng.watch = sess.watch
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond))), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond)), sess.hook()), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
 			doc.Steps, doc.End, doc.Conditions = steps, time.Now().UTC(), cond.Record()
 			return doc.Save(runPath)
@@ -333,7 +333,9 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 		}
 		return nil
 	}
-	if err := finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, j.ci, showTarget); err != nil {
+	err = finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, j.ci, showTarget)
+	sess.serveResults(ctx, e, dir) // --serve-results: the finished directory, then the outcome
+	if err != nil {
 		return doc, dir, err
 	}
 	if ctx.Err() != nil {
@@ -417,6 +419,11 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 		return err
 	}
 	writeConditionsLine(e.stdout, doc.Conditions, "")
+	if doc.Cluster != nil {
+		if err := report.Workers(e.stdout, doc.Cluster); err != nil {
+			return err
+		}
+	}
 	if err := report.ObjectiveLines(e.stdout, doc); err != nil {
 		return err
 	}

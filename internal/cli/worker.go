@@ -29,6 +29,8 @@ type clusterFlags struct {
 	joinTimeout time.Duration
 	tokenFile   string
 	cert, key   string
+	serve       time.Duration // --serve-results
+	token       string        // read by coordinate
 }
 
 func (f *clusterFlags) register(fs *pflag.FlagSet) {
@@ -38,6 +40,7 @@ func (f *clusterFlags) register(fs *pflag.FlagSet) {
 	registerTokenFile(fs, &f.tokenFile)
 	fs.StringVar(&f.cert, "join-cert", "", "with --workers: workers join over TLS with this certificate (PEM; give --join-key too)")
 	fs.StringVar(&f.key, "join-key", "", "with --workers: the private key of --join-cert (PEM)")
+	fs.DurationVar(&f.serve, "serve-results", 0, "with --workers: once finished, serve the run's directory on --join-addr for up to this long, until `apiperf k8s fetch` takes it (the exit code stays the run's)")
 }
 
 func registerTokenFile(fs *pflag.FlagSet, p *string) {
@@ -73,6 +76,7 @@ func (f *clusterFlags) coordinate(ctx context.Context, e *env, src *source, expe
 	if err != nil {
 		return nil, asUsage(err)
 	}
+	f.token = token
 	job := cluster.Job{Scenario: src.scenario, ScriptArgs: extra, Expected: expected}
 	if src.scenario.Script != "" {
 		b, err := scenario.ReadFile(src.scenario.Script)
@@ -135,7 +139,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	o := cluster.WorkerOptions{Log: e.stderr, Dial: *patience}
+	o := cluster.WorkerOptions{Log: e.stderr, Dial: *patience, Apiperf: version()}
 	if *ca != "" {
 		pem, err := os.ReadFile(*ca)
 		if err != nil {

@@ -65,7 +65,15 @@ func (p *proc) wait(d time.Duration) int {
 // for /apiperf and addr for the join addresses (localCommands).
 func clusterCommands(t *testing.T, exe, addr, sub, url string, args ...string) (coord, worker []string) {
 	t.Helper()
-	args = append([]string{"--workers", "3", "--", sub, "--join-timeout", "30s"}, args...)
+	return clusterCommandsWith(t, []string{"--fetch-timeout", "0"}, exe, addr, sub, url, args...)
+}
+
+// clusterCommandsWith is clusterCommands with flags of apiperf k8s (clusterCommands: the
+// coordinator does not serve its results, so it ends with its run). The coordinator never
+// listens for metrics (--metrics-port 0: the manifests' 0.0.0.0 is not for tests).
+func clusterCommandsWith(t *testing.T, k8sFlags []string, exe, addr, sub, url string, args ...string) (coord, worker []string) {
+	t.Helper()
+	args = append(append(append([]string{"--workers", "3", "--metrics-port", "0"}, k8sFlags...), "--", sub, "--join-timeout", "30s"), args...)
 	_, o := k8sManifests(t, append(args, url)...)
 	return localCommands(t, o, exe, addr)
 }
