@@ -252,10 +252,10 @@ func (e *engine) budgets(n int) []int64 {
 	return budgets
 }
 
-// evloopFits says whether the run can go on event loops: plain TCP on Linux, and
-// no requester that watches responses or delays requests (those run on goroutine workers).
+// evloopFits says whether the run can go on event loops: HTTP/1.1 over TCP or TLS on Linux,
+// and no requester that watches responses or delays requests (those run on goroutine workers).
 func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
-	if !evloopSupported || o.io == ioGoroutines || e.target.Scheme != "http" || e.cfg.NoKeepAlive {
+	if !evloopSupported || o.io == ioGoroutines || e.cfg.NoKeepAlive || e.target.Scheme != "http" && e.target.Scheme != "https" {
 		return false
 	}
 	for _, r := range reqs {

@@ -3,9 +3,6 @@
 package load
 
 import (
-	"context"
-	"errors"
-	"net"
 	"syscall"
 	"time"
 
@@ -81,6 +78,7 @@ type econn struct {
 	carry    []byte    // bytes read past the end of a response (pipelining)
 	gen      uint32    // bumped when fd closes (io_uring: completions for the old socket are ignored)
 	x        explainer // what its response samples carry besides timing
+	tls      *tlsConn  // https: its TLS state (evtls_linux.go); nil on plain TCP
 	ebatch             // the requests sent together and their responses
 	openConn           // open loop
 	ringConn           // io_uring
@@ -117,6 +115,7 @@ const (
 	cWriting
 	cReading
 	cDone
+	cHandshake // connected, in its TLS handshake
 )
 
 // evloopBatch is an event loop's batch size: one batch serves all its connections.
@@ -155,44 +154,6 @@ func closeLoops(loops []*evloop) {
 	}
 }
 
-// copySockaddr gives each loop its own address: a syscall.Sockaddr keeps a buffer it writes
-// on every Connect, so it cannot be shared between goroutines.
-func copySockaddr(sa syscall.Sockaddr) syscall.Sockaddr {
-	switch a := sa.(type) {
-	case *syscall.SockaddrInet4:
-		c := *a
-		return &c
-	case *syscall.SockaddrInet6:
-		c := *a
-		return &c
-	}
-	return sa
-}
-
-// sockaddr resolves the target once.
-func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, error) {
-	port, err := net.LookupPort("tcp", t.Port)
-	if err != nil {
-		return nil, 0, err
-	}
-	ip := net.ParseIP(t.Host)
-	if ip == nil {
-		ips, err := net.DefaultResolver.LookupIPAddr(ctx, t.Host)
-		if err != nil || len(ips) == 0 {
-			return nil, 0, errors.New("resolving " + t.Host + ": no address")
-		}
-		ip = ips[0].IP
-	}
-	if v4 := ip.To4(); v4 != nil {
-		sa := &syscall.SockaddrInet4{Port: port}
-		copy(sa.Addr[:], v4)
-		return sa, syscall.AF_INET, nil
-	}
-	sa := &syscall.SockaddrInet6{Port: port}
-	copy(sa.Addr[:], ip.To16())
-	return sa, syscall.AF_INET6, nil
-}
-
 // event handles what the backend reported for c.
 func (l *evloop) event(c *econn, ev uint32) {
 	switch c.state {
@@ -202,14 +163,17 @@ func (l *evloop) event(c *econn, ev uint32) {
 			l.fail(c, measure.ConnectError)
 			return
 		}
-		l.e.conns.Add(1)
-		l.e.connTime.Add(l.e.now() - c.start)
 		if err := l.io.connected(c); err != nil {
 			l.fail(c, measure.ConnectError)
 			return
 		}
-		c.state = cIdle
-		l.kind.connected(c)
+		if c.tls != nil {
+			l.handshake(c) // the connect ends with it
+			return
+		}
+		l.opened(c)
+	case cHandshake:
+		l.tlsEvent(c, ev)
 	case cIdle:
 		l.kind.idle(c) // open loop: a free connection became readable
 	case cWriting:
@@ -217,6 +181,14 @@ func (l *evloop) event(c *econn, ev uint32) {
 	case cReading:
 		l.read(c, ev)
 	}
+}
+
+// opened counts c's connect, just completed (its handshake too on TLS), and starts using it.
+func (l *evloop) opened(c *econn) {
+	l.e.conns.Add(1)
+	l.e.connTime.Add(l.e.now() - c.start)
+	c.state = cIdle
+	l.kind.connected(c)
 }
 
 // newSocket makes a non-blocking TCP socket, with TCP_NODELAY, for the target: every
@@ -289,7 +261,7 @@ func (l *evloop) send(c *econn) {
 	c.rbytes = 0
 	c.start, c.due = now, now
 	c.deadline = c.start + int64(l.e.timeout)
-	c.pending = raw
+	c.setRequest(raw)
 	c.state = cWriting
 	l.write(c)
 }
@@ -297,8 +269,10 @@ func (l *evloop) send(c *econn) {
 // write hands what is left of the request to the backend; once it is all sent (or, on an
 // io_uring, queued), c waits for its response.
 func (l *evloop) write(c *econn) {
-	if !l.io.write(c) {
-		return
+	for ok := true; ok; ok = c.tls != nil && len(c.tls.mem.out) > 0 && !c.sending {
+		if c.tls != nil && !l.seal(c) || !l.io.write(c) {
+			return
+		}
 	}
 	if c.state == cWriting && c.n > 0 {
 		c.state = cReading
@@ -337,6 +311,15 @@ func (l *evloop) read(c *econn, ev uint32) {
 // in c.carry for the next request; on an open loop's free connection, they or its end
 // close it (evkind.idle).
 func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
+	if c.tls != nil && err != syscall.EAGAIN && err != syscall.EINTR {
+		l.tlsReceived(c, b, err) // its records opened, the plaintext comes back to deliver
+		return
+	}
+	l.deliver(c, b, err)
+}
+
+// deliver is received for bytes in the clear.
+func (l *evloop) deliver(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:
 		return
@@ -420,7 +403,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 
 // fail records c's outstanding requests as failed, drops the connection and tries again.
 func (l *evloop) fail(c *econn, class measure.Class) {
-	if c.state == cConnecting {
+	if c.state == cConnecting || c.state == cHandshake {
 		l.kind.connectFailed(c, nil)
 		return
 	}
@@ -446,6 +429,8 @@ func (l *evloop) expire(now int64) {
 		switch {
 		case c.state == cConnecting && now > c.deadline:
 			l.kind.connectFailed(c, nil)
+		case c.state == cHandshake && now > c.deadline:
+			l.tlsFailed(c, errHandshakeTimeout)
 		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
 			l.fail(c, measure.TimeoutError)
 		}
@@ -468,6 +453,9 @@ func (l *evloop) closeFD(c *econn) {
 		c.gen++ // what still refers to the old socket (a ring completion, a read loop) sees it closed
 	}
 	c.pending, c.carry, c.out, c.queued = nil, c.carry[:0], false, false
+	if c.tls != nil {
+		c.tls.reset()
+	}
 }
 
 // finish ends c for good.

@@ -226,12 +226,12 @@ func (l *evloop) take(c *econn, now int64) {
 	raw, n, ep, head := c.req.Request()
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	o.busy++
+	c.setRequest(raw)
 	if c.fd >= 0 {
-		c.pending = raw
 		l.transmit(c, now)
 		return
 	}
-	c.pending, c.queued = raw, true // written once connected (a failure clears both)
+	c.queued = true // written once connected (a failure clears it and the request)
 	l.dial(c)
 }
 

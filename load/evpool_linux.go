@@ -37,7 +37,7 @@ type sharedPool struct {
 
 // addConn adds connection num, not yet open, to the loop's pool.
 func (l *evloop) addConn(r scenario.Requester, num int) *econn {
-	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r)}
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r), tls: l.newTLSConn()}
 	c.p.metric = l.samples.rec.Metric
 	l.conns = append(l.conns, c)
 	l.setQuantum()
@@ -48,6 +48,12 @@ func (l *evloop) addConn(r scenario.Requester, num int) *econn {
 // failure is not recorded here: the first request on that connection connects again and
 // counts it.
 func (l *evloop) dialPool() {
+	if l.e.dial.tls != nil {
+		for _, c := range l.conns {
+			l.o.free.push(c) // TLS: opened, handshake and all, by their first requests
+		}
+		return
+	}
 	t0 := time.Now()
 	pending := 0
 	for _, c := range l.conns {

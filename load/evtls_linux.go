@@ -1,0 +1,312 @@
+//go:build linux
+
+package load
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"io"
+	"iter"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
+
+// TLS on the event loop. The loop keeps doing every socket operation (connect, send, receive,
+// on epoll or io_uring); crypto/tls runs over an in-memory connection (memConn) that the loop
+// feeds with the ciphertext it received and drains of the ciphertext TLS wrote, as wrk drives
+// OpenSSL over memory BIOs of its own sockets.
+//
+// The handshake is stepped by the loop: it runs in a coroutine (iter.Pull) that only runs
+// while the loop waits for it, from one socket event to the next. When the handshake wants
+// bytes that have not arrived, memConn's Read yields back to the loop, which sends what TLS
+// wrote and returns to its wait; when bytes arrive, the loop resumes the coroutine with them.
+// No goroutine runs beside the loop (the coroutine's stack holds the handshake's state, the
+// way OpenSSL's SSL object holds it for wrk), and a handshake's crypto takes the loop's
+// thread as SSL_do_handshake takes wrk's. After the handshake, records are read without a
+// coroutine: memConn's Read says "would block" with a temporary net.Error, which crypto/tls
+// does not make sticky, so the loop decrypts what arrived and returns.
+//
+// Sessions are resumed as wrk does: one ClientSessionCache per run (the dialer's config), so
+// a reconnect resumes the session of an earlier connection. The handshake is part of the
+// connect: it counts in the connect time, its timeout is the connect's, and a failed
+// handshake is a connect error whose reason the run's TLS warning names (tlsfail.go).
+
+// tlsConn is the TLS state of one econn of a run on https.
+type tlsConn struct {
+	tc    *tls.Conn
+	mem   memConn
+	next  func() (struct{}, bool) // resumes the handshake's coroutine
+	stop  func()                  // ends it (the connection closed before it finished)
+	herr  error                   // the handshake's result
+	ready bool                    // the handshake is done: records may be sealed and opened
+	req   []byte                  // the request waiting to be sealed (plaintext)
+}
+
+// Counts of the event loops' TLS handshakes, and of those that resumed a session (tests
+// check the path was taken and that sessions are reused).
+var tlsLoopHandshakes, tlsLoopResumed atomic.Int64
+
+// errHandshakeTimeout is the reason noted for a handshake that did not end by its deadline.
+var errHandshakeTimeout = context.DeadlineExceeded
+
+// newTLSConn gives a connection of a TLS run its state (nil for plain TCP).
+func (l *evloop) newTLSConn() *tlsConn {
+	if l.e.dial.tls == nil {
+		return nil
+	}
+	return &tlsConn{}
+}
+
+// handshake starts c's TLS handshake on its just connected socket: the coroutine writes the
+// ClientHello, which is sent, and yields until the server's answer arrives.
+func (l *evloop) handshake(c *econn) {
+	t := c.tls
+	t.mem.reset()
+	t.tc = tls.Client(&t.mem, l.e.dial.tls)
+	t.herr, t.ready = nil, false
+	t.next, t.stop = iter.Pull(t.run)
+	c.state = cHandshake
+	c.deadline = l.e.now() + int64(l.e.timeout) // as the goroutine path: the dial's timeout, then the handshake's
+	l.shake(c)
+}
+
+// run is the handshake's coroutine.
+func (t *tlsConn) run(yield func(struct{}) bool) {
+	t.mem.yield = yield
+	t.herr = t.tc.Handshake()
+	t.mem.yield = nil
+}
+
+// shake resumes c's handshake with what arrived, sends what it wrote, and when it is over
+// opens c for requests or fails its connect.
+func (l *evloop) shake(c *econn) {
+	t := c.tls
+	_, more := t.next()
+	gen := c.gen
+	l.write(c)
+	if more || c.gen != gen {
+		return // it waits for the server, or the send failed (and closed c)
+	}
+	t.next, t.stop = nil, nil
+	if t.herr != nil {
+		l.tlsFailed(c, t.herr)
+		return
+	}
+	t.ready = true
+	tlsLoopHandshakes.Add(1)
+	if t.tc.ConnectionState().DidResume {
+		tlsLoopResumed.Add(1)
+	}
+	l.opened(c)
+}
+
+// tlsFailed notes why c's handshake failed (unless the run is ending) and fails its connect.
+func (l *evloop) tlsFailed(c *econn, err error) {
+	if !l.e.stop.Load() && !l.e.cancel.Load() {
+		l.e.dial.tlsErr.note(l.e.target.Address, err)
+	}
+	l.kind.connectFailed(c, nil)
+}
+
+// tlsEvent handles a backend event for c while it handshakes: the rest of a write that
+// waited for room, and what arrived.
+func (l *evloop) tlsEvent(c *econn, ev uint32) {
+	gen := c.gen
+	l.write(c)
+	if c.gen == gen && len(c.pending) == 0 {
+		l.io.written(c)
+	}
+	if c.gen == gen && c.state == cHandshake {
+		l.read(c, ev)
+	}
+}
+
+// tlsReceived takes what a read of c gave (b, the end of the stream, or err): during the
+// handshake it resumes it; after, it opens the records and hands their plaintext on.
+func (l *evloop) tlsReceived(c *econn, b []byte, err syscall.Errno) {
+	t := c.tls
+	switch {
+	case err != 0:
+		t.mem.err = err
+	case len(b) == 0:
+		t.mem.err = io.EOF
+	default:
+		t.mem.in = append(t.mem.in, b...)
+	}
+	if c.state == cHandshake {
+		l.shake(c)
+		return
+	}
+	if err != 0 {
+		l.deliver(c, nil, err)
+		return
+	}
+	gen := c.gen
+	for c.gen == gen {
+		n, rerr := t.tc.Read(l.buf) // b was copied: the loop's buffer takes the plaintext
+		if n > 0 {
+			l.deliver(c, l.buf[:n], 0)
+			if t.mem.off == len(t.mem.in) && t.mem.err == nil {
+				return // TLS read a whole record and holds nothing more: reading on would only find that
+			}
+			continue
+		}
+		switch rerr {
+		case nil:
+		case errWouldBlock:
+			return
+		case io.EOF: // close_notify, or the end of the stream at a record's boundary
+			l.deliver(c, nil, 0)
+			return
+		default:
+			l.deliver(c, nil, syscall.EPROTO)
+			return
+		}
+	}
+}
+
+// seal encrypts c's waiting request once the handshake is done, and makes what TLS wrote
+// c's pending bytes when nothing else is pending or in flight (false: sealing failed, c
+// failed).
+func (l *evloop) seal(c *econn) bool {
+	t := c.tls
+	if t.req != nil && t.ready {
+		req := t.req
+		t.req = nil
+		if _, err := t.tc.Write(req); err != nil {
+			l.fail(c, measure.WriteError)
+			return false
+		}
+	}
+	if len(c.pending) == 0 && !c.sending && len(t.mem.out) > 0 {
+		c.pending = t.mem.take()
+	}
+	return true
+}
+
+// setRequest makes raw c's next request: sent as it is on plain TCP, sealed first on TLS.
+func (c *econn) setRequest(raw []byte) {
+	if c.tls == nil {
+		c.pending = raw
+		return
+	}
+	c.tls.req = raw
+}
+
+// reset drops c's TLS state when its socket closes; a handshake in progress ends.
+func (t *tlsConn) reset() {
+	if t.stop != nil {
+		t.stop()
+		t.next, t.stop = nil, nil
+	}
+	t.tc, t.req, t.ready = nil, nil, false
+	t.mem.reset()
+}
+
+// memConn is the net.Conn crypto/tls runs over: in holds ciphertext the loop received that
+// TLS has not read yet, out what TLS wrote that the loop has not taken. Two output buffers
+// alternate, so the one an io_uring send still holds is never written.
+type memConn struct {
+	in      []byte
+	off     int // how much of in TLS has read
+	left    int // bytes of the current record not given to TLS yet (0: at a record's start)
+	records int // records given to TLS whole
+	out     []byte
+	wire    [2][]byte
+	cur     int
+	err     error               // the end of the stream or a read's error, once received
+	yield   func(struct{}) bool // during the handshake: back to the loop until bytes arrive
+}
+
+// errWouldBlock is memConn's Read after the handshake when no byte is waiting: a temporary
+// net.Error, which crypto/tls does not keep as the connection's error.
+var errWouldBlock error = wouldBlock{}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "no more ciphertext received" }
+func (wouldBlock) Timeout() bool   { return false }
+func (wouldBlock) Temporary() bool { return true }
+
+func (m *memConn) Read(p []byte) (int, error) {
+	for m.deliverable() == 0 {
+		if m.off == len(m.in) {
+			m.in, m.off = m.in[:0], 0
+		} else if m.off > 0 {
+			m.in, m.off = append(m.in[:0], m.in[m.off:]...), 0 // keep a partial header at the front
+		}
+		switch {
+		case m.err != nil:
+			return 0, m.err
+		case m.yield == nil:
+			return 0, errWouldBlock
+		case !m.yield(struct{}{}):
+			return 0, net.ErrClosed // the connection closed during the handshake
+		}
+	}
+	n := copy(p, m.in[m.off:m.off+m.deliverable()])
+	m.off += n
+	m.left -= n
+	if m.left == 0 {
+		m.records++
+	}
+	return n, nil
+}
+
+// deliverable is how many bytes Read may give now: up to the end of the current record and
+// never past it, so crypto/tls holds no byte of a record it has not asked for. A header
+// that has not all arrived is not given (Read waits for the rest).
+func (m *memConn) deliverable() int {
+	avail := len(m.in) - m.off
+	if m.left == 0 {
+		if avail < recordHeader {
+			return 0
+		}
+		m.left = recordHeader + int(binary.BigEndian.Uint16(m.in[m.off+3:]))
+	}
+	return min(avail, m.left)
+}
+
+// recordHeader is the length of a TLS record's header.
+const recordHeader = 5
+
+func (m *memConn) Write(p []byte) (int, error) {
+	if m.out == nil {
+		m.out = m.wire[m.cur][:0]
+	}
+	m.out = append(m.out, p...)
+	return len(p), nil
+}
+
+// take hands the loop what TLS wrote and switches to the other buffer.
+func (m *memConn) take() []byte {
+	b := m.out
+	m.wire[m.cur] = b[:0]
+	m.cur ^= 1
+	m.out = m.wire[m.cur][:0]
+	return b
+}
+
+func (m *memConn) reset() {
+	m.in, m.off, m.left, m.records, m.err = m.in[:0], 0, 0, 0, nil
+	if m.out != nil {
+		m.out = m.out[:0]
+	}
+}
+
+func (m *memConn) Close() error                     { return nil }
+func (m *memConn) LocalAddr() net.Addr              { return memAddr{} }
+func (m *memConn) RemoteAddr() net.Addr             { return memAddr{} }
+func (m *memConn) SetDeadline(time.Time) error      { return nil }
+func (m *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (m *memConn) SetWriteDeadline(time.Time) error { return nil }
+
+type memAddr struct{}
+
+func (memAddr) Network() string { return "tcp" }
+func (memAddr) String() string  { return "evloop" }
