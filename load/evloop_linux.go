@@ -18,8 +18,8 @@ const evloopSupported = true
 // evclosed_linux.go), when it is due in an open loop (openLoop, evopen_linux.go). Its I/O
 // goes through a poller: epoll (evepoll_linux.go), whose connections are edge-triggered, so
 // each event is read until the socket is drained (see read), or an io_uring where the kernel
-// allows it (evring_linux.go). It serves plain TCP without scripts that watch responses or
-// delay requests; everything else runs on the goroutine workers.
+// allows it (evring_linux.go). It serves HTTP/1.1 over TCP and over TLS (evtls_linux.go) without
+// scripts that watch responses or delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
 	ep       *epoller // the loop's epoll set (the backend, unless io uses a ring)
@@ -175,6 +175,10 @@ func (l *evloop) event(c *econn, ev uint32) {
 	case cHandshake:
 		l.tlsEvent(c, ev)
 	case cIdle:
+		if c.tls != nil {
+			l.read(c, ev) // what TLS sends after its handshake (a session ticket) is not a response
+			return
+		}
 		l.kind.idle(c) // open loop: a free connection became readable
 	case cWriting:
 		l.write(c)

@@ -45,11 +45,13 @@ type tlsConn struct {
 	herr  error                   // the handshake's result
 	ready bool                    // the handshake is done: records may be sealed and opened
 	req   []byte                  // the request waiting to be sealed (plaintext)
+	keys  keyLog                  // the handshake's secrets, for the opener
+	open  *opener                 // opens the server's records after the handshake (nil: crypto/tls does)
 }
 
 // Counts of the event loops' TLS handshakes, and of those that resumed a session (tests
 // check the path was taken and that sessions are reused).
-var tlsLoopHandshakes, tlsLoopResumed atomic.Int64
+var tlsLoopHandshakes, tlsLoopResumed, tlsLoopOpeners atomic.Int64
 
 // errHandshakeTimeout is the reason noted for a handshake that did not end by its deadline.
 var errHandshakeTimeout = context.DeadlineExceeded
@@ -67,7 +69,9 @@ func (l *evloop) newTLSConn() *tlsConn {
 func (l *evloop) handshake(c *econn) {
 	t := c.tls
 	t.mem.reset()
-	t.tc = tls.Client(&t.mem, l.e.dial.tls)
+	cfg := l.e.dial.tls.Clone() // the run's session cache with it
+	cfg.KeyLogWriter = &t.keys
+	t.tc = tls.Client(&t.mem, cfg)
 	t.herr, t.ready = nil, false
 	t.next, t.stop = iter.Pull(t.run)
 	c.state = cHandshake
@@ -98,10 +102,19 @@ func (l *evloop) shake(c *econn) {
 		return
 	}
 	t.ready = true
+	state := t.tc.ConnectionState()
 	tlsLoopHandshakes.Add(1)
-	if t.tc.ConnectionState().DidResume {
+	if state.DidResume {
 		tlsLoopResumed.Add(1)
 	}
+	if t.open = newOpener(state, &t.keys, t.mem.serverRandom()); t.open != nil {
+		tlsLoopOpeners.Add(1)
+		if rest := t.mem.in[t.mem.off:]; len(rest) > 0 {
+			t.open.stage = append(t.open.stage, rest...) // what came after the handshake's last record
+			t.mem.in, t.mem.off = t.mem.in[:0], 0
+		}
+	}
+	t.keys.reset()
 	l.opened(c)
 }
 
@@ -109,6 +122,9 @@ func (l *evloop) shake(c *econn) {
 func (l *evloop) tlsFailed(c *econn, err error) {
 	if !l.e.stop.Load() && !l.e.cancel.Load() {
 		l.e.dial.tlsErr.note(l.e.target.Address, err)
+	}
+	if out := c.tls.mem.out; len(out) > 0 && c.fd >= 0 && len(c.pending) == 0 && !c.sending {
+		_, _ = send(c.fd, out) // the alert that says why (a bad certificate), as crypto/tls would send it
 	}
 	l.kind.connectFailed(c, nil)
 }
@@ -135,7 +151,7 @@ func (l *evloop) tlsReceived(c *econn, b []byte, err syscall.Errno) {
 		t.mem.err = err
 	case len(b) == 0:
 		t.mem.err = io.EOF
-	default:
+	case t.open == nil:
 		t.mem.in = append(t.mem.in, b...)
 	}
 	if c.state == cHandshake {
@@ -144,6 +160,10 @@ func (l *evloop) tlsReceived(c *econn, b []byte, err syscall.Errno) {
 	}
 	if err != 0 {
 		l.deliver(c, nil, err)
+		return
+	}
+	if t.open != nil {
+		l.openRecords(c, b)
 		return
 	}
 	gen := c.gen
@@ -204,7 +224,8 @@ func (t *tlsConn) reset() {
 		t.stop()
 		t.next, t.stop = nil, nil
 	}
-	t.tc, t.req, t.ready = nil, nil, false
+	t.tc, t.req, t.ready, t.open = nil, nil, false, nil
+	t.keys.reset()
 	t.mem.reset()
 }
 
@@ -213,9 +234,10 @@ func (t *tlsConn) reset() {
 // alternate, so the one an io_uring send still holds is never written.
 type memConn struct {
 	in      []byte
-	off     int // how much of in TLS has read
-	left    int // bytes of the current record not given to TLS yet (0: at a record's start)
-	records int // records given to TLS whole
+	off     int    // how much of in TLS has read
+	left    int    // bytes of the current record not given to TLS yet (0: at a record's start)
+	records int    // records given to TLS whole
+	hello   []byte // the start of the server's first record: its ServerHello, with the server's random
 	out     []byte
 	wire    [2][]byte
 	cur     int
@@ -268,12 +290,27 @@ func (m *memConn) deliverable() int {
 			return 0
 		}
 		m.left = recordHeader + int(binary.BigEndian.Uint16(m.in[m.off+3:]))
+		if m.records == 0 && len(m.hello) == 0 && avail >= helloRandomEnd {
+			m.hello = append(m.hello, m.in[m.off:m.off+helloRandomEnd]...)
+		}
 	}
 	return min(avail, m.left)
 }
 
 // recordHeader is the length of a TLS record's header.
 const recordHeader = 5
+
+// helloRandomEnd is where the server's random ends in its first record: after the record's
+// header, the message's type and length (4) and the version (2), 32 bytes.
+const helloRandomEnd = recordHeader + 4 + 2 + 32
+
+// serverRandom is the server's random from its ServerHello (nil when it was not seen whole).
+func (m *memConn) serverRandom() []byte {
+	if len(m.hello) != helloRandomEnd || m.hello[0] != recordHandshake || m.hello[recordHeader] != 2 {
+		return nil
+	}
+	return m.hello[helloRandomEnd-32:]
+}
 
 func (m *memConn) Write(p []byte) (int, error) {
 	if m.out == nil {
@@ -293,7 +330,7 @@ func (m *memConn) take() []byte {
 }
 
 func (m *memConn) reset() {
-	m.in, m.off, m.left, m.records, m.err = m.in[:0], 0, 0, 0, nil
+	m.in, m.off, m.left, m.records, m.err, m.hello = m.in[:0], 0, 0, 0, nil, m.hello[:0]
 	if m.out != nil {
 		m.out = m.out[:0]
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // tlsModes are the event-loop I/O ways a TLS test runs on.
@@ -59,15 +60,13 @@ func TestTLSOnEvloop(t *testing.T) {
 // TestTLSResumption: a connection opened after another resumes its session, as wrk does:
 // a server that closes the connection after every response makes every request reconnect.
 func TestTLSResumption(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Connection", "close")
-		io.WriteString(w, "once")
-	}))
-	defer srv.Close()
 	for _, m := range tlsModes {
 		for _, v := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 			t.Run(m.name+"/"+tls.VersionName(v), func(t *testing.T) {
-				srv.TLS.MaxVersion = v
+				srv := tlsServer(t, v, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Connection", "close")
+					io.WriteString(w, "once")
+				}))
 				h0, r0 := tlsLoopHandshakes.Load(), tlsLoopResumed.Load()
 				s := run(t, m.mode, context.Background(), srv.URL, Config{Requests: 40, Connections: 2, Insecure: true, Timeout: measure.Duration(10 * time.Second)})
 				h, r := tlsLoopHandshakes.Load()-h0, tlsLoopResumed.Load()-r0
@@ -77,7 +76,16 @@ func TestTLSResumption(t *testing.T) {
 			})
 		}
 	}
-	srv.TLS.MaxVersion = 0
+}
+
+// tlsServer starts an httptest TLS server of TLS versions up to max, with suites (nil: Go's
+// choice), serving h; it stops when the test ends.
+func tlsServer(t *testing.T, max uint16, suites []uint16, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{MaxVersion: max, CipherSuites: suites}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // TestTLSFailures: every way a handshake fails is a connect error with the same warning on
@@ -162,7 +170,7 @@ func TestTLSEvloopAllocs(t *testing.T) {
 }
 
 // tlsServerProcess starts TestTLSServerProcess in a child process and returns its address.
-func tlsServerProcess(t *testing.T) string {
+func tlsServerProcess(t testing.TB) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTLSServerProcess$")
 	cmd.Env = append(os.Environ(), "APIPERF_TLS_SERVER_PROCESS=1")
@@ -229,5 +237,90 @@ func answerTLS(c net.Conn) {
 				}
 			}
 		}
+	}
+}
+
+// TestTLSRecords: the loop's record opener (AES-GCM, TLS 1.2 and 1.3) and crypto/tls's
+// reader (other suites) read every response whole: small ones, ones over many records and
+// reads, and ones that end with the connection (no length: close_notify and the FIN end
+// them).
+func TestTLSRecords(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 10000) // 160 KB: ten records and more
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			io.WriteString(w, big)
+		case "/eof":
+			w.Header().Set("Connection", "close")
+			w.(http.Flusher).Flush() // no Content-Length: the body ends with the connection
+			io.WriteString(w, big[:5000])
+		default:
+			io.WriteString(w, "small")
+		}
+	})
+	for _, suite := range []struct {
+		name   string
+		max    uint16
+		suites []uint16
+		opener bool // the loop opens the records itself
+	}{
+		{"TLS1.3", tls.VersionTLS13, nil, true},
+		{"TLS1.2/AES128-GCM", tls.VersionTLS12, []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}, true},
+		{"TLS1.2/AES256-GCM", tls.VersionTLS12, []uint16{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}, true},
+		{"TLS1.2/ChaCha20", tls.VersionTLS12, []uint16{tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305}, false},
+	} {
+		srv := tlsServer(t, suite.max, suite.suites, h)
+		for _, m := range tlsModes {
+			for _, path := range []string{"/", "/big", "/eof"} {
+				t.Run(suite.name+"/"+m.name+path, func(t *testing.T) {
+					o0, h0, r0 := tlsLoopOpeners.Load(), tlsLoopHandshakes.Load(), tlsLoopResumed.Load()
+					s := run(t, m.mode, context.Background(), srv.URL+path, Config{Requests: 30, Connections: 3, Insecure: true, Timeout: measure.Duration(10 * time.Second)})
+					if s.Successes != 30 || s.Errors.Total() != 0 {
+						t.Fatalf("%d successes, errors %+v; want 30 and none", s.Successes, s.Errors)
+					}
+					want := map[string]int64{"/": 5, "/big": int64(len(big)), "/eof": 5000}[path]
+					if body := s.Bytes / 30; body < want {
+						t.Errorf("%d bytes a response; want the body's %d and its head", body, want)
+					}
+					o, h, r := tlsLoopOpeners.Load()-o0, tlsLoopHandshakes.Load()-h0, tlsLoopResumed.Load()-r0
+					want = 0
+					switch {
+					case suite.opener && suite.max == tls.VersionTLS13:
+						want = h
+					case suite.opener:
+						want = h - r // a resumed TLS 1.2 session logs no secret: crypto/tls reads it
+					}
+					if o != want {
+						t.Errorf("%d of %d connections (%d resumed) had the loop's opener; want %d", o, h, r, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkTLSExchange is one HTTPS request and response, one connection at a time, against
+// a TLS server in a process of its own, on the event loop (epoll and io_uring) and on a
+// goroutine per connection: the engine's whole per-request path over TLS (seal, send, wait,
+// receive, open, parse, record). A run's setup is spread over b.N requests.
+func BenchmarkTLSExchange(b *testing.B) {
+	addr := tlsServerProcess(b)
+	url := "https://" + addr + "/healthz"
+	for _, m := range []struct {
+		name string
+		mode ioMode
+	}{{"evloop", ioEvloop}, {"uring", ioUring}, {"goroutines", ioGoroutines}} {
+		b.Run(m.name, func(b *testing.B) {
+			src, _ := scenario.NewStatic(scenario.Scenario{URL: url})
+			tg, _ := scenario.ParseTarget(url)
+			cfg := Config{Connections: 1, Threads: 1, Requests: int64(max(b.N, 1)), Insecure: true, Timeout: measure.Duration(10 * time.Second)}
+			b.ReportAllocs()
+			b.ResetTimer()
+			s, err := Run(context.Background(), cfg, src, tg, withIO(m.mode))
+			b.StopTimer()
+			if err != nil || s.Successes != cfg.Requests {
+				b.Fatalf("Run: %v, %d successes of %d (errors %+v)", err, s.Successes, cfg.Requests, s.Errors)
+			}
+		})
 	}
 }
