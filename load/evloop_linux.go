@@ -383,7 +383,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 	now := l.doneAt(c)
 	s := measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)}
-	c.x.explain(&s, c.got, &c.p.timing)
+	c.x.explain(&s, c.got, &c.p.timing, &l.samples)
 	l.record(c, s)
 	c.got++
 	if c.p.close || c.p.untilEOF {

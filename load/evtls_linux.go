@@ -111,8 +111,9 @@ func (l *evloop) shake(c *econn) {
 		tlsLoopOpeners.Add(1)
 		if rest := t.mem.in[t.mem.off:]; len(rest) > 0 {
 			t.open.stage = append(t.open.stage, rest...) // what came after the handshake's last record
-			t.mem.in, t.mem.off = t.mem.in[:0], 0
 		}
+		t.mem.in, t.mem.off = nil, 0 // the handshake's flights (the certificates): not kept per connection
+
 	}
 	t.keys.reset()
 	l.opened(c)
@@ -152,7 +153,7 @@ func (l *evloop) tlsReceived(c *econn, b []byte, err syscall.Errno) {
 	case len(b) == 0:
 		t.mem.err = io.EOF
 	case t.open == nil:
-		t.mem.in = append(t.mem.in, b...)
+		t.mem.feed(b)
 	}
 	if c.state == cHandshake {
 		l.shake(c)
@@ -318,6 +319,14 @@ func (m *memConn) Write(p []byte) (int, error) {
 	}
 	m.out = append(m.out, p...)
 	return len(p), nil
+}
+
+// feed adds ciphertext the loop received, after what TLS has not read yet.
+func (m *memConn) feed(b []byte) {
+	if m.off == len(m.in) {
+		m.in, m.off = m.in[:0], 0 // all read: start the buffer over
+	}
+	m.in = append(m.in, b...)
 }
 
 // take hands the loop what TLS wrote and switches to the other buffer.

@@ -297,7 +297,7 @@ func (l *evloop) openRecord(c *econn, rec []byte) bool {
 	switch {
 	case err != nil:
 	case typ == recordData:
-		o.synced = false
+		o.synced, o.keep = false, nil
 		if len(pt) > 0 {
 			l.deliver(c, pt, 0)
 		}
