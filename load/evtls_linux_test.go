@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -299,7 +300,7 @@ func TestTLSRecords(t *testing.T) {
 	}
 }
 
-// BenchmarkTLSExchange is one HTTPS request and response, one connection at a time, against
+// BenchmarkTLSExchange is one HTTPS request and response, over 1 and 50 connections, against
 // a TLS server in a process of its own, on the event loop (epoll and io_uring) and on a
 // goroutine per connection: the engine's whole per-request path over TLS (seal, send, wait,
 // receive, open, parse, record). A run's setup is spread over b.N requests.
@@ -310,17 +311,19 @@ func BenchmarkTLSExchange(b *testing.B) {
 		name string
 		mode ioMode
 	}{{"evloop", ioEvloop}, {"uring", ioUring}, {"goroutines", ioGoroutines}} {
-		b.Run(m.name, func(b *testing.B) {
-			src, _ := scenario.NewStatic(scenario.Scenario{URL: url})
-			tg, _ := scenario.ParseTarget(url)
-			cfg := Config{Connections: 1, Threads: 1, Requests: int64(max(b.N, 1)), Insecure: true, Timeout: measure.Duration(10 * time.Second)}
-			b.ReportAllocs()
-			b.ResetTimer()
-			s, err := Run(context.Background(), cfg, src, tg, withIO(m.mode))
-			b.StopTimer()
-			if err != nil || s.Successes != cfg.Requests {
-				b.Fatalf("Run: %v, %d successes of %d (errors %+v)", err, s.Successes, cfg.Requests, s.Errors)
-			}
-		})
+		for _, conns := range []int{1, 50} {
+			b.Run(fmt.Sprintf("%s/c%d", m.name, conns), func(b *testing.B) {
+				src, _ := scenario.NewStatic(scenario.Scenario{URL: url})
+				tg, _ := scenario.ParseTarget(url)
+				cfg := Config{Connections: conns, Threads: 1, Requests: int64(max(b.N, conns)), Insecure: true, Timeout: measure.Duration(10 * time.Second)}
+				b.ReportAllocs()
+				b.ResetTimer()
+				s, err := Run(context.Background(), cfg, src, tg, withIO(m.mode))
+				b.StopTimer()
+				if err != nil || s.Successes != cfg.Requests {
+					b.Fatalf("Run: %v, %d successes of %d (errors %+v)", err, s.Successes, cfg.Requests, s.Errors)
+				}
+			})
+		}
 	}
 }
