@@ -71,6 +71,9 @@ func (l *evloop) handshake(c *econn) {
 	t.mem.reset()
 	cfg := l.e.dial.tls.Clone() // the run's session cache with it
 	cfg.KeyLogWriter = &t.keys
+	if cfg.ClientSessionCache != nil {
+		cfg.ClientSessionCache = &resumeCache{ClientSessionCache: cfg.ClientSessionCache, secrets: &l.e.dial.secrets, keys: &t.keys}
+	}
 	t.tc = tls.Client(&t.mem, cfg)
 	t.herr, t.ready = nil, false
 	t.next, t.stop = iter.Pull(t.run)
@@ -106,6 +109,9 @@ func (l *evloop) shake(c *econn) {
 	tlsLoopHandshakes.Add(1)
 	if state.DidResume {
 		tlsLoopResumed.Add(1)
+	}
+	if t.keys.clientRandom == nil {
+		t.keys.clientRandom = t.mem.clientRandom() // a resumed TLS 1.2 session logs none
 	}
 	if t.open = newOpener(state, &t.keys, t.mem.serverRandom()); t.open != nil {
 		tlsLoopOpeners.Add(1)
@@ -239,6 +245,7 @@ type memConn struct {
 	left    int    // bytes of the current record not given to TLS yet (0: at a record's start)
 	records int    // records given to TLS whole
 	hello   []byte // the start of the server's first record: its ServerHello, with the server's random
+	chello  []byte // the start of the ClientHello: its random
 	out     []byte
 	wire    [2][]byte
 	cur     int
@@ -306,16 +313,25 @@ const recordHeader = 5
 const helloRandomEnd = recordHeader + 4 + 2 + 32
 
 // serverRandom is the server's random from its ServerHello (nil when it was not seen whole).
-func (m *memConn) serverRandom() []byte {
-	if len(m.hello) != helloRandomEnd || m.hello[0] != recordHandshake || m.hello[recordHeader] != 2 {
+func (m *memConn) serverRandom() []byte { return helloRandom(m.hello, 2) }
+
+// clientRandom is the client's random from its ClientHello.
+func (m *memConn) clientRandom() []byte { return helloRandom(m.chello, 1) }
+
+// helloRandom is the random of a hello message of type typ at the start of rec (nil: not there).
+func helloRandom(rec []byte, typ byte) []byte {
+	if len(rec) != helloRandomEnd || rec[0] != recordHandshake || rec[recordHeader] != typ {
 		return nil
 	}
-	return m.hello[helloRandomEnd-32:]
+	return rec[helloRandomEnd-32:]
 }
 
 func (m *memConn) Write(p []byte) (int, error) {
 	if m.out == nil {
 		m.out = m.wire[m.cur][:0]
+	}
+	if len(m.chello) == 0 && len(p) >= helloRandomEnd {
+		m.chello = append(m.chello, p[:helloRandomEnd]...) // the start of the ClientHello
 	}
 	m.out = append(m.out, p...)
 	return len(p), nil
@@ -339,7 +355,7 @@ func (m *memConn) take() []byte {
 }
 
 func (m *memConn) reset() {
-	m.in, m.off, m.left, m.records, m.err, m.hello = m.in[:0], 0, 0, 0, nil, m.hello[:0]
+	m.in, m.off, m.left, m.records, m.err, m.hello, m.chello = m.in[:0], 0, 0, 0, nil, m.hello[:0], m.chello[:0]
 	if m.out != nil {
 		m.out = m.out[:0]
 	}

@@ -61,13 +61,16 @@ func TestTLSNginx(t *testing.T) {
 				})
 			}
 			t.Run(srv.name+"/"+m.name+"/resumed", func(t *testing.T) {
-				r0 := tlsLoopResumed.Load()
+				r0, o0 := tlsLoopResumed.Load(), tlsLoopOpeners.Load()
 				s := run(t, m.mode, context.Background(), "https://"+srv.addr+"/close", Config{Requests: 40, Connections: 2, Insecure: true, Timeout: measure.Duration(10 * time.Second)})
 				if s.Successes != 40 || s.Connects < 20 {
 					t.Errorf("%d successes on %d connections; want 40 on a connection each", s.Successes, s.Connects)
 				}
 				if r := tlsLoopResumed.Load() - r0; m.mode != ioGoroutines && r < s.Connects/2 {
 					t.Errorf("%d of %d connections resumed a session; want most", r, s.Connects)
+				}
+				if o := tlsLoopOpeners.Load() - o0; m.mode != ioGoroutines && srv.opener && o != s.Connects {
+					t.Errorf("the loop's opener served %d of %d connections; want all, resumed ones too", o, s.Connects)
 				}
 			})
 		}

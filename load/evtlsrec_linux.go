@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
+	"sync"
 	"syscall"
 )
 
@@ -52,6 +53,7 @@ type keyLog struct {
 	clientRandom []byte
 	master       []byte // TLS 1.2
 	server       []byte // TLS 1.3: SERVER_TRAFFIC_SECRET_0
+	resumed      []byte // TLS 1.2: the master secret of the session the handshake offered to resume
 }
 
 func (k *keyLog) Write(p []byte) (int, error) {
@@ -71,7 +73,67 @@ func (k *keyLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (k *keyLog) reset() { k.clientRandom, k.master, k.server = nil, nil, nil }
+func (k *keyLog) reset() { k.clientRandom, k.master, k.server, k.resumed = nil, nil, nil, nil }
+
+// sessionSecrets are the TLS 1.2 master secrets of the sessions a run's cache was given: a
+// resumed TLS 1.2 handshake logs no secret, so the loop finds it here by the session.
+type sessionSecrets struct {
+	mu    sync.Mutex
+	by    map[*tls.ClientSessionState][]byte
+	order []*tls.ClientSessionState // oldest first, at most maxSessionSecrets
+}
+
+// maxSessionSecrets bounds the secrets kept (the cache holds 64 sessions).
+const maxSessionSecrets = 256
+
+func (s *sessionSecrets) store(cs *tls.ClientSessionState, master []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.by == nil {
+		s.by = map[*tls.ClientSessionState][]byte{}
+	}
+	if _, ok := s.by[cs]; !ok {
+		if len(s.order) == maxSessionSecrets {
+			delete(s.by, s.order[0])
+			s.order = append(s.order[:0], s.order[1:]...)
+		}
+		s.order = append(s.order, cs)
+	}
+	s.by[cs] = master
+}
+
+func (s *sessionSecrets) load(cs *tls.ClientSessionState) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.by[cs]
+}
+
+// resumeCache is one connection's view of the run's session cache: Put notes the master
+// secret of a TLS 1.2 session it stores, Get the secret of the session it hands out.
+type resumeCache struct {
+	tls.ClientSessionCache // the run's
+	secrets                *sessionSecrets
+	keys                   *keyLog
+}
+
+func (r *resumeCache) Get(key string) (*tls.ClientSessionState, bool) {
+	cs, ok := r.ClientSessionCache.Get(key)
+	if ok && cs != nil {
+		r.keys.resumed = r.secrets.load(cs)
+	}
+	return cs, ok
+}
+
+func (r *resumeCache) Put(key string, cs *tls.ClientSessionState) {
+	r.ClientSessionCache.Put(key, cs)
+	master := r.keys.master
+	if master == nil {
+		master = r.keys.resumed // a resumed session's new ticket: the same secret
+	}
+	if cs != nil && master != nil {
+		r.secrets.store(cs, master)
+	}
+}
 
 // newOpener makes the opener for a connection whose handshake just ended with state, from
 // the secrets k saw and the server's random (TLS 1.2); nil when the suite is not one it
@@ -96,11 +158,15 @@ func newOpener(state tls.ConnectionState, k *keyLog, serverRandom []byte) *opene
 		o.secret = k.server
 		key = o.derive13(keyLen)
 	case tls.VersionTLS12:
-		if k.master == nil || len(serverRandom) != 32 || len(k.clientRandom) != 32 {
+		master := k.master
+		if master == nil && state.DidResume {
+			master = k.resumed
+		}
+		if master == nil || len(serverRandom) != 32 || len(k.clientRandom) != 32 {
 			return nil
 		}
 		seed := append(append([]byte("key expansion"), serverRandom...), k.clientRandom...)
-		block := prf12(o.hash, k.master, seed, 2*keyLen+8)
+		block := prf12(o.hash, master, seed, 2*keyLen+8)
 		key = block[keyLen : 2*keyLen] // client key, server key, client salt, server salt
 		copy(o.iv[:4], block[2*keyLen+4:])
 		o.tls12, o.seq = true, 1 // the server's Finished was record 0 under these keys
