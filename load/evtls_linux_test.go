@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -323,5 +324,38 @@ func BenchmarkTLSExchange(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestTLSHandshakeInterrupted: a run stopped (Ctrl-C) while its handshakes wait on a server
+// that never answers ends them all: no coroutine is left behind.
+func TestTLSHandshakeInterrupted(t *testing.T) {
+	mute := silentServer(t, false)
+	for _, m := range tlsModes {
+		t.Run(m.name, func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			ctx, cancel := context.WithCancel(context.Background())
+			h0 := tlsLoopHandshakes.Load()
+			done := make(chan *measure.Step)
+			go func() {
+				done <- run(t, m.mode, ctx, "https://"+mute+"/", Config{Duration: measure.Duration(30 * time.Second), Connections: 8, Timeout: measure.Duration(20 * time.Second)})
+			}()
+			time.AfterFunc(200*time.Millisecond, cancel) // the handshakes are under way (their timeout is 20 s)
+			select {
+			case s := <-done:
+				if !s.Interrupted || s.Successes != 0 || tlsLoopHandshakes.Load() != h0 {
+					t.Errorf("interrupted %v, %d successes; want an interrupted run with no handshake done", s.Interrupted, s.Successes)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("the run did not stop within 15 s of its interruption")
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond) // waiting for goroutines to end, not for a time
+			}
+			if n := runtime.NumGoroutine(); n > before {
+				t.Errorf("%d goroutines after the run, %d before: the handshakes' coroutines were left", n, before)
+			}
+		})
 	}
 }
