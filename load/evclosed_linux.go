@@ -143,6 +143,7 @@ func (l *evloop) run() {
 		}
 	}
 	for l.active > 0 && !l.e.cancel.Load() {
+		l.startHandshakes()
 		if len(l.retry) > 0 {
 			retry := l.retry
 			l.retry = l.retry[len(l.retry):]

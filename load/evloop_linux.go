@@ -37,6 +37,7 @@ type evloop struct {
 	o        *openLoop   // open loop: the loop's share of the schedule (nil: closed loop)
 	useRing  bool        // do the I/O on an io_uring when the kernel allows it (ringChoice)
 	ring     *ringChoice // where a refused io_uring is noted
+	shakes   tlsQueue    // TLS: the handshakes in progress, and the connections waiting to start one
 }
 
 // evkind is what differs between the closed loop (closedLoop) and the open loop (openLoop) on
@@ -458,7 +459,7 @@ func (l *evloop) closeFD(c *econn) {
 	}
 	c.pending, c.carry, c.out, c.queued = nil, c.carry[:0], false, false
 	if c.tls != nil {
-		c.tls.reset()
+		l.tlsClosed(c)
 	}
 }
 

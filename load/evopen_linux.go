@@ -144,6 +144,7 @@ func (l *evloop) runOpen() {
 	defer l.close()
 	o := l.o
 	for !l.e.cancel.Load() {
+		l.startHandshakes()
 		now := l.wake()
 		l.sendDue(now)
 		if o.over && o.busy == 0 {

@@ -63,6 +63,7 @@ func (l *evloop) dialPool() {
 	}
 	l.o.predial = true
 	for l.opening() {
+		l.startHandshakes()
 		left := l.e.timeout - time.Since(t0)
 		if left <= 0 {
 			break

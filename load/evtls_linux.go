@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"io"
 	"iter"
+	"math"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -38,15 +39,16 @@ import (
 
 // tlsConn is the TLS state of one econn of a run on https.
 type tlsConn struct {
-	tc    *tls.Conn
-	mem   memConn
-	next  func() (struct{}, bool) // resumes the handshake's coroutine
-	stop  func()                  // ends it (the connection closed before it finished)
-	herr  error                   // the handshake's result
-	ready bool                    // the handshake is done: records may be sealed and opened
-	req   []byte                  // the request waiting to be sealed (plaintext)
-	keys  keyLog                  // the handshake's secrets, for the opener
-	open  *opener                 // opens the server's records after the handshake (nil: crypto/tls does)
+	tc      *tls.Conn
+	mem     memConn
+	next    func() (struct{}, bool) // resumes the handshake's coroutine
+	stop    func()                  // ends it (the connection closed before it finished)
+	herr    error                   // the handshake's result
+	ready   bool                    // the handshake is done: records may be sealed and opened
+	waiting bool                    // connected, waiting for its turn to shake hands (tlsQueue)
+	req     []byte                  // the request waiting to be sealed (plaintext)
+	keys    keyLog                  // the handshake's secrets, for the opener
+	open    *opener                 // opens the server's records after the handshake (nil: crypto/tls does)
 }
 
 // Counts of the event loops' TLS handshakes, and of those that resumed a session (tests
@@ -64,11 +66,79 @@ func (l *evloop) newTLSConn() *tlsConn {
 	return &tlsConn{}
 }
 
-// handshake starts c's TLS handshake on its just connected socket: the coroutine writes the
-// ClientHello, which is sent, and yields until the server's answer arrives.
+// tlsQueue bounds the handshakes a loop runs at once, as the dialer's pool bounds the
+// goroutine path's: a thousand connections shaking hands at once would all pass their
+// deadline while the server (and the loop) work through them, and start again. A connection
+// that waits for its turn is connected, in cHandshake, without a deadline.
+type tlsQueue struct {
+	wait []*econn
+}
+
+// maxHandshakes is how many handshakes a loop runs at once: the dialer pool's size shared by
+// the run's loops.
+func (l *evloop) maxHandshakes() int { return max(maxDialers/len(l.e.recs), 8) }
+
+// handshake starts c's TLS handshake on its just connected socket, or queues it when the loop
+// runs its most already (startHandshakes starts it).
 func (l *evloop) handshake(c *econn) {
+	c.state = cHandshake
+	c.tls.mem.reset() // from here on it keeps what arrives (a waiting one's end of stream too)
+	if len(l.shakes.wait) > 0 || l.shaking() >= l.maxHandshakes() {
+		c.tls.waiting = true
+		c.deadline = math.MaxInt64
+		l.shakes.wait = append(l.shakes.wait, c)
+		return
+	}
+	l.startHandshake(c)
+}
+
+// startHandshakes starts the waiting handshakes the loop has room for (called once a turn).
+// When the run has stopped, the waiting connections end instead (not attempts at the target).
+func (l *evloop) startHandshakes() {
+	if len(l.shakes.wait) == 0 {
+		return
+	}
+	stopped := l.e.stop.Load() || l.e.cancel.Load()
+	for n := l.shaking(); len(l.shakes.wait) > 0 && (stopped || n < l.maxHandshakes()); {
+		c := l.shakes.wait[0]
+		l.shakes.wait = l.shakes.wait[1:]
+		switch {
+		case !c.tls.waiting || c.state != cHandshake:
+		case stopped:
+			c.tls.waiting = false
+			l.kind.connectFailed(c, nil)
+		default:
+			l.startHandshake(c)
+			n++
+		}
+	}
+	if len(l.shakes.wait) == 0 {
+		l.shakes.wait = l.shakes.wait[:0:0] // let the backing array go
+	}
+}
+
+// shaking counts the loop's handshakes in progress.
+func (l *evloop) shaking() int {
+	n := 0
+	for _, c := range l.conns {
+		if c.state == cHandshake && c.tls.next != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// tlsClosed drops c's TLS state as its socket closes (a handshake in progress ends).
+func (l *evloop) tlsClosed(c *econn) {
+	c.tls.waiting = false
+	c.tls.reset()
+}
+
+// startHandshake runs the first step of c's handshake: the coroutine writes the ClientHello,
+// which is sent, and yields until the server's answer arrives.
+func (l *evloop) startHandshake(c *econn) {
 	t := c.tls
-	t.mem.reset()
+	t.waiting = false
 	cfg := l.e.dial.tls.Clone() // the run's session cache with it
 	cfg.KeyLogWriter = &t.keys
 	if cfg.ClientSessionCache != nil {
@@ -77,7 +147,6 @@ func (l *evloop) handshake(c *econn) {
 	t.tc = tls.Client(&t.mem, cfg)
 	t.herr, t.ready = nil, false
 	t.next, t.stop = iter.Pull(t.run)
-	c.state = cHandshake
 	c.deadline = l.e.now() + int64(l.e.timeout) // as the goroutine path: the dial's timeout, then the handshake's
 	l.shake(c)
 }
@@ -93,6 +162,9 @@ func (t *tlsConn) run(yield func(struct{}) bool) {
 // opens c for requests or fails its connect.
 func (l *evloop) shake(c *econn) {
 	t := c.tls
+	if t.next == nil {
+		return // waiting for its turn: what arrived (an end of stream) is read when it starts
+	}
 	_, more := t.next()
 	gen := c.gen
 	l.write(c)

@@ -359,3 +359,18 @@ func TestTLSHandshakeInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSManyConnections: many more connections than handshakes a loop runs at once all
+// open, and none passes its deadline waiting for its turn.
+func TestTLSManyConnections(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	for _, m := range tlsModes {
+		t.Run(m.name, func(t *testing.T) {
+			s := run(t, m.mode, context.Background(), srv.URL, Config{Requests: 600, Connections: 300, Threads: 1, Insecure: true, Timeout: measure.Duration(5 * time.Second)})
+			if s.Successes != 600 || s.Errors.Total() != 0 || s.Connects != 300 {
+				t.Errorf("%d successes on %d connections, errors %+v; want 600 on 300 and none", s.Successes, s.Connects, s.Errors)
+			}
+		})
+	}
+}

@@ -79,12 +79,12 @@ ratios=()
 for rep in $(seq 1 "$REPS"); do
   read -r rq1 c1 m1 r1 < <(run_one wrk "$rep")
   read -r rq2 c2 m2 r2 < <(run_one apiperf "$rep")
-  e1=$(awk -v r="$rq1" -v c="$c1" 'BEGIN{printf "%.0f", r/c}')
-  e2=$(awk -v r="$rq2" -v c="$c2" 'BEGIN{printf "%.0f", r/c}')
+  e1=$(awk -v r="$rq1" -v c="$c1" 'BEGIN{printf "%.0f", (c > 0) ? r/c : 0}')
+  e2=$(awk -v r="$rq2" -v c="$c2" 'BEGIN{printf "%.0f", (c > 0) ? r/c : 0}')
   printf '%-4s %-8s %12s %10s %14s %10.1f\n' "$rep" wrk "$r1" "$c1" "$e1" "$(awk -v m="$m1" 'BEGIN{print m/1024}')"
   printf '%-4s %-8s %12s %10s %14s %10.1f\n' "$rep" apiperf "$r2" "$c2" "$e2" "$(awk -v m="$m2" 'BEGIN{print m/1024}')"
-  ratios+=("$(awk -v a="$e2" -v b="$e1" 'BEGIN{printf "%.3f", a/b}')")
-  echo "     ratio efficiency=${ratios[-1]} rss=$(awk -v a="$m2" -v b="$m1" 'BEGIN{printf "%.2f", a/b}') load=$(cut -d' ' -f1 /proc/loadavg)"
+  ratios+=("$(awk -v a="$e2" -v b="$e1" 'BEGIN{printf "%.3f", (b > 0) ? a/b : 0}')")  # 0: wrk got nothing done
+  echo "     ratio efficiency=${ratios[-1]} rss=$(awk -v a="$m2" -v b="$m1" 'BEGIN{printf "%.2f", (b > 0) ? a/b : 0}') load=$(cut -d' ' -f1 /proc/loadavg)"
 done
 med=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
 echo "median efficiency ratio apiperf/wrk: $med"
