@@ -18,7 +18,7 @@ func TestLatencyExemplars(t *testing.T) {
 	var tr measure.TraceID
 	tr[0], tr[15] = 0x4b, 0x36
 	rec.Add([]measure.Sample{
-		{Done: int64(500 * time.Millisecond), Latency: int64(67 * time.Millisecond), Class: measure.Response, Status: 200, Trace: tr},
+		{Done: int64(500 * time.Millisecond), Latency: int64(67 * time.Millisecond), Class: measure.Response, Status: 200, X: &measure.Extra{Trace: tr}},
 		{Done: int64(600 * time.Millisecond), Latency: int64(3 * time.Millisecond), Class: measure.Response, Status: 200}, // untraced
 	})
 	start := time.Unix(1700000000, 0)

@@ -16,6 +16,7 @@ const maxBatchAge = int64(250 * time.Millisecond)
 type sampleBatch struct {
 	rec      *measure.Recorder
 	buf      []measure.Sample // len is the batch size; n of them are filled
+	extra    []measure.Extra  // beside buf: what its samples carry besides timing (nil until one does)
 	n        int
 	flushed  int64 // when the batch was last handed over
 	lastDone int64 // when the latest attempt ended (the measured window ends at the latest)
@@ -33,6 +34,36 @@ func (b *sampleBatch) add(s measure.Sample) {
 	if b.n == len(b.buf) || s.Done-b.flushed > maxBatchAge {
 		b.flush(s.Done)
 	}
+}
+
+// extras puts trace id tr and Server-Timing t beside s, in the Extra of the slot the next add
+// fills, when s has either: a run without --traceparent and without Server-Timing in its
+// responses carries none (s.X nil), and the Extras are made when the first response needs one.
+func (b *sampleBatch) extras(s *measure.Sample, tr measure.TraceID, t *measure.Timings) {
+	if tr.IsZero() && t.Empty() {
+		s.X = nil
+		return
+	}
+	s.X = b.slot()
+	*s.X = measure.Extra{Trace: tr, Timing: *t}
+}
+
+// stream marks s a streamed response of messages messages, the first first after it was due
+// (0: none), in the Extra beside it (made when s has none yet).
+func (b *sampleBatch) stream(s *measure.Sample, messages int32, first int64) {
+	if s.X == nil {
+		s.X = b.slot()
+		*s.X = measure.Extra{}
+	}
+	s.X.Stream, s.X.Messages, s.X.First = true, messages, first
+}
+
+// slot is the Extra of the slot the next add fills; the Extras are made when first needed.
+func (b *sampleBatch) slot() *measure.Extra {
+	if b.extra == nil {
+		b.extra = make([]measure.Extra, len(b.buf))
+	}
+	return &b.extra[b.n]
 }
 
 // flush hands the collected samples over; now is the current time since the step's start.

@@ -22,6 +22,9 @@ type dialer struct {
 	jobs   chan chan dialResult
 	wg     sync.WaitGroup
 	tlsErr tlsFailure // why handshakes failed (tlsfail.go)
+	// secrets are the TLS 1.2 master secrets of the sessions the cache holds, for the event
+	// loops' record opener (evtlsrec_linux.go).
+	secrets sessionSecrets
 	// source gives the local address of each connection (nil: the kernel chooses); raddr
 	// is then the target's resolved address, of the sources' family.
 	source func() netip.Addr

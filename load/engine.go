@@ -41,9 +41,9 @@ const (
 	ioUring                       // event loops that do their I/O on io_uring (else epoll, with a warning)
 )
 
-// IOEnv names the environment variable that chooses how HTTP/1.1 over plain TCP does its
-// I/O: "goroutines" forces a goroutine per connection (the path TLS, HTTP/2 and scripts that
-// watch responses or delay requests take) instead of the event loops; "evloop" keeps the event
+// IOEnv names the environment variable that chooses how HTTP/1.1 (over TCP or TLS) does its
+// I/O: "goroutines" forces a goroutine per connection (the path HTTP/2, --no-keepalive and
+// scripts that watch responses or delay requests take) instead of the event loops; "evloop" keeps the event
 // loops on epoll (the fallback where io_uring is refused; the open loop waits in
 // epoll_pwait2); "uring" runs them on io_uring and warns when the kernel refuses it; "netpoll"
 // keeps closed loops on epoll and makes the open loop's event loops wait through Go's netpoller
@@ -261,10 +261,10 @@ func (e *engine) budgets(n int) []int64 {
 	return budgets
 }
 
-// evloopFits says whether the run can go on event loops: plain TCP on Linux, and
-// no requester that watches responses or delays requests (those run on goroutine workers).
+// evloopFits says whether the run can go on event loops: HTTP/1.1 over TCP or TLS on Linux,
+// and no requester that watches responses or delays requests (those run on goroutine workers).
 func (e *engine) evloopFits(o options, reqs []scenario.Requester) bool {
-	if !evloopSupported || o.io == ioGoroutines || e.target.Scheme != "http" || e.cfg.NoKeepAlive {
+	if !evloopSupported || o.io == ioGoroutines || e.cfg.NoKeepAlive || e.target.Scheme != "http" && e.target.Scheme != "https" {
 		return false
 	}
 	for _, r := range reqs {

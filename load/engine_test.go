@@ -206,15 +206,17 @@ func testHeadAndCustomRequest(t *testing.T, mode ioMode) {
 
 // Handshakes under -race on a busy machine can take long: the timeout is generous, and a run
 // whose every handshake fails need only stop well before its duration.
-func TestTLS(t *testing.T) {
+func TestTLS(t *testing.T) { bothIO(t, testTLS) }
+
+func testTLS(t *testing.T, mode ioMode) {
 	const timeout = measure.Duration(10 * time.Second)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secure") }))
 	defer srv.Close()
-	s := run(t, ioAuto, context.Background(), srv.URL, Config{Requests: 50, Insecure: true, Timeout: timeout})
+	s := run(t, mode, context.Background(), srv.URL, Config{Requests: 50, Insecure: true, Timeout: timeout})
 	if s.Successes != 50 {
 		t.Errorf("with -k: %d successes, errors %+v; want 50", s.Successes, s.Errors)
 	}
-	s = run(t, ioAuto, context.Background(), srv.URL, Config{Requests: 5, Timeout: timeout})
+	s = run(t, mode, context.Background(), srv.URL, Config{Requests: 5, Timeout: timeout})
 	if s.Errors.Connect != 5 || s.Successes != 0 {
 		t.Errorf("without -k against a self-signed certificate: errors %+v successes %d; want 5 connect errors", s.Errors, s.Successes)
 	}
@@ -229,14 +231,14 @@ func TestTLS(t *testing.T) {
 		t.Errorf("Err() = %v; want measure.ErrTLS saying %q", err, want)
 	}
 	start := time.Now()
-	s = run(t, ioAuto, context.Background(), srv.URL, Config{Duration: measure.Duration(30 * time.Second), Connections: 2, Timeout: timeout})
+	s = run(t, mode, context.Background(), srv.URL, Config{Duration: measure.Duration(30 * time.Second), Connections: 2, Timeout: timeout})
 	if took := time.Since(start); took > 15*time.Second || !slices.Contains(s.Warnings, want) {
 		t.Errorf("a 30s run with every handshake failing took %v, warnings %q; want a stop after the %v grace and %q", took, s.Warnings, DefaultConnectGrace, want)
 	}
 	// A target that does not speak TLS at all.
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer plain.Close()
-	s = run(t, ioAuto, context.Background(), strings.Replace(plain.URL, "http://", "https://", 1), Config{Requests: 3, Timeout: timeout})
+	s = run(t, mode, context.Background(), strings.Replace(plain.URL, "http://", "https://", 1), Config{Requests: 3, Timeout: timeout})
 	if w := strings.Join(s.Warnings, "\n"); !strings.Contains(w, "does not answer in TLS") {
 		t.Errorf("https:// to a plain HTTP server: warnings %q; want the hint that it does not answer in TLS", w)
 	}

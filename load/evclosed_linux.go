@@ -118,7 +118,7 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 	}
 	for i, r := range reqs {
 		l := loops[i%len(loops)]
-		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i], x: newExplainer(i, r)}
+		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i], x: newExplainer(i, r), tls: l.newTLSConn()}
 		c.p.metric = l.samples.rec.Metric
 		l.conns = append(l.conns, c)
 		if c.budget != 0 {
@@ -143,6 +143,7 @@ func (l *evloop) run() {
 		}
 	}
 	for l.active > 0 && !l.e.cancel.Load() {
+		l.startHandshakes()
 		if l.retry.len() > 0 {
 			for _, c := range l.retry.take() {
 				l.next(c)

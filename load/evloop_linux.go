@@ -3,9 +3,6 @@
 package load
 
 import (
-	"context"
-	"errors"
-	"net"
 	"syscall"
 	"time"
 
@@ -21,8 +18,8 @@ const evloopSupported = true
 // evclosed_linux.go), when it is due in an open loop (openLoop, evopen_linux.go). Its I/O
 // goes through a poller: epoll (evepoll_linux.go), whose connections are edge-triggered, so
 // each event is read until the socket is drained (see read), or an io_uring where the kernel
-// allows it (evring_linux.go). It serves plain TCP without scripts that watch responses or
-// delay requests; everything else runs on the goroutine workers.
+// allows it (evring_linux.go). It serves HTTP/1.1 over TCP and over TLS (evtls_linux.go) without
+// scripts that watch responses or delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
 	ep       *epoller // the loop's epoll set (the backend, unless io uses a ring)
@@ -40,6 +37,7 @@ type evloop struct {
 	o        *openLoop   // open loop: the loop's share of the schedule (nil: closed loop)
 	useRing  bool        // do the I/O on an io_uring when the kernel allows it (ringChoice)
 	ring     *ringChoice // where a refused io_uring is noted
+	shakes   tlsQueue    // TLS: the handshakes in progress, and the connections waiting to start one
 }
 
 // evkind is what differs between the closed loop (closedLoop) and the open loop (openLoop) on
@@ -81,6 +79,7 @@ type econn struct {
 	carry    []byte    // bytes read past the end of a response (pipelining)
 	gen      uint32    // bumped when fd closes (io_uring: completions for the old socket are ignored)
 	x        explainer // what its response samples carry besides timing
+	tls      *tlsConn  // https: its TLS state (evtls_linux.go); nil on plain TCP
 	ebatch             // the requests sent together and their responses
 	openConn           // open loop
 	ringConn           // io_uring
@@ -117,6 +116,7 @@ const (
 	cWriting
 	cReading
 	cDone
+	cHandshake // connected, in its TLS handshake
 )
 
 // evloopBatch is an event loop's batch size: one batch serves all its connections.
@@ -155,44 +155,6 @@ func closeLoops(loops []*evloop) {
 	}
 }
 
-// copySockaddr gives each loop its own address: a syscall.Sockaddr keeps a buffer it writes
-// on every Connect, so it cannot be shared between goroutines.
-func copySockaddr(sa syscall.Sockaddr) syscall.Sockaddr {
-	switch a := sa.(type) {
-	case *syscall.SockaddrInet4:
-		c := *a
-		return &c
-	case *syscall.SockaddrInet6:
-		c := *a
-		return &c
-	}
-	return sa
-}
-
-// sockaddr resolves the target once.
-func sockaddr(ctx context.Context, t scenario.Target) (syscall.Sockaddr, int, error) {
-	port, err := net.LookupPort("tcp", t.Port)
-	if err != nil {
-		return nil, 0, err
-	}
-	ip := net.ParseIP(t.Host)
-	if ip == nil {
-		ips, err := net.DefaultResolver.LookupIPAddr(ctx, t.Host)
-		if err != nil || len(ips) == 0 {
-			return nil, 0, errors.New("resolving " + t.Host + ": no address")
-		}
-		ip = ips[0].IP
-	}
-	if v4 := ip.To4(); v4 != nil {
-		sa := &syscall.SockaddrInet4{Port: port}
-		copy(sa.Addr[:], v4)
-		return sa, syscall.AF_INET, nil
-	}
-	sa := &syscall.SockaddrInet6{Port: port}
-	copy(sa.Addr[:], ip.To16())
-	return sa, syscall.AF_INET6, nil
-}
-
 // event handles what the backend reported for c.
 func (l *evloop) event(c *econn, ev uint32) {
 	switch c.state {
@@ -202,21 +164,36 @@ func (l *evloop) event(c *econn, ev uint32) {
 			l.fail(c, measure.ConnectError)
 			return
 		}
-		l.e.conns.Add(1)
-		l.e.connTime.Add(l.e.now() - c.start)
 		if err := l.io.connected(c); err != nil {
 			l.fail(c, measure.ConnectError)
 			return
 		}
-		c.state = cIdle
-		l.kind.connected(c)
+		if c.tls != nil {
+			l.handshake(c) // the connect ends with it
+			return
+		}
+		l.opened(c)
+	case cHandshake:
+		l.tlsEvent(c, ev)
 	case cIdle:
+		if c.tls != nil {
+			l.read(c, ev) // what TLS sends after its handshake (a session ticket) is not a response
+			return
+		}
 		l.kind.idle(c) // open loop: a free connection became readable
 	case cWriting:
 		l.write(c)
 	case cReading:
 		l.read(c, ev)
 	}
+}
+
+// opened counts c's connect, just completed (its handshake too on TLS), and starts using it.
+func (l *evloop) opened(c *econn) {
+	l.e.conns.Add(1)
+	l.e.connTime.Add(l.e.now() - c.start)
+	c.state = cIdle
+	l.kind.connected(c)
 }
 
 // newSocket makes a non-blocking TCP socket, with TCP_NODELAY, for the target: every
@@ -289,7 +266,7 @@ func (l *evloop) send(c *econn) {
 	c.rbytes = 0
 	c.start, c.due = now, now
 	c.deadline = c.start + int64(l.e.timeout)
-	c.pending = raw
+	c.setRequest(raw)
 	c.state = cWriting
 	l.write(c)
 }
@@ -297,8 +274,10 @@ func (l *evloop) send(c *econn) {
 // write hands what is left of the request to the backend; once it is all sent (or, on an
 // io_uring, queued), c waits for its response.
 func (l *evloop) write(c *econn) {
-	if !l.io.write(c) {
-		return
+	for ok := true; ok; ok = c.tls != nil && len(c.tls.mem.out) > 0 && !c.sending {
+		if c.tls != nil && !l.seal(c) || !l.io.write(c) {
+			return
+		}
 	}
 	if c.state == cWriting && c.n > 0 {
 		c.state = cReading
@@ -337,6 +316,15 @@ func (l *evloop) read(c *econn, ev uint32) {
 // in c.carry for the next request; on an open loop's free connection, they or its end
 // close it (evkind.idle).
 func (l *evloop) received(c *econn, b []byte, err syscall.Errno) {
+	if c.tls != nil && err != syscall.EAGAIN && err != syscall.EINTR {
+		l.tlsReceived(c, b, err) // its records opened, the plaintext comes back to deliver
+		return
+	}
+	l.deliver(c, b, err)
+}
+
+// deliver is received for bytes in the clear.
+func (l *evloop) deliver(c *econn, b []byte, err syscall.Errno) {
 	switch {
 	case err == syscall.EAGAIN || err == syscall.EINTR:
 		return
@@ -396,7 +384,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 	now := l.doneAt(c)
 	s := measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)}
-	c.x.explain(&s, c.got, &c.p.timing)
+	c.x.explain(&s, c.got, &c.p.timing, &l.samples)
 	l.record(c, s)
 	c.got++
 	if c.p.close || c.p.untilEOF {
@@ -420,7 +408,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 
 // fail records c's outstanding requests as failed, drops the connection and tries again.
 func (l *evloop) fail(c *econn, class measure.Class) {
-	if c.state == cConnecting {
+	if c.state == cConnecting || c.state == cHandshake {
 		l.kind.connectFailed(c, nil)
 		return
 	}
@@ -446,6 +434,8 @@ func (l *evloop) expire(now int64) {
 		switch {
 		case c.state == cConnecting && now > c.deadline:
 			l.kind.connectFailed(c, nil)
+		case c.state == cHandshake && now > c.deadline:
+			l.tlsFailed(c, errHandshakeTimeout)
 		case (c.state == cReading || c.state == cWriting) && now > c.deadline:
 			l.fail(c, measure.TimeoutError)
 		}
@@ -468,6 +458,9 @@ func (l *evloop) closeFD(c *econn) {
 		c.gen++ // what still refers to the old socket (a ring completion, a read loop) sees it closed
 	}
 	c.pending, c.carry, c.out, c.queued = nil, c.carry[:0], false, false
+	if c.tls != nil {
+		l.tlsClosed(c)
+	}
 }
 
 // finish ends c for good.

@@ -72,6 +72,7 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	}
 	d.pool.size.Store(int64(len(reqs)))
 	d.pool.ids.Store(int64(len(reqs)))
+	e.base = time.Now() // dialPool's connects and handshakes are timed on it; runLoops starts the step's clock
 	for _, l := range loops {
 		l.dialPool()
 	}
@@ -143,6 +144,7 @@ func (l *evloop) runOpen() {
 	defer l.close()
 	o := l.o
 	for !l.e.cancel.Load() {
+		l.startHandshakes()
 		now := l.wake()
 		l.sendDue(now)
 		if o.over && o.busy == 0 {
@@ -226,12 +228,12 @@ func (l *evloop) take(c *econn, now int64) {
 	raw, n, ep, head := c.req.Request()
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	o.busy++
+	c.setRequest(raw)
 	if c.fd >= 0 {
-		c.pending = raw
 		l.transmit(c, now)
 		return
 	}
-	c.pending, c.queued = raw, true // written once connected (a failure clears both)
+	c.queued = true // written once connected (a failure clears it and the request)
 	l.dial(c)
 }
 
@@ -267,6 +269,9 @@ func (l *evloop) transmit(c *econn, now int64) {
 // connected takes c, just connected: its waiting request is written, or it joins the free.
 func (o *openLoop) connected(c *econn) {
 	l := o.l
+	if o.predial {
+		return // dialPool frees it with the rest of the initial pool
+	}
 	l.o.dialing--
 	if c.queued {
 		c.queued = false
@@ -282,6 +287,11 @@ func (o *openLoop) connected(c *econn) {
 // generator's machine (err), c is given up, the pool grows no more and nothing is recorded.
 func (o *openLoop) connectFailed(c *econn, err error) {
 	l, queued := o.l, c.queued
+	if o.predial {
+		l.closeFD(c) // its first request connects again
+		c.state = cIdle
+		return
+	}
 	o.dialing--
 	l.closeFD(c)
 	c.state = cIdle

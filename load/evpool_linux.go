@@ -21,6 +21,7 @@ type openPool struct {
 	noFreeAt int64        // the last time a due request found no free connection
 	growAt   int64        // the pool's growth is considered again at this time
 	noGrow   bool         // a requester for a new connection could not be made
+	predial  bool         // the initial pool is opening (dialPool): connects are not the schedule's
 	backlog  backlogWatch // whether a backlog is the target's doing: then the pool grows
 	rt       int64        // the response time (meanRT)
 	inFlight atomic.Int64
@@ -37,33 +38,32 @@ type sharedPool struct {
 
 // addConn adds connection num, not yet open, to the loop's pool.
 func (l *evloop) addConn(r scenario.Requester, num int) *econn {
-	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r)}
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r), tls: l.newTLSConn()}
 	c.p.metric = l.samples.rec.Metric
 	l.conns = append(l.conns, c)
 	l.setQuantum()
 	return c
 }
 
-// dialPool opens the loop's first connections before the clock starts, as wrk2 does. A
-// failure is not recorded here: the first request on that connection connects again and
-// counts it.
+// dialPool opens the loop's first connections before the clock starts, as wrk2 does, TLS
+// handshakes included. A failure is not recorded here: the first request on that
+// connection connects again and counts it.
 func (l *evloop) dialPool() {
 	t0 := time.Now()
-	pending := 0
 	for _, c := range l.conns {
 		fd, err := l.socket()
 		if err != nil {
 			continue
 		}
-		c.fd, c.state = fd, cConnecting
+		c.fd, c.state, c.start = fd, cConnecting, l.e.now()
 		if l.ep.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT) != nil {
 			l.closeFD(c)
 			c.state = cIdle
-			continue
 		}
-		pending++
 	}
-	for pending > 0 {
+	l.o.predial = true
+	for l.opening() {
+		l.startHandshakes()
 		left := l.e.timeout - time.Since(t0)
 		if left <= 0 {
 			break
@@ -76,28 +76,44 @@ func (l *evloop) dialPool() {
 			if ev.Fd < 0 {
 				continue
 			}
-			c := l.conns[ev.Fd]
-			if c.state != cConnecting {
-				continue
+			switch c := l.conns[ev.Fd]; c.state {
+			case cConnecting:
+				c.state = cIdle
+				soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+				if err != nil || soerr != 0 || l.ep.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
+					l.closeFD(c)
+					continue
+				}
+				if c.tls != nil {
+					l.handshake(c) // counted once it is done (opened)
+					continue
+				}
+				l.e.conns.Add(1)
+				l.e.connTime.Add(int64(time.Since(t0)))
+			case cHandshake:
+				l.tlsEvent(c, ev.Events)
 			}
-			pending--
-			c.state = cIdle
-			soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-			if err != nil || soerr != 0 || l.ep.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
-				l.closeFD(c)
-				continue
-			}
-			l.e.conns.Add(1)
-			l.e.connTime.Add(int64(time.Since(t0)))
 		}
 	}
+	l.o.predial = false
 	for _, c := range l.conns {
-		if c.state == cConnecting {
+		if c.state == cConnecting || c.state == cHandshake {
 			l.closeFD(c)
 			c.state = cIdle
 		}
 		l.o.free.push(c)
 	}
+}
+
+// opening reports whether a connection of the initial pool is still connecting or in its
+// handshake.
+func (l *evloop) opening() bool {
+	for _, c := range l.conns {
+		if c.state == cConnecting || c.state == cHandshake {
+			return true
+		}
+	}
+	return false
 }
 
 // socket makes a non-blocking TCP socket and starts connecting it to the target.

@@ -191,8 +191,8 @@ func (g *ringIO) completion(cqe *uring.CQE) {
 		switch {
 		case int(cqe.Res) != sent:
 			l.fail(c, measure.WriteError)
-		case c.state == cWriting:
-			l.write(c) // the next request waited for this send
+		case c.state == cWriting || c.tls != nil:
+			l.write(c) // the next request (or what TLS wrote meanwhile) waited for this send
 		}
 	case ringRecv:
 		g.received(c, cqe, current)

@@ -20,13 +20,15 @@ func newExplainer(conn int, r scenario.Requester) explainer {
 	return explainer{conn: int32(conn), tr: tr}
 }
 
-// explain fills in response sample s: request k of the batch, its response's Server-Timing t.
-func (x *explainer) explain(s *measure.Sample, k int, t *measure.Timings) {
+// explain fills in response sample s: request k of the batch, its response's Server-Timing t;
+// its trace id and t, when it has any, go in b's Extra for the slot s is added to next.
+func (x *explainer) explain(s *measure.Sample, k int, t *measure.Timings, b *sampleBatch) {
 	s.Conn = x.conn
-	s.Timing = *t
+	var tr measure.TraceID
 	if x.tr != nil {
-		s.Trace = measure.TraceID(x.tr.Trace(k))
+		tr = measure.TraceID(x.tr.Trace(k))
 	}
+	b.extras(s, tr, t)
 }
 
 // readServerTiming records the metrics of one Server-Timing header value in t, numbering

@@ -336,9 +336,10 @@ func (c *h2conn) record(s *h2stream, class measure.Class, now int64) {
 	if class == measure.Response {
 		smp.Bytes = int32(min(s.bytes, 1<<31-1))
 		smp.Status = int16(s.status)
-		smp.Conn, smp.Trace, smp.Timing = c.w.x.conn, s.tp.id, s.timing
+		smp.Conn = c.w.x.conn
+		c.w.samples.extras(&smp, s.tp.id, &s.timing)
 		if s.msgs.timed {
-			streamSample(&smp, s)
+			streamSample(&smp, s, &c.w.samples)
 		}
 	}
 	c.w.samples.add(smp)

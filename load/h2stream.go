@@ -100,11 +100,12 @@ func (c *h2conn) flushGaps() {
 }
 
 // streamSample adds what a complete stream measured to its response's sample.
-func streamSample(smp *measure.Sample, s *h2stream) {
-	smp.Stream, smp.Messages = true, s.msgs.count
+func streamSample(smp *measure.Sample, s *h2stream, b *sampleBatch) {
+	var first int64
 	if s.msgs.count > 0 {
-		smp.First = max(s.msgs.first-s.due, 1)
+		first = max(s.msgs.first-s.due, 1)
 	}
+	b.stream(smp, s.msgs.count, first)
 }
 
 // streamKind names the streams of a run for its record.

@@ -175,7 +175,7 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 		if w.e.cfg.OpenLoop() {
 			s.Uncorrected = end - start
 		}
-		w.x.explain(&s, k, &w.p.timing)
+		w.x.explain(&s, k, &w.p.timing, &w.samples)
 		if w.watch != nil && !w.watched() {
 			return
 		}

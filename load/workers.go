@@ -57,7 +57,7 @@ func (s *workerSet) gauges(iv *measure.Interval) { iv.Connections = s.count() }
 
 func (s *workerSet) warning() string { return "" }
 
-// runClosed runs the closed loop on a goroutine per connection (TLS, --no-keepalive, scripts
+// runClosed runs the closed loop on a goroutine per connection (--no-keepalive, scripts
 // that watch responses or delay requests, APIPERF_IO=goroutines); reqs are the connections'
 // requesters.
 func (e *engine) runClosed(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {

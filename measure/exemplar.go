@@ -313,7 +313,10 @@ func (k *keeper) add(s *Sample, from int64, open bool) {
 // keep makes the kept form of response s.
 func keep(s *Sample, from int64, open bool) keptRequest {
 	r := keptRequest{latency: s.Latency, start: s.Done - s.Latency - from,
-		trace: s.Trace, timing: s.Timing, conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
+		conn: s.Conn, status: s.Status, endpoint: s.Endpoint, used: true}
+	if s.X != nil {
+		r.trace, r.timing = s.X.Trace, s.X.Timing
+	}
 	if open {
 		r.uncorrected = s.Uncorrected
 	}

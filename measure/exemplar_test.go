@@ -20,11 +20,11 @@ func randomSamples(rng *rand.Rand, n int, rec *Recorder) []Sample {
 			lat += int64(100 * time.Millisecond)
 		}
 		s := Sample{Done: int64(3*time.Second) + int64(i)*int64(time.Millisecond), Latency: lat, Uncorrected: lat / 2, Class: Response,
-			Status: 200, Conn: int32(rng.IntN(50)), Endpoint: uint8(rng.IntN(2))}
-		s.Trace[0], s.Trace[15] = byte(i), byte(i>>8)
-		s.Trace[7] = byte(rng.Uint32())
-		s.Timing.Add(db, float64(lat)/1e6*0.5)
-		s.Timing.Add(app, 1)
+			Status: 200, Conn: int32(rng.IntN(50)), Endpoint: uint8(rng.IntN(2)), X: &Extra{}}
+		s.X.Trace[0], s.X.Trace[15] = byte(i), byte(i>>8)
+		s.X.Trace[7] = byte(rng.Uint32())
+		s.X.Timing.Add(db, float64(lat)/1e6*0.5)
+		s.X.Timing.Add(app, 1)
 		out[i] = s
 	}
 	return out
@@ -54,7 +54,9 @@ func TestExemplarsMergeExactly(t *testing.T) {
 		// Indexes of metric names belong to a recorder: this one learns them in another order.
 		r.Metric([]byte("app"))
 		for i := range mine {
-			mine[i].Timing = renamed(mine[i].Timing, one, r)
+			x := *mine[i].X // the samples' own Extras are shared by every share's copy
+			x.Timing = renamed(x.Timing, one, r)
+			mine[i].X = &x
 		}
 		rng.Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
 		r.Add(mine)
@@ -64,7 +66,9 @@ func TestExemplarsMergeExactly(t *testing.T) {
 		hr.Window(time.Duration(k)*time.Second, 0)
 		theirs := slices.Clone(mine)
 		for i := range theirs {
-			theirs[i].Timing = renamed(theirs[i].Timing, r, hr)
+			x := *theirs[i].X
+			x.Timing = renamed(x.Timing, r, hr)
+			theirs[i].X = &x
 		}
 		hr.Add(theirs)
 		st := Combine(time.Unix(100+int64(k), 0), 30*time.Second, []*Recorder{hr}, names)
@@ -164,15 +168,15 @@ func TestServerTimingPercentiles(t *testing.T) {
 	db := r.Metric([]byte("db"))
 	var batch []Sample
 	for i := range 1000 {
-		s := Sample{Done: int64(i), Latency: int64(40 * time.Millisecond), Class: Response, Status: 200}
+		s := Sample{Done: int64(i), Latency: int64(40 * time.Millisecond), Class: Response, Status: 200, X: &Extra{}}
 		d := 2.0
 		if i%100 == 0 {
 			d = 32 // 1% at 32 ms: p99 is still 2 ms, p99.9 32
 		}
-		s.Timing.Add(db, d/2)
-		s.Timing.Add(db, d/2) // sent twice: summed
+		s.X.Timing.Add(db, d/2)
+		s.X.Timing.Add(db, d/2) // sent twice: summed
 		if i%10 == 0 {
-			s.Timing.Bad()
+			s.X.Timing.Bad()
 		}
 		batch = append(batch, s)
 	}
@@ -246,12 +250,12 @@ func TestOldStepHasNoExemplars(t *testing.T) {
 func TestServerTimingBeyondRange(t *testing.T) {
 	r := NewRecorder(DefaultExpected(), false, 0)
 	db, app := r.Metric([]byte("db")), r.Metric([]byte("app"))
-	s := Sample{Done: 1, Latency: int64(40 * time.Millisecond), Class: Response, Status: 200}
-	s.Timing.Add(db, 1e308)
-	s.Timing.Add(app, 2)
-	twice := Sample{Done: 2, Latency: int64(40 * time.Millisecond), Class: Response, Status: 200}
-	twice.Timing.Add(db, 3.5e6) // 58 min, twice: 116 min, past the hour
-	twice.Timing.Add(db, 3.5e6)
+	s := Sample{Done: 1, Latency: int64(40 * time.Millisecond), Class: Response, Status: 200, X: &Extra{}}
+	s.X.Timing.Add(db, 1e308)
+	s.X.Timing.Add(app, 2)
+	twice := Sample{Done: 2, Latency: int64(40 * time.Millisecond), Class: Response, Status: 200, X: &Extra{}}
+	twice.X.Timing.Add(db, 3.5e6) // 58 min, twice: 116 min, past the hour
+	twice.X.Timing.Add(db, 3.5e6)
 	r.Add([]Sample{s, twice})
 	st := Combine(time.Unix(0, 0), time.Second, []*Recorder{r}, nil).ServerTiming
 	if st == nil || st.Malformed != 2 || st.Metric("db") != nil || st.Metric("app") == nil {

@@ -9,22 +9,32 @@ import (
 // Sample is one request attempt as the engine saw it. Times are nanoseconds since the
 // step's start on the monotonic clock.
 type Sample struct {
-	Done        int64   // when the attempt ended
-	Latency     int64   // corrected latency: from send (open loop: from the due time) to the last byte
-	Uncorrected int64   // open loop only: from the actual send
-	Trace       TraceID // the request's W3C trace id (--traceparent); zero: none
-	Bytes       int32   // bytes read
-	Conn        int32   // the connection it went on (engine numbering)
-	Status      int16   // HTTP status of a complete response
+	Done        int64  // when the attempt ended
+	Latency     int64  // corrected latency: from send (open loop: from the due time) to the last byte
+	Uncorrected int64  // open loop only: from the actual send
+	X           *Extra // its trace id and Server-Timing; nil: it has neither (read only during Add)
+	Bytes       int32  // bytes read
+	Conn        int32  // the connection it went on (engine numbering)
+	Status      int16  // HTTP status of a complete response
 	Class       Class
-	Endpoint    uint8   // index into the scenario's endpoints
-	Timing      Timings // the response's Server-Timing
+	Endpoint    uint8 // index into the scenario's endpoints
+}
+
+// Extra is what a response sample carries beside its timing only when it has it: the
+// request's trace id (--traceparent) and the response's Server-Timing. A run with neither
+// pays for none (the sample stays small); the engine keeps the Extras beside its batches.
+type Extra struct {
+	Trace  TraceID // the request's W3C trace id; zero: none
+	Timing Timings // the response's Server-Timing
 	// Stream marks a streamed response (a gRPC server stream, SSE): Messages is how many it
 	// had and First the time to the first of them (corrected, as Latency). stream.go
 	Stream   bool
 	Messages int32
 	First    int64
 }
+
+// Empty reports whether t holds nothing: no metric, none malformed or dropped.
+func (t *Timings) Empty() bool { return t.Metric[0] == 0 && t.Malformed == 0 && t.Dropped == 0 }
 
 // StatusSet is a set of HTTP status codes (0..999).
 type StatusSet [16]uint64
@@ -165,13 +175,15 @@ func (r *Recorder) add(s *Sample) {
 			r.keep = newKeeper(r.slowest)
 		}
 		r.keep.add(s, r.from, r.open)
-		if !s.Trace.IsZero() {
-			iv.offer(s, r.from, r.open)
+		if x := s.X; x != nil {
+			if !x.Trace.IsZero() {
+				iv.offer(s, r.from, r.open)
+			}
+			if !x.Timing.Empty() {
+				r.addTimings(s)
+			}
 		}
-		if s.Timing.Metric[0] != 0 || s.Timing.Malformed != 0 || s.Timing.Dropped != 0 {
-			r.addTimings(s)
-		}
-		if s.Stream {
+		if x := s.X; x != nil && x.Stream {
 			r.addStream(s)
 		}
 		if r.uncorrected != nil {

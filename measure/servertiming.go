@@ -113,7 +113,7 @@ type timingRec struct {
 
 // addTimings records one response's Server-Timing (the recorder's lock is held).
 func (r *Recorder) addTimings(s *Sample) {
-	t := &s.Timing
+	t := &s.X.Timing
 	tr := &r.timing
 	tr.malformed += int64(t.Malformed)
 	tr.dropped += int64(t.Dropped)

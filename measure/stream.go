@@ -33,14 +33,14 @@ func newStreams(open bool) *Streams {
 	return s
 }
 
-// addStream records the stream of response s (Stream set).
+// addStream records the stream of response s (s.X.Stream set).
 func (r *Recorder) addStream(s *Sample) {
 	if r.streams == nil {
 		r.streams = newStreams(r.open)
 	}
 	st := r.streams
 	st.Streams++
-	n := int64(s.Messages)
+	n := int64(s.X.Messages)
 	st.Messages += n
 	if st.Streams == 1 || n < st.MinMessages {
 		st.MinMessages = n
@@ -50,9 +50,10 @@ func (r *Recorder) addStream(s *Sample) {
 		st.Empty++
 		return
 	}
-	st.First.Record(time.Duration(s.First))
+	first := s.X.First
+	st.First.Record(time.Duration(first))
 	if st.FirstUncorrected != nil {
-		st.FirstUncorrected.Record(time.Duration(s.First - (s.Latency - s.Uncorrected)))
+		st.FirstUncorrected.Record(time.Duration(first - (s.Latency - s.Uncorrected)))
 	}
 }
 

@@ -22,16 +22,16 @@ func timingRun() *TimingFixture {
 	var batch []measure.Sample
 	for i := range 3000 {
 		s := measure.Sample{Done: int64(i+1) * int64(time.Millisecond), Latency: int64(3*time.Millisecond) + int64(i%7)*int64(time.Microsecond),
-			Class: measure.Response, Status: 200, Conn: int32(i % 4), Bytes: 100}
-		s.Trace[0], s.Trace[1], s.Trace[15] = 0xab, byte(i>>8), byte(i)
+			Class: measure.Response, Status: 200, Conn: int32(i % 4), Bytes: 100, X: &measure.Extra{}}
+		s.X.Trace[0], s.X.Trace[1], s.X.Trace[15] = 0xab, byte(i>>8), byte(i)
 		dur := 2.0
 		if i%100 == 0 {
 			s.Latency, dur = int64(60*time.Millisecond)+int64(i)*int64(time.Microsecond), 58
 		}
-		s.Timing.Add(db, dur)
-		s.Timing.Add(app, 0.5)
+		s.X.Timing.Add(db, dur)
+		s.X.Timing.Add(app, 0.5)
 		if i%500 == 0 {
-			s.Timing.Bad()
+			s.X.Timing.Bad()
 		}
 		batch = append(batch, s)
 	}

@@ -214,12 +214,12 @@ func timedStep(label string, start time.Time, n int, lat time.Duration, tag byte
 	db := rec.Metric([]byte("db"))
 	var batch []measure.Sample
 	for i := range n {
-		s := measure.Sample{Done: int64(i) * int64(time.Millisecond), Latency: int64(lat), Class: measure.Response, Status: 200, Conn: int32(i % 3)}
+		s := measure.Sample{Done: int64(i) * int64(time.Millisecond), Latency: int64(lat), Class: measure.Response, Status: 200, Conn: int32(i % 3), X: &measure.Extra{}}
 		if i%100 == 0 {
 			s.Latency *= 10
 		}
-		s.Trace[0], s.Trace[14], s.Trace[15] = tag, byte(i>>8), byte(i)
-		s.Timing.Add(db, float64(s.Latency)/1e6/2)
+		s.X.Trace[0], s.X.Trace[14], s.X.Trace[15] = tag, byte(i>>8), byte(i)
+		s.X.Timing.Add(db, float64(s.Latency)/1e6/2)
 		batch = append(batch, s)
 	}
 	rec.Add(batch)

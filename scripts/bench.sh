@@ -145,7 +145,7 @@ grpcsec=$(awk '/^<!-- grpc/ {p=1} p {print} /^<!-- \/grpc -->/ {p=0}' "$OUT" 2>/
     echo "  more than 5% short of is marked. apiperf's default path does its I/O on io_uring; where io_uring is"
     echo "  unavailable or refused it falls back to epoll, waiting in epoll_pwait2 (APIPERF_IO=evloop), and where"
     echo "  that is missing too, through Go's netpoller and a timerfd (APIPERF_IO=netpoll)."
-    echo "  TLS, HTTP/2 and scripts with response() or delay() run the open loop on goroutines."
+    echo "  HTTP/2 and scripts with response() or delay() run the open loop on goroutines."
     echo
     echo "| rate | apiperf I/O | wrk2 req/s | apiperf req/s | wrk2 req/CPU-s | apiperf req/CPU-s | efficiency ratio (median) | wrk2 RSS MB | apiperf RSS MB |"
     echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
