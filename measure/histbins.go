@@ -28,8 +28,9 @@ var shape = sync.OnceValue(func() []hdr.Bar {
 	return h.Distribution()
 })
 
-// fullBytes is what a full histogram's counts take.
-var fullBytes = 8 * len(NewHistogram().h.Export().Counts)
+// fullBytes is what a full histogram's counts take (made when first asked: a histogram made
+// at init would be 376 KB of garbage in every process, a load's included).
+var fullBytes = sync.OnceValue(func() int { return 8 * len(NewHistogram().h.Export().Counts) })
 
 // binsOf returns the compact form of a histogram of the standard shape, or nil when the full
 // form is as small.
@@ -45,7 +46,7 @@ func binsOf(h *hdr.Histogram) *bins {
 	if last >= len(shape()) || last > math.MaxUint16 {
 		return nil
 	}
-	if n*(2+8) >= fullBytes {
+	if n*(2+8) >= fullBytes() {
 		return nil
 	}
 	b := &bins{idx: make([]uint16, 0, n), total: h.TotalCount()}
