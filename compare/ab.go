@@ -11,6 +11,7 @@ import (
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sample"
 	"github.com/apiperf/apiperf/stats"
+	"github.com/apiperf/apiperf/sweep"
 )
 
 // Metrics only `ab` has.
@@ -208,6 +209,21 @@ func ABCheckAlpha(alpha float64, checks, looks int) float64 {
 		alpha = DefaultAlpha
 	}
 	return alpha / float64(max(checks, 1)*max(looks, 1))
+}
+
+// ABSequence is the sequential plan of an A/B comparison over levels levels (cpu: with the
+// CPU check): a look every pairs pairs, at most maxPairs, each look judging at its share of
+// cfg's alpha. checks is the gated checks of a look, looks how many times a level may be
+// judged, need the fewest pairs that can show a significant change over them all.
+func ABSequence(cfg GateConfig, levels int, cpu bool, pairs, maxPairs int) (seq sweep.ABSequence, checks, looks, need int) {
+	checks = ABChecks(levels, cpu)
+	looks = (maxPairs + pairs - 1) / max(pairs, 1)
+	seq = sweep.ABSequence{Every: pairs, Max: maxPairs}
+	if looks > 1 {
+		alpha := ABCheckAlpha(cfg.Alpha, checks, looks)
+		seq.Decided = func(_ int, a, b []*measure.Step) bool { return ABSettled(cfg, alpha, a, b) }
+	}
+	return seq, checks, looks, ABMinPairs(cfg.Alpha, checks*looks)
 }
 
 // ABSettled reports whether the pairs (a[i], b[i]) of one level, each check at level

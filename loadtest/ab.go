@@ -79,9 +79,8 @@ func AB(ctx context.Context, a, b Target, opts []Option, abOpts ...ABOption) (*c
 		plan.Levels = []int{cfg.Connections}
 	}
 	cfg.Warmup = 0 // the plan's, before every step
-	checks := compare.ABChecks(plan.Len(), false)
-	looks := (ab.maxPairs + ab.pairs - 1) / ab.pairs
-	if need := compare.ABMinPairs(ab.gate.Alpha, checks*looks); ab.pairs >= 1 && ab.pairs < need {
+	seq, checks, looks, need := compare.ABSequence(ab.gate, plan.Len(), false, ab.pairs, ab.maxPairs)
+	if ab.pairs >= 1 && ab.pairs < need {
 		errs = append(errs, fmt.Errorf("pairs %d cannot show a significant change at alpha %g over %d checks x %d looks; want %d or more",
 			ab.pairs, ab.gate.Alpha, checks, looks, need))
 	}
@@ -98,11 +97,6 @@ func AB(ctx context.Context, a, b Target, opts []Option, abOpts ...ABOption) (*c
 		return nil, err
 	}
 	defer closeB()
-	seq := sweep.ABSequence{Every: ab.pairs, Max: ab.maxPairs}
-	if looks > 1 {
-		alpha := compare.ABCheckAlpha(ab.gate.Alpha, checks, looks)
-		seq.Decided = func(_ int, as, bs []*measure.Step) bool { return compare.ABSettled(ab.gate, alpha, as, bs) }
-	}
 	step := func(s *settings, sc scenario.Scenario) sweep.StepFunc {
 		return func(ctx context.Context, c load.Config) (*measure.Step, error) {
 			st, _, err := s.step(ctx, c, sc, false)

@@ -86,14 +86,8 @@ func cmdAB(ctx context.Context, e *env, args []string) error {
 	if *maxPairs < *pairs || *maxPairs > 1000 {
 		errs = append(errs, fmt.Errorf("--max-pairs %d: want --count (%d) to 1000", *maxPairs, *pairs))
 	}
-	checks := compare.ABChecks(plan.Len(), cpu)
-	seq := sweep.ABSequence{Every: *pairs, Max: *maxPairs}
-	looks := (*maxPairs + *pairs - 1) / max(*pairs, 1)
-	checkAlpha := compare.ABCheckAlpha(cfg.Alpha, checks, looks)
-	if looks > 1 {
-		seq.Decided = func(_ int, a, b []*measure.Step) bool { return compare.ABSettled(cfg, checkAlpha, a, b) }
-	}
-	if need := compare.ABMinPairs(cfg.Alpha, checks*looks); err == nil && *pairs < need {
+	seq, checks, looks, need := compare.ABSequence(cfg, plan.Len(), cpu, *pairs, *maxPairs)
+	if err == nil && *pairs < need {
 		errs = append(errs, fmt.Errorf("--count %d: %d pairs cannot show a significant change at alpha %g over %d checks x %d looks; use --count %d or more (10 is a good start)",
 			*pairs, *pairs, cfg.Alpha, checks, looks, need))
 	}
