@@ -53,6 +53,10 @@ const (
 	// when the pauses cover STWShareOfTime of the time or more (enough to touch 1% of requests).
 	STWShareOfP99  = 0.25
 	STWShareOfTime = 0.01
+	// STWRunWaitConfounds: with the target's threads waiting this many seconds per second
+	// for a CPU, a pause's length is not the collector's alone: a long pause is no more than
+	// medium evidence.
+	STWRunWaitConfounds = 0.25
 	// AssistShareOfMean: mark assist per request at this share of the mean latency or more.
 	AssistShareOfMean = 0.10
 	// GCCPUPctMin: GC taking this share of goroutine run time or more, with the Ps full.
@@ -209,8 +213,18 @@ func gcClaim(l Level, t *Trace) *Claim {
 		fix += "; allocate less per request (see the heap profile's alloc_space)"
 	}
 	c := &Claim{Kind: GCTail, Confidence: Medium, Summary: "garbage collection makes the tail: " + what, Evidence: ev, Fix: fix}
-	if stwTail && float64(workMax) >= 0.5*float64(l.P99) || assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean) {
+	longPause := stwTail && float64(workMax) >= 0.5*float64(l.P99)
+	if longPause || assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean) {
 		c.Confidence = High
+	}
+	// A pause lasts until the collector's thread has had its CPU time: when the target's
+	// threads queued for a CPU (a busy machine), a pause's "work" holds that wait too, and
+	// the pause's length is not the collector's alone.
+	if u := l.Target; longPause && u != nil && u.RunWaitCores >= STWRunWaitConfounds {
+		c.Evidence = append(c.Evidence, fmt.Sprintf("but the target's threads waited %.2f s per second for a CPU at %s: part of each pause may be that wait, not the collector's work", u.RunWaitCores, l.Label))
+		if c.Confidence == High && !(assist && float64(assistPerReq) >= 2*AssistShareOfMean*float64(l.Mean)) {
+			c.Confidence = Medium
+		}
 	}
 	return c
 }

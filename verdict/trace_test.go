@@ -51,6 +51,13 @@ func TestTraceClaims(t *testing.T) {
 		// 2 ms pauses, 3% of the time, against a 4 ms p99: gc-tail, high.
 		{"stw sets the tail", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 30 * ms})}},
 			nil, []Kind{GCTail}, High},
+		// the same on a target whose threads waited 0.9 s per second for a CPU (a busy
+		// machine): the pauses hold that wait too: medium.
+		{"stw on a target short of cpu", Input{Levels: []Level{func() Level {
+			l := level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 30 * ms})
+			l.Target = &Usage{CPUCores: 1.06, RunWaitCores: 0.91}
+			return l
+		}()}}, nil, []Kind{GCTail}, Medium},
 		// the same pause length but rare (0.2% of the time): it cannot set the p99.
 		{"rare pauses", Input{Levels: []Level{level(4*ms, ms, 2000, Trace{GOMAXPROCS: 2, Cores: 2, BusyPs: 1, STWMax: 2 * ms, STWTotal: 2 * ms})}},
 			nil, nil, ""},
