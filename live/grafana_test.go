@@ -159,7 +159,7 @@ func checkServed(t *testing.T, exprs []string) {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	st := Step{Label: "rate=10/s", Load: loadConfigOpen()}
+	st := Phase{Label: "rate=10/s", Load: loadConfigOpen()}
 	s.Begin(st)
 	s.interval(st, testInterval(0, 10, true), true)
 	resp, err := http.Get("http://" + s.Addr() + "/metrics")

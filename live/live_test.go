@@ -45,7 +45,7 @@ func testInterval(idx int64, n int, open bool) *measure.Interval {
 
 // TestRender: the view names the level of a sweep, the ETA, and in open loop the target and lag.
 func TestRender(t *testing.T) {
-	st := Step{Label: "rate=100/s", Level: 2, Levels: 5, Load: load.Config{Rate: 100, Duration: measure.Duration(10 * time.Second)}}
+	st := Phase{Label: "rate=100/s", Level: 2, Levels: 5, Load: load.Config{Rate: 100, Duration: measure.Duration(10 * time.Second)}}
 	iv := testInterval(3, 100, true)
 	out := heading(st, 14*time.Second, eta(st, 4*time.Second, 0, 10*time.Second)) + render(st, iv, iv.Second(), []float64{90, 100}, []float64{5, 5})
 	for _, want := range []string{"level 2 of 5", "ETA 36s", "rate=100/s", "req/s    100", "target 100/s, lag 3.00ms", "p50 3.00ms", "in flight 7 of 10 connections"} {
@@ -64,15 +64,15 @@ func TestETA(t *testing.T) {
 	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
 	d := func(n int) measure.Duration { return measure.Duration(sec(n)) }
 	for _, tc := range []struct {
-		st             Step
+		st             Phase
 		in, warm, meas time.Duration
 		want           time.Duration
 	}{
-		{Step{Load: load.Config{Duration: d(10)}}, sec(4), 0, 0, sec(6)},                                                          // a run: the rest of it
-		{Step{Load: load.Config{Duration: d(10), Warmup: d(5)}}, sec(4), 0, 0, sec(11)},                                           // its warmup is in the run
-		{Step{Level: 2, Levels: 5, Load: load.Config{Duration: d(10)}}, sec(4), sec(2), sec(10), sec(6 + 3*12)},                   // levels left, each warmup + measure
-		{Step{Level: 2, Levels: 5, Warmup: true, Load: load.Config{Duration: d(2)}}, sec(1), sec(2), sec(10), sec(1 + 10 + 3*12)}, // in a warmup: its level's measure follows
-		{Step{Load: load.Config{Requests: 100}}, sec(4), 0, 0, 0},                                                                 // -n: unknown
+		{Phase{Load: load.Config{Duration: d(10)}}, sec(4), 0, 0, sec(6)},                                                          // a run: the rest of it
+		{Phase{Load: load.Config{Duration: d(10), Warmup: d(5)}}, sec(4), 0, 0, sec(11)},                                           // its warmup is in the run
+		{Phase{Level: 2, Levels: 5, Load: load.Config{Duration: d(10)}}, sec(4), sec(2), sec(10), sec(6 + 3*12)},                   // levels left, each warmup + measure
+		{Phase{Level: 2, Levels: 5, Warmup: true, Load: load.Config{Duration: d(2)}}, sec(1), sec(2), sec(10), sec(1 + 10 + 3*12)}, // in a warmup: its level's measure follows
+		{Phase{Load: load.Config{Requests: 100}}, sec(4), 0, 0, 0},                                                                 // -n: unknown
 	} {
 		if got := eta(tc.st, tc.in, tc.warm, tc.meas); got != tc.want {
 			t.Errorf("eta(%+v, in %v, warm %v, meas %v) = %v, want %v", tc.st, tc.in, tc.warm, tc.meas, got, tc.want)
@@ -88,17 +88,17 @@ func TestSessionHlogPerLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed := func(st Step, n int) {
+	feed := func(st Phase, n int) {
 		s.Begin(st)
 		for i := int64(0); i < 2; i++ {
 			s.interval(st, testInterval(i, n, false), i == 0)
 		}
 	}
-	feed(Step{Label: "c=1", Level: 1, Levels: 2, Warmup: true}, 5)
-	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10)
-	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10) // a repetition
-	feed(Step{Label: "c=2", Level: 2, Levels: 2}, 20)
-	feed(Step{Label: "c=1", Level: 1, Levels: 2}, 10) // measured again later: appended
+	feed(Phase{Label: "c=1", Level: 1, Levels: 2, Warmup: true}, 5)
+	feed(Phase{Label: "c=1", Level: 1, Levels: 2}, 10)
+	feed(Phase{Label: "c=1", Level: 1, Levels: 2}, 10) // a repetition
+	feed(Phase{Label: "c=2", Level: 2, Levels: 2}, 20)
+	feed(Phase{Label: "c=1", Level: 1, Levels: 2}, 10) // measured again later: appended
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

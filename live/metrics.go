@@ -60,7 +60,7 @@ func runLabels(cfg Config) []string {
 	return pairs
 }
 
-func (m *metrics) step(st Step) {
+func (m *metrics) step(st Phase) {
 	if st.Warmup {
 		return
 	}

@@ -32,7 +32,7 @@ type point struct {
 	LagMs      float64          `json:"lag_ms,omitempty"`
 }
 
-func newPoint(st Step, iv *measure.Interval, start time.Time) point {
+func newPoint(st Phase, iv *measure.Interval, start time.Time) point {
 	sec := iv.Second()
 	p := point{
 		T:     iv.StepStart.Add((iv.Start + iv.Length).Duration()).Sub(start).Seconds(),

@@ -31,7 +31,7 @@ type Config struct {
 }
 
 // Step describes one load.Run of the command.
-type Step struct {
+type Phase struct {
 	Label  string      // the level, e.g. "c=50" (names its .hlog)
 	Name   string      // as shown, e.g. "c=50 run 2/3" ("" : Label)
 	Level  int         // from 1; 0 for a plain run
@@ -52,7 +52,7 @@ type Session struct {
 	view    *termView
 
 	mu      sync.Mutex
-	cur     Step
+	cur     Phase
 	recent  []point                 // the last intervals, for the live page
 	logs    map[string]*intervalLog // by file name (live/hlog.go)
 	log     *intervalLog            // the current step's
@@ -110,7 +110,7 @@ func (s *Session) Warnings() []string {
 
 // Begin says which step runs next: its intervals are shown, counted and logged as that
 // step's until the next Begin.
-func (s *Session) Begin(st Step) {
+func (s *Session) Begin(st Phase) {
 	if s == nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (s *Session) Options() []load.Option {
 
 // interval takes one interval of step st; first says it is the step's first (a repetition
 // of a step starts again from index 0).
-func (s *Session) interval(st Step, iv *measure.Interval, first bool) {
+func (s *Session) interval(st Phase, iv *measure.Interval, first bool) {
 	if s.view != nil {
 		s.view.interval(iv)
 	}

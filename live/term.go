@@ -22,7 +22,7 @@ type termView struct {
 	start time.Time
 
 	mu     sync.Mutex
-	st     Step
+	st     Phase
 	stepAt time.Time
 	lines  int // lines drawn last time
 	qps    []float64
@@ -35,7 +35,7 @@ func newTermView(w io.Writer, kind string, start time.Time) *termView {
 	return &termView{w: w, kind: kind, start: start}
 }
 
-func (v *termView) step(st Step) {
+func (v *termView) step(st Phase) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.st, v.stepAt = st, time.Now()
@@ -94,7 +94,7 @@ func (v *termView) close() {
 // eta estimates the time left: the rest of this step (its in-run warmup included) and, in a
 // sweep, the levels after it, each a warmup and a measured step as long as the latest ones.
 // 0 when the steps have no duration (-n).
-func eta(st Step, inStep, warm, meas time.Duration) time.Duration {
+func eta(st Phase, inStep, warm, meas time.Duration) time.Duration {
 	d := st.Load.Duration.Duration()
 	if d <= 0 {
 		return 0
@@ -110,7 +110,7 @@ func eta(st Step, inStep, warm, meas time.Duration) time.Duration {
 }
 
 // heading is the view's first line: elapsed, ETA, which level or probe, the step's name.
-func heading(st Step, elapsed, left time.Duration) string {
+func heading(st Phase, elapsed, left time.Duration) string {
 	head := "  " + elapsed.Truncate(time.Second).String() + " elapsed"
 	if st.Load.Duration > 0 {
 		head += ", ETA " + left.Truncate(time.Second).String()
@@ -131,7 +131,7 @@ func heading(st Step, elapsed, left time.Duration) string {
 }
 
 // render is the rest of the view of one interval: plain text, one line per topic.
-func render(st Step, iv *measure.Interval, sec measure.Second, qps, p99 []float64) string {
+func render(st Phase, iv *measure.Interval, sec measure.Second, qps, p99 []float64) string {
 	var b strings.Builder
 	rate := fmt.Sprintf("  req/s    %-9s %s", fmtNum(iv.QPS()), spark(qps))
 	if iv.TargetRate > 0 {

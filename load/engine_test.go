@@ -62,7 +62,7 @@ func startTarget(t *testing.T, cfg target.Config) *target.Server {
 	return srv
 }
 
-func TestExactRequestCount(t *testing.T) { bothIO(t, testExactRequestCount) }
+func TestExactRequestCount(t *testing.T) { eachIO(t, testExactRequestCount) }
 
 func testExactRequestCount(t *testing.T, mode ioMode) {
 	var got atomic.Int64
@@ -87,7 +87,7 @@ func testExactRequestCount(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestErrorClasses(t *testing.T) { bothIO(t, testErrorClasses) }
+func TestErrorClasses(t *testing.T) { eachIO(t, testErrorClasses) }
 
 func testErrorClasses(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
@@ -124,7 +124,7 @@ func testErrorClasses(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestTimeoutIsRealAndKeepsTheSample(t *testing.T) { bothIO(t, testTimeoutIsRealAndKeepsTheSample) }
+func TestTimeoutIsRealAndKeepsTheSample(t *testing.T) { eachIO(t, testTimeoutIsRealAndKeepsTheSample) }
 
 func testTimeoutIsRealAndKeepsTheSample(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
@@ -149,7 +149,7 @@ func testTimeoutIsRealAndKeepsTheSample(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestBodiesAreByteCounted(t *testing.T) { bothIO(t, testBodiesAreByteCounted) }
+func TestBodiesAreByteCounted(t *testing.T) { eachIO(t, testBodiesAreByteCounted) }
 
 func testBodiesAreByteCounted(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
@@ -181,7 +181,7 @@ func testBodiesAreByteCounted(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestHeadAndCustomRequest(t *testing.T) { bothIO(t, testHeadAndCustomRequest) }
+func TestHeadAndCustomRequest(t *testing.T) { eachIO(t, testHeadAndCustomRequest) }
 
 func testHeadAndCustomRequest(t *testing.T, mode ioMode) {
 	var seen atomic.Value
@@ -206,7 +206,7 @@ func testHeadAndCustomRequest(t *testing.T, mode ioMode) {
 
 // Handshakes under -race on a busy machine can take long: the timeout is generous, and a run
 // whose every handshake fails need only stop well before its duration.
-func TestTLS(t *testing.T) { bothIO(t, testTLS) }
+func TestTLS(t *testing.T) { eachIO(t, testTLS) }
 
 func testTLS(t *testing.T, mode ioMode) {
 	const timeout = measure.Duration(10 * time.Second)
@@ -266,7 +266,7 @@ func (p pipelined) Requester(thread, conn int) (scenario.Requester, error) { ret
 func (p pipelined) Endpoints() []string                                    { return nil }
 func (p pipelined) Request() ([]byte, int, int, bool)                      { return p.raw, 3, 0, false }
 
-func TestPipelining(t *testing.T) { bothIO(t, testPipelining) }
+func TestPipelining(t *testing.T) { eachIO(t, testPipelining) }
 
 func testPipelining(t *testing.T, mode ioMode) {
 	var got atomic.Int64
@@ -301,7 +301,7 @@ func (p slowRequests) Request() ([]byte, int, int, bool) {
 // The time a request takes to make is the generator's, not the target's: latency starts
 // when the request is sent, on both I/O paths.
 func TestLatencyExcludesMakingTheRequest(t *testing.T) {
-	bothIO(t, testLatencyExcludesMakingTheRequest)
+	eachIO(t, testLatencyExcludesMakingTheRequest)
 }
 
 func testLatencyExcludesMakingTheRequest(t *testing.T, mode ioMode) {
@@ -321,7 +321,7 @@ func testLatencyExcludesMakingTheRequest(t *testing.T, mode ioMode) {
 }
 
 func TestCancelStopsAtOnceAndKeepsResults(t *testing.T) {
-	bothIO(t, testCancelStopsAtOnceAndKeepsResults)
+	eachIO(t, testCancelStopsAtOnceAndKeepsResults)
 }
 
 func testCancelStopsAtOnceAndKeepsResults(t *testing.T, mode ioMode) {
@@ -363,7 +363,7 @@ func testCancelStopsAtOnceAndKeepsResults(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestLargeRequestBody(t *testing.T) { bothIO(t, testLargeRequestBody) }
+func TestLargeRequestBody(t *testing.T) { eachIO(t, testLargeRequestBody) }
 
 // testLargeRequestBody sends a body larger than a socket's send buffer, so writes must wait
 // for room (the event loop's EPOLLOUT path).
@@ -384,7 +384,7 @@ func testLargeRequestBody(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestAddresses(t *testing.T) { bothIO(t, testAddresses) }
+func TestAddresses(t *testing.T) { eachIO(t, testAddresses) }
 
 // testAddresses loads the target by IPv6 loopback and by a name that must be resolved.
 func testAddresses(t *testing.T, mode ioMode) {
@@ -410,10 +410,10 @@ func testAddresses(t *testing.T, mode ioMode) {
 	}
 }
 
-// bothIO runs a test on each way HTTP/1.1 over plain TCP does its I/O: event loops on epoll
+// eachIO runs a test on each way HTTP/1.1 over plain TCP does its I/O: event loops on epoll
 // (closed and open loop), goroutine workers, and event loops doing the closed loop's I/O on
 // io_uring (the default where the kernel allows it; the open loop then runs as by default).
-func bothIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
+func eachIO(t *testing.T, test func(t *testing.T, mode ioMode)) {
 	t.Run("evloop", func(t *testing.T) { test(t, ioEvloop) })
 	t.Run("goroutines", func(t *testing.T) { test(t, ioGoroutines) })
 	t.Run("uring", func(t *testing.T) { test(t, ioUring) })
@@ -432,7 +432,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestExtraBytes(t *testing.T) { bothIO(t, testExtraBytes) }
+func TestExtraBytes(t *testing.T) { eachIO(t, testExtraBytes) }
 
 // testExtraBytes talks to a server that answers every request with two responses: the
 // second one is bytes nobody asked for. Finding 7 of issue 12: each such exchange is a

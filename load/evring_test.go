@@ -15,7 +15,7 @@ import (
 )
 
 // TestRingPathTaken checks that APIPERF_IO=uring really runs the closed loop on io_uring
-// where the kernel allows it (the engine tests under bothIO then cover that path), with
+// where the kernel allows it (the engine tests under eachIO then cover that path), with
 // every request counted once.
 func TestRingPathTaken(t *testing.T) {
 	r, err := uring.New(8, 16)

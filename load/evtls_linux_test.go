@@ -102,7 +102,7 @@ func TestTLSFailures(t *testing.T) {
 		{mute, []string{"context deadline exceeded"}},
 		{hangup, []string{"EOF", "connection reset by peer"}},
 	} {
-		bothIO(t, func(t *testing.T, mode ioMode) {
+		eachIO(t, func(t *testing.T, mode ioMode) {
 			s := run(t, mode, context.Background(), "https://"+c.addr+"/", Config{Requests: 2, Connections: 1, Threads: 1, Timeout: measure.Duration(300 * time.Millisecond)})
 			if s.Errors.Connect != 2 || s.Successes != 0 || !tlsWarned(s.Warnings, c.addr, c.why) {
 				t.Errorf("errors %+v, warnings %q; want 2 connect errors and %q failed: one of %q", s.Errors, s.Warnings, TLSPrefix+c.addr, c.why)

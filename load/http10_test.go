@@ -20,7 +20,7 @@ import (
 // request goes on a new connection, as wrk does; it is not an error.
 
 func TestHTTP10CloseClosed(t *testing.T) {
-	bothIO(t, func(t *testing.T, mode ioMode) { testHTTP10Close(t, mode, false) })
+	eachIO(t, func(t *testing.T, mode ioMode) { testHTTP10Close(t, mode, false) })
 }
 
 func TestHTTP10CloseOpen(t *testing.T) {
@@ -115,7 +115,7 @@ func TestPythonHTTPServer(t *testing.T) {
 		if open {
 			t.Run("open", func(t *testing.T) { openIO(t, test) })
 		} else {
-			t.Run("closed", func(t *testing.T) { bothIO(t, test) })
+			t.Run("closed", func(t *testing.T) { eachIO(t, test) })
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // time out, in 100 ms intervals (both HTTP/1.1 I/O paths, open loop, HTTP/2), and checks that the emitted intervals add up exactly to the
 // step's totals: counts, errors by class, statuses, bytes and histogram counts.
 func TestIntervalsSumToTotals(t *testing.T) {
-	bothIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0, false) })
+	eachIO(t, func(t *testing.T, mode ioMode) { testIntervalsSum(t, mode, 0, false) })
 	t.Run("open evloop", func(t *testing.T) { testIntervalsSum(t, ioEvloop, 400, false) })
 	t.Run("open evloop-netpoll", func(t *testing.T) { testIntervalsSum(t, ioEvloopNetpoll, 400, false) })
 	t.Run("open goroutines", func(t *testing.T) { testIntervalsSum(t, ioGoroutines, 400, false) })

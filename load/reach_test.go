@@ -25,7 +25,7 @@ func deadURL(t *testing.T) string {
 }
 
 func TestUnreachableStopsEarly(t *testing.T) {
-	bothIO(t, func(t *testing.T, mode ioMode) { testUnreachable(t, mode, Config{}) })
+	eachIO(t, func(t *testing.T, mode ioMode) { testUnreachable(t, mode, Config{}) })
 	t.Run("open loop evloop", func(t *testing.T) { testUnreachable(t, ioEvloop, Config{Rate: 200}) })
 	t.Run("open loop goroutines", func(t *testing.T) { testUnreachable(t, ioGoroutines, Config{Rate: 200}) })
 }

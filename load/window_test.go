@@ -13,7 +13,7 @@ import (
 // The measured window is the duration: requests in flight when it closes are drained (their
 // latency is recorded) but do not stretch it, and only what completed inside it is a rate.
 
-func TestWindowOpenLoopSlowTarget(t *testing.T) { bothIO(t, testWindowOpenLoopSlowTarget) }
+func TestWindowOpenLoopSlowTarget(t *testing.T) { eachIO(t, testWindowOpenLoopSlowTarget) }
 
 // 40 req/s for 1 s at 600 ms each. What holds however starved the generator: the window is
 // the duration, every response takes 600 ms (so only requests sent in the first 0.4 s, at
@@ -34,7 +34,7 @@ func testWindowOpenLoopSlowTarget(t *testing.T, mode ioMode) {
 // 16 or so sent in the first 0.4 s complete inside the window, the rest (about 24) after it.
 func TestTimingWindowOpenLoopSlowTarget(t *testing.T) {
 	testenv.Timing(t)
-	bothIO(t, func(t *testing.T, mode ioMode) {
+	eachIO(t, func(t *testing.T, mode ioMode) {
 		s, took := windowOpenLoopSlowTarget(t, mode)
 		if took < 1300*time.Millisecond {
 			t.Errorf("Run returned after %v: the requests in flight at 1s were not drained", took)
@@ -70,7 +70,7 @@ func windowOpenLoopSlowTarget(t *testing.T, mode ioMode) (*measure.Step, time.Du
 	return s, took
 }
 
-func TestWindowClosedLoopSlowTarget(t *testing.T) { bothIO(t, testWindowClosedLoopSlowTarget) }
+func TestWindowClosedLoopSlowTarget(t *testing.T) { eachIO(t, testWindowClosedLoopSlowTarget) }
 
 func testWindowClosedLoopSlowTarget(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
@@ -89,7 +89,7 @@ func testWindowClosedLoopSlowTarget(t *testing.T, mode ioMode) {
 }
 
 func TestWindowRequestCountEndsAtLastResponse(t *testing.T) {
-	bothIO(t, testWindowRequestCountEndsAtLastResponse)
+	eachIO(t, testWindowRequestCountEndsAtLastResponse)
 }
 
 func testWindowRequestCountEndsAtLastResponse(t *testing.T, mode ioMode) {
@@ -105,7 +105,7 @@ func testWindowRequestCountEndsAtLastResponse(t *testing.T, mode ioMode) {
 	}
 }
 
-func TestWindowWarmupIsNotRecorded(t *testing.T) { bothIO(t, testWindowWarmupIsNotRecorded) }
+func TestWindowWarmupIsNotRecorded(t *testing.T) { eachIO(t, testWindowWarmupIsNotRecorded) }
 
 // warmupRun loads a 300 ms target at 100 req/s with a 500 ms warmup and a 1 s window.
 func warmupRun(t *testing.T, mode ioMode) *measure.Step {
@@ -143,7 +143,7 @@ func testWindowWarmupIsNotRecorded(t *testing.T, mode ioMode) {
 // complete in the window, about 100, and the first second of the timeline is at the rate.
 func TestTimingWindowWarmup(t *testing.T) {
 	testenv.Timing(t)
-	bothIO(t, func(t *testing.T, mode ioMode) {
+	eachIO(t, func(t *testing.T, mode ioMode) {
 		s := warmupRun(t, mode)
 		if n := s.InWindow(); n < 80 || n > 110 {
 			t.Errorf("%d responses in the window, want about 100 (warmup completions excluded)", n)

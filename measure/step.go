@@ -163,7 +163,7 @@ func (g *Generator) RunWaitCores() float64 {
 
 // Step is the measured record of one load step (one repetition of a level): a plain `run`
 // has one, a sweep one per level and repetition. The step about to run is sweep.StepInfo
-// (live.Step on the live view); what is captured beside it is a profcap.StepCapture.
+// (live.Phase on the live view); what is captured beside it is a profcap.StepCapture.
 type Step struct {
 	Label       string    `json:"label"`         // e.g. "c=200" or "rate=1000/s"
 	Rep         int       `json:"rep,omitempty"` // repetition of the same level (--count), from 0

@@ -1,15 +1,21 @@
 // Package verdict says what limited a sweep or capacity run: the generator, the target's
-// CPU, something the target waits on off-CPU, growth that does not come back, or errors.
-// Each claim carries its evidence and a confidence: "high" only when what would make it
-// another claim was measured, else "medium" or "low" with what was missing said; where the
-// evidence is missing the verdict stays silent and says what it would have needed. The
-// claims are pure functions of plain inputs (Input) and of Thresholds (saved with the
-// verdict), so the verdict is table-tested and can be recomputed from run.json alone.
+// CPU, something the target waits on off-CPU, growth that does not come back, errors, the
+// server's own timing of its phases, or what the target's execution trace shows. Each
+// claim carries its evidence and a confidence: "high" only when what would make it another
+// claim was measured, else "medium" or "low" with what was missing said; where the evidence
+// is missing the verdict stays silent and says what it would have needed. The claims are
+// pure functions of plain inputs (Input) and of Thresholds (saved with the verdict), so the
+// verdict is table-tested and can be recomputed from run.json alone.
 //
-// Each claim is one file: its Kind and a function of the judgement (generator.go, cpu.go,
-// waiting.go, growth.go, errors.go). Adding a claim is adding such a file and one line to
-// the claims list in verdict.go (a file may make several claims); a threshold it needs is a
-// field of Thresholds.
+// Each claim is one file: its Kind and a function of the judgement. generator.go
+// (generator-bound), genlimit.go (generator-limited: a limit of the generator's machine),
+// cpu.go (target-cpu-bound), waiting.go (target-waiting), growth.go (growth), errors.go
+// (errors), servertiming.go (server-timing) and trace.go (gomaxprocs-limited,
+// sched-latency, gc-tail). Beside them: machine.go says what a shared machine took from the
+// target, plateau.go where throughput stopped growing (and Little's law), workers.go which scale-out worker
+// was short of what. Adding a claim is adding such a file and one line to the claims list
+// in verdict.go (a file may make several claims); a threshold it needs is a field of
+// Thresholds.
 package verdict
 
 import (

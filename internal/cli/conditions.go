@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/netip"
 	"strings"
 	"time"
@@ -23,20 +21,15 @@ import (
 const cmdlineTimeout = 2 * time.Second
 
 // startConditions starts the record of a run's conditions before any traffic: the
-// generator's machine, and the target's process: --target-pid, else the process listening
-// on the target's loopback address, else what its pprof cmdline says (tf may be nil).
-func startConditions(ctx context.Context, cfg load.Config, tgt scenario.Target, tf *targetFlags, redact []string) *conditions.Session {
+// generator's machine, and the target's process p (findProcess: --target-pid, else the
+// process listening on the target's loopback address), else what its pprof cmdline says.
+func startConditions(ctx context.Context, cfg load.Config, tgt scenario.Target, tf *targetFlags, p targetProcess, redact []string) *conditions.Session {
 	var t *conditions.Target
 	local := isLoopbackHost(tgt.Host)
-	switch {
-	case tf != nil && tf.pid > 0:
-		t = conditions.ReadTarget(tf.pid, "--target-pid")
-	case local:
-		if pid, how, err := findTargetPIDOf(tgt); err == nil {
-			t = conditions.ReadTarget(pid, how) // profile.go finds it, as for the verdict
-		}
+	if p.err == nil && p.pid > 0 && (local || p.how == "--target-pid") {
+		t = conditions.ReadTarget(p.pid, p.how)
 	}
-	if t == nil && tf != nil && tf.pprof != "" {
+	if t == nil && tf.pprof != "" {
 		t = pprofCmdline(ctx, tf.pprof, redact)
 	}
 	s := conditions.NewSession(conditions.ReadGenerator(version(), cfg.Threads), t)
@@ -69,15 +62,6 @@ func conditionsHook(s *conditions.Session) sweep.Hook {
 			return nil
 		}
 		return s.Begin(i.Label, i.Rep)
-	}
-}
-
-// writeConditionsLine prints one line when the run's conditions are off (a busy machine,
-// powersave, a cgroup quota below apiperf's cores, a -race target), nothing otherwise, so
-// the text output on a quiet machine is unchanged.
-func writeConditionsLine(w io.Writer, rec *conditions.Record, indent string) {
-	if off := rec.Off(conditions.DefaultThresholds); len(off) > 0 {
-		fmt.Fprintf(w, "%sConditions: %s\n", indent, strings.Join(off, "; "))
 	}
 }
 

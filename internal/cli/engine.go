@@ -44,7 +44,7 @@ func (g *engine) progress(_ context.Context, i sweep.StepInfo) func(*measure.Ste
 		g.start = time.Now()
 	}
 	g.info = i
-	g.watch.Begin(live.Step{Label: i.Label, Name: i.Name(), Level: i.Level + 1, Levels: i.Levels, Load: i.Config,
+	g.watch.Begin(live.Phase{Label: i.Label, Name: i.Name(), Level: i.Level + 1, Levels: i.Levels, Load: i.Config,
 		Warmup: i.Warmup, Endpoints: g.src.Endpoints()})
 	return func(*measure.Step) {
 		g.watch.Clear()

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // TestHelperServeInherited is not a test: run by TestSweepFindsTargetPID as a child, it
@@ -124,20 +126,27 @@ func TestSessionTargetPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
+	session := func(rawURL string, find bool) (*profcap.Session, string) {
+		tgt, err := scenario.ParseTarget(rawURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tf.session(findProcess(&tf, tgt), find)
+	}
 	// In apiperf's own process (as in tests): nothing to separate, nothing said.
-	if s, note := tf.session("http://"+addr+"/", true); s.PID != 0 || note != "" {
+	if s, note := session("http://"+addr+"/", true); s.PID != 0 || note != "" {
 		t.Errorf("in-process target: pid %d, note %q; want none", s.PID, note)
 	}
 	ln.Close()
-	s, note := tf.session("http://"+addr+"/", true)
+	s, note := session("http://"+addr+"/", true)
 	if s.PID != 0 || !strings.Contains(note, "no socket listens there") || !strings.Contains(s.PIDSource, "not found") {
 		t.Errorf("nothing listening: pid %d, note %q, source %q", s.PID, note, s.PIDSource)
 	}
-	s, note = tf.session("http://example.com/", true)
+	s, note = session("http://example.com/", true)
 	if s.PID != 0 || note != "" || !strings.Contains(s.PIDSource, "not looked for") {
 		t.Errorf("remote host: pid %d, note %q, source %q; want not looked for, quietly", s.PID, note, s.PIDSource)
 	}
-	if s, _ := tf.session("http://"+addr+"/", false); s.PID != 0 || s.PIDSource != "" {
+	if s, _ := session("http://"+addr+"/", false); s.PID != 0 || s.PIDSource != "" {
 		t.Errorf("not asked to find it (run, --workers): pid %d, source %q; want not looked for", s.PID, s.PIDSource)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/apiperf/apiperf/compare"
 	"github.com/apiperf/apiperf/outfile"
 	"github.com/apiperf/apiperf/report"
@@ -32,23 +34,37 @@ func (v percentValue) Set(s string) error {
 	return nil
 }
 
+// gateFlags are gate's flags: the two runs, the budgets, the outputs.
+type gateFlags struct {
+	cfg                   compare.GateConfig
+	baseRef, curRef, db   *string
+	mdOut, jsonOut        *string
+	allowMismatch, paired *bool
+	strict                *bool
+	ci                    ciFlags // --junit (objective.go)
+}
+
+func (f *gateFlags) register(fs *pflag.FlagSet) {
+	f.cfg = compare.DefaultGateConfig
+	f.baseRef = fs.String("baseline", "", "the baseline: a run directory, a run.json, a run id (as apiperf history lists them), or a history query (label=branch:main: the newest run of the same target and load shape on main)")
+	f.allowMismatch = fs.Bool("allow-mismatch", false, "compare with a baseline of another URL, method, scenario or load shape (warns)")
+	f.curRef = fs.String("current", "latest", "the current run: a run directory, a run.json or a history query")
+	f.db = fs.String("db", defaultDB(), "history database for queries (env "+dbEnv+")")
+	fs.Var(percentValue{&f.cfg.MaxQPSDrop}, "max-qps-drop", "fail when median QPS drops by more than this, significantly")
+	fs.Var(percentValue{&f.cfg.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this, significantly")
+	fs.Var(percentValue{&f.cfg.MaxErrorRate}, "max-error-rate", "fail when the error rate is above this and significantly above the baseline's")
+	fs.Float64Var(&f.cfg.Alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test")
+	f.paired = fs.Bool("ab", false, "paired comparison of runs saved by apiperf ab -o DIR (--baseline DIR/a.json --current DIR/b.json): steps of the same level and repetition are pairs")
+	f.mdOut = fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
+	f.jsonOut = fs.String("json", "", "write the result as JSON to this file (- for stdout)")
+	f.strict = strictConditionsFlag(fs) // conditions.go
+	f.ci.register(fs, false)
+}
+
 func cmdGate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("gate", e)
-	cfg := compare.DefaultGateConfig
-	baseRef := fs.String("baseline", "", "the baseline: a run directory, a run.json, a run id (as apiperf history lists them), or a history query (label=branch:main: the newest run of the same target and load shape on main)")
-	allowMismatch := fs.Bool("allow-mismatch", false, "compare with a baseline of another URL, method, scenario or load shape (warns)")
-	curRef := fs.String("current", "latest", "the current run: a run directory, a run.json or a history query")
-	db := fs.String("db", defaultDB(), "history database for queries (env "+dbEnv+")")
-	fs.Var(percentValue{&cfg.MaxQPSDrop}, "max-qps-drop", "fail when median QPS drops by more than this, significantly")
-	fs.Var(percentValue{&cfg.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this, significantly")
-	fs.Var(percentValue{&cfg.MaxErrorRate}, "max-error-rate", "fail when the error rate is above this and significantly above the baseline's")
-	fs.Float64Var(&cfg.Alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test")
-	paired := fs.Bool("ab", false, "paired comparison of runs saved by apiperf ab -o DIR (--baseline DIR/a.json --current DIR/b.json): steps of the same level and repetition are pairs")
-	mdOut := fs.String("markdown", "", "write a Markdown summary (for a pull-request comment) to this file (- for stdout)")
-	jsonOut := fs.String("json", "", "write the result as JSON to this file (- for stdout)")
-	strict := strictConditionsFlag(fs) // conditions.go
-	var ci ciFlags                     // --junit (objective.go)
-	ci.register(fs, false)
+	var f gateFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: apiperf gate --baseline REF [--current REF] [flags]\n\n"+
 			"Fail (exit 1) when the current run is significantly and over budget slower than the baseline,\n"+
@@ -60,99 +76,101 @@ func cmdGate(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *baseRef == "" {
+	if *f.baseRef == "" {
 		return usagef("gate: no --baseline given (a run directory, a run.json or a history query such as label=branch:main)")
 	}
 	if fs.NArg() > 0 {
 		return usagef("gate: unexpected argument %q", fs.Arg(0))
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := f.cfg.Validate(); err != nil {
 		return usagef("gate: %w", err)
 	}
-	if err := checkFiles(*mdOut, *jsonOut, ci.junit); err != nil {
+	if err := checkFiles(*f.mdOut, *f.jsonOut, f.ci.junit); err != nil {
 		return err
 	}
 	start := time.Now()
-	var h *store.DB
-	openDB := func() (*store.DB, error) {
-		if h == nil {
-			var err error
-			if h, err = openHistory(*db); err != nil {
-				return nil, err
-			}
-		}
-		return h, nil
-	}
-	defer func() {
-		if h != nil {
-			h.Close()
-		}
-	}()
-	cur, _, err := resolveRun(ctx, *curRef, "", openDB)
+	h := &lazyHistory{path: *f.db}
+	defer h.close()
+	cur, _, err := resolveRun(ctx, *f.curRef, "", h.open)
 	if err != nil {
 		return asUsage(fmt.Errorf("gate: current: %w", err))
 	}
-	base, baseName, err := resolveBaseline(ctx, *baseRef, cur, openDB)
+	base, baseName, err := resolveBaseline(ctx, *f.baseRef, cur, h.open)
 	if err != nil {
 		return asUsage(fmt.Errorf("gate: baseline: %w", err))
 	}
-	if *paired { // A and B are different targets by design: no identity check
-		res, err := compare.AB(base, cur, cfg)
-		if err != nil {
-			return usagef("gate --ab: %w", err)
-		}
-		res.A, res.B = baseName, *curRef
-		res.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
-		res.StrictConditions = *strict
-		err = abReport(e, res, *mdOut, *jsonOut, false)
-		reports := errors.Join(ci.finish(e, "gate", res.A+" vs "+res.B, start, nil, report.CheckCases("gate", res.Lines())), summarize(res.Markdown))
-		return ciOutcome(err, reports, nil)
+	if *f.paired { // A and B are different targets by design: no identity check
+		return f.pairedGate(e, base, cur, baseName, start)
 	}
+	return f.gate(ctx, e, h, base, cur, baseName, start)
+}
+
+// lazyHistory opens the history database when a query first needs it.
+type lazyHistory struct {
+	path string
+	db   *store.DB
+}
+
+func (h *lazyHistory) open() (*store.DB, error) {
+	if h.db == nil {
+		db, err := openHistory(h.path)
+		if err != nil {
+			return nil, err
+		}
+		h.db = db
+	}
+	return h.db, nil
+}
+
+func (h *lazyHistory) close() {
+	if h.db != nil {
+		h.db.Close()
+	}
+}
+
+// pairedGate is gate --ab: the paired comparison of ab's two saved runs.
+func (f *gateFlags) pairedGate(e *env, base, cur *result.Run, baseName string, start time.Time) error {
+	res, err := compare.AB(base, cur, f.cfg)
+	if err != nil {
+		return usagef("gate --ab: %w", err)
+	}
+	res.A, res.B = baseName, *f.curRef
+	res.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
+	res.StrictConditions = *f.strict
+	err = abReport(e, res, *f.mdOut, *f.jsonOut, false)
+	reports := errors.Join(f.ci.finish(e, "gate", res.A+" vs "+res.B, start, nil, report.CheckCases("gate", res.Lines())), summarize(res.Markdown))
+	return ciOutcome(err, reports, nil)
+}
+
+// gate compares the current run with the baseline, over the baseline's history of noise
+// when the baseline came from a history query.
+func (f *gateFlags) gate(ctx context.Context, e *env, h *lazyHistory, base, cur *result.Run, baseName string, start time.Time) error {
 	if diffs := store.IdentityOf(cur).Differences(store.IdentityOf(base)); len(diffs) > 0 {
-		if !*allowMismatch {
+		if !*f.allowMismatch {
 			return usagef("gate: the baseline is another experiment: %s; pass --allow-mismatch to compare anyway", strings.Join(diffs, "; "))
 		}
 		fmt.Fprintf(e.stderr, "apiperf: warning: comparing different experiments (--allow-mismatch): %s\n", strings.Join(diffs, "; "))
 	}
-	hist, fromHistory, err := baselineHistory(ctx, *baseRef, cur, openDB)
+	hist, fromHistory, err := baselineHistory(ctx, *f.baseRef, cur, h.open)
 	if err != nil {
 		return fmt.Errorf("gate: baseline history: %w", err)
 	}
 	var g *compare.GateResult
 	if fromHistory {
-		g, err = compare.GateHistory(base, cur, cfg, hist)
+		g, err = compare.GateHistory(base, cur, f.cfg, hist)
 	} else {
-		g, err = compare.Gate(base, cur, cfg)
+		g, err = compare.Gate(base, cur, f.cfg)
 	}
 	if err != nil {
 		return usagef("gate: %w", err)
 	}
-	g.Baseline, g.Current = baseName, *curRef
+	g.Baseline, g.Current = baseName, *f.curRef
 	g.SetConditions(compare.CheckConditions(base, cur, "baseline", "current"))
-	g.StrictConditions = *strict
-	toStdout := false
-	if *mdOut != "" {
-		toStdout = toStdout || *mdOut == "-"
-		if err := writeOut(e, *mdOut, g.Markdown); err != nil {
-			return err
-		}
+	g.StrictConditions = *f.strict
+	if err := writeResults(e, *f.mdOut, *f.jsonOut, g.Markdown, g.JSON, g.Text); err != nil {
+		return err
 	}
-	if *jsonOut != "" {
-		toStdout = toStdout || *jsonOut == "-"
-		b, err := g.JSON()
-		if err != nil {
-			return err
-		}
-		if err := writeOut(e, *jsonOut, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return err
-		}
-	}
-	if toStdout {
-		g.Text(e.stderr)
-	} else {
-		g.Text(e.stdout)
-	}
-	reports := errors.Join(ci.finish(e, "gate", g.Current+" against "+g.Baseline, start, nil, report.CheckCases("gate", g.Lines())), summarize(g.Markdown))
+	reports := errors.Join(f.ci.finish(e, "gate", g.Current+" against "+g.Baseline, start, nil, report.CheckCases("gate", g.Lines())), summarize(g.Markdown))
 	return ciOutcome(outcomeErr(g.Outcome(), g.Conditions), reports, nil)
 }
 

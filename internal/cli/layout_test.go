@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,5 +52,46 @@ func TestFileSizes(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Errorf("checked %d Go files; want the whole repository (is the test run from internal/cli?)", checked)
+	}
+}
+
+// maxFuncLines is the longest a function of this package may be: a command binds flags,
+// a runner and a printer to the load session (session.go); a longer one is doing the
+// session's or a library's work.
+const maxFuncLines = 80
+
+// Every function of the CLI (tests aside) is at most maxFuncLines long.
+func TestFunctionsAreShort(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("listing the package's files: %v (%d files)", err, len(files))
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			checked++
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > maxFuncLines {
+				t.Errorf("%s: %s is %d lines, over %d: move what it does into the session or a library", fset.Position(fd.Pos()), fd.Name.Name, n, maxFuncLines)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked %d functions, want the package's (over 100)", checked)
 	}
 }

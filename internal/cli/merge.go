@@ -41,20 +41,13 @@ func cmdMerge(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	dir := filepath.Dir(*out)
-	switch {
-	case m.Sweep != nil:
-		if err := report.SweepTable(e.stdout, m); err != nil {
-			return err
-		}
-	default:
+	if m.Sweep == nil && m.Capacity == nil {
 		if err := report.Header(e.stdout, m); err != nil {
 			return err
 		}
-		for _, s := range m.Steps {
-			if err := report.Text(e.stdout, m, s, report.TextOptions{Latency: *latency}); err != nil {
-				return err
-			}
-		}
+	}
+	if err := report.Summary(e.stdout, m, report.SummaryOptions{ProfileDir: dir, TextOptions: report.TextOptions{Latency: *latency}}); err != nil {
+		return err
 	}
 	if _, err := report.WriteAll(dir, m); err != nil {
 		return err

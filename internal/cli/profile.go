@@ -89,13 +89,31 @@ func (f *targetFlags) validate(window time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// session is the capture session the flags ask for against the target at rawURL (it does
-// nothing when none is). Without --target-pid and when asked to find it (a sweep, whose
-// verdict needs it, without --workers, whose loopback is not this machine's), it looks for
-// the process listening on a loopback target's port, to sample its CPU and its wait for a
-// CPU; note says what it found
-// or why it found nothing ("" for a target inside apiperf's own process, as in tests).
-func (f *targetFlags) session(rawURL string, find bool) (s *profcap.Session, note string) {
+// targetProcess is the target's process, looked for once per command and handed to the
+// capture and the conditions: --target-pid, else the process listening on a loopback
+// target's address; pid 0 with err when it was not found (errNotLoopback: not looked for).
+type targetProcess struct {
+	pid int
+	how string // "--target-pid", "listening on 127.0.0.1:8080"
+	err error
+}
+
+// findProcess finds the target's process (no /proc read for --target-pid or a target not
+// on loopback).
+func findProcess(f *targetFlags, t scenario.Target) targetProcess {
+	if f.pid > 0 {
+		return targetProcess{pid: f.pid, how: "--target-pid"}
+	}
+	pid, how, err := findTargetPIDOf(t)
+	return targetProcess{pid: pid, how: how, err: err}
+}
+
+// session is the capture session the flags ask for against the target (it does nothing
+// when none is). Without --target-pid and when asked to (a sweep, whose verdict needs it,
+// without --workers, whose loopback is not this machine's), it samples the target's
+// process p, its CPU and its wait for a CPU; note says what it found or why it found
+// nothing ("" for a target inside apiperf's own process, as in tests).
+func (f *targetFlags) session(p targetProcess, find bool) (s *profcap.Session, note string) {
 	s = &profcap.Session{Pprof: f.pprof, Metrics: f.metrics, PID: f.pid, Levels: f.levels, TopN: f.topN, Machine: true,
 		Trace: time.Duration(f.trace * float64(time.Second))}
 	if f.pid > 0 {
@@ -105,35 +123,25 @@ func (f *targetFlags) session(rawURL string, find bool) (s *profcap.Session, not
 	if !find {
 		return s, ""
 	}
-	pid, how, err := findTargetPID(rawURL)
 	switch {
-	case errors.Is(err, errNotLoopback):
-		s.PIDSource = "not looked for: " + err.Error()
+	case errors.Is(p.err, errNotLoopback):
+		s.PIDSource = "not looked for: " + p.err.Error()
 		return s, ""
-	case err != nil:
-		s.PIDSource = "its process was not found: " + err.Error()
-		return s, "target process not found, so its CPU is not measured (give --target-pid): " + err.Error()
-	case pid == os.Getpid():
+	case p.err != nil:
+		s.PIDSource = "its process was not found: " + p.err.Error()
+		return s, "target process not found, so its CPU is not measured (give --target-pid): " + p.err.Error()
+	case p.pid == os.Getpid():
 		return s, ""
 	}
-	s.PID, s.PIDSource = pid, how
-	return s, fmt.Sprintf("target process %d (%s): sampling its CPU from /proc (--target-pid to choose another)", pid, how)
+	s.PID, s.PIDSource = p.pid, p.how
+	return s, fmt.Sprintf("target process %d (%s): sampling its CPU from /proc (--target-pid to choose another)", p.pid, p.how)
 }
 
 // errNotLoopback: a target not on loopback may be on another host; its process is not sought.
 var errNotLoopback = errors.New("not a loopback address, the target may be on another host")
 
-// findTargetPID finds the process listening on a loopback target's address: for
+// findTargetPIDOf finds the process listening on a loopback target's address: for
 // "localhost", on 127.0.0.1 or ::1.
-func findTargetPID(rawURL string) (int, string, error) {
-	t, err := scenario.ParseTarget(rawURL)
-	if err != nil {
-		return 0, "", err
-	}
-	return findTargetPIDOf(t)
-}
-
-// findTargetPIDOf is findTargetPID of a parsed target.
 func findTargetPIDOf(t scenario.Target) (int, string, error) {
 	port, err := strconv.ParseUint(t.Port, 10, 16)
 	if err != nil {

@@ -213,26 +213,29 @@ func checkFileLimit(conns int) error {
 	return nil
 }
 
+// runFlags are run's own flags: how to print and where to save its one result.
+type runFlags struct {
+	rf                                  repeatFlags
+	latency, uncorrected, asJSON, quiet *bool
+	out, cpuprofile, bench              *string
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet) {
+	f.rf.register(fs)
+	f.latency = fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
+	f.uncorrected = fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
+	f.asJSON = fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
+	f.out = fs.StringP("out", "o", "", "save the result (run.json) to this file")
+	f.quiet = fs.BoolP("quiet", "q", false, "print nothing but the result")
+	f.cpuprofile = fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
+	f.bench = fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
+}
+
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("run", e)
-	lf, sf, hf := loadCommandFlags(fs, e)
-	var rf repeatFlags
-	rf.register(fs)
-	var tf targetFlags // --pprof, --metrics (profile.go)
-	tf.register(fs, false)
-	var lv liveFlags // --listen, --hlog (live.go)
-	lv.register(fs, true)
-	var cf clusterFlags // --workers, --join-addr (worker.go)
-	cf.register(fs)
-	var ci ciFlags // --objective, --junit (objective.go)
-	ci.register(fs, true)
-	latency := fs.Bool("latency", false, "print the latency distribution (open loop: with the detailed percentile spectrum)")
-	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
-	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
-	out := fs.StringP("out", "o", "", "save the result (run.json) to this file")
-	quiet := fs.BoolP("quiet", "q", false, "print nothing but the result")
-	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
-	bench := fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
+	c := newLoadCmd(fs, e, false, true)
+	var f runFlags
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: apiperf run [flags] URL\n\nLoad URL and print a wrk-style summary.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -246,136 +249,115 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		return usagef("run: want one URL, got %s: %s", report.Plural(len(pos), "argument"), strings.Join(pos, " "))
 	}
-	sc, cfg, expected, err := lf.build(fs, pos[0])
-	if err == nil {
-		err = tf.validate(cfg.Duration.Duration())
-	}
-	if err == nil {
-		err = ci.check()
-	}
-	if err != nil {
-		return asUsage(err)
-	}
-	if e.checkOnly {
-		return nil
-	}
-	if err := checkFileLimit(cfg.Conns()); err != nil {
+	sc, cfg, expected, err := c.check(fs, pos[0])
+	if err != nil || e.checkOnly {
 		return err
 	}
-	src, err := sf.build(ctx, sc, extra)
+	s, err := c.prepare(ctx, e, sc, cfg, cfg.Conns(), expected, extra, *f.quiet)
 	if err != nil {
-		return asUsage(err)
-	}
-	sc = src.scenario // with the script or mix, as saved in run.json
-	target, _ := scenario.ParseTarget(sc.URL)
-	if err := planSources(ctx, e, cfg, target, *quiet); err != nil {
 		return err
 	}
+	doc := newRun(result.KindRun, s.src.scenario, cfg, args)
+	if err := errors.Join(f.rf.validate(), c.hf.check(), checkFiles(*f.out, *f.bench, *f.cpuprofile, c.lv.hlog)); err != nil {
+		return asUsage(err)
+	}
+	// a run's summary shows the target's process for --target-pid only
+	if err := s.begin(ctx, doc, cfg, "", false); err != nil {
+		return err
+	}
+	defer s.close()
+	if err := f.load(ctx, s, cfg); err != nil {
+		return err
+	}
+	objective := c.ci.judge(e, doc) // in run.json too
+	if err := f.print(s); err != nil {
+		return err
+	}
+	if err := f.save(ctx, s); err != nil {
+		return err
+	}
+	s.serve(ctx, "") // --serve-results
+	if err := c.ci.finish(e, "run", doc.Scenario.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
+		return err
+	}
+	return s.outcome(ctx, "run", nil, objective)
+}
 
-	doc := newRun(result.KindRun, sc, cfg, args)
-	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
-		return asUsage(err)
+// load prints the header and runs the run's steps (--count repetitions) in the session.
+func (f *runFlags) load(ctx context.Context, s *loadSession, cfg load.Config) error {
+	e, doc := s.e, s.doc
+	if !*f.quiet { // before wrk's header, so that on a terminal it does not split it
+		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", s.src.describe(), cfg)
 	}
-	capture, _ := tf.session(sc.URL, false) // a run's summary shows the target's process for --target-pid only
-	// what the run is measured on (conditions.go), read before --listen serves it
-	cond := startConditions(ctx, cfg, target, &tf, lf.redact)
-	sess, err := startLoad(ctx, e, &lv, &cf, doc, *quiet, "", src, expected, extra)
-	if err != nil {
-		return err
+	if s.coord != nil { // the header's threads are the workers', refined by end
+		doc.Cluster = &cluster.Record{Workers: s.c.cf.workers, Threads: s.coord.Threads(cfg)}
 	}
-	defer sess.close()
-	watch := sess.watch
-	if !*quiet { // before wrk's header, so that on a terminal it does not split it
-		fmt.Fprintf(e.stderr, "apiperf: %s, %s\n", src.describe(), cfg)
-	}
-	if sess.coord != nil { // the header's threads are the workers', refined by finish
-		doc.Cluster = &cluster.Record{Workers: cf.workers, Threads: sess.coord.Threads(cfg)}
-	}
-	if !*asJSON {
+	if !*f.asJSON {
 		if err := report.Header(e.stdout, doc); err != nil {
 			return err
 		}
 	}
-	watch.Begin(live.Step{Label: sweep.ConfigLabel(cfg), Load: cfg, Endpoints: src.Endpoints()})
-	opts := append([]load.Option{load.WithExpected(expected)}, watch.Options()...)
-	stopProfile, err := startCPUProfile(*cpuprofile)
+	s.watch.Begin(live.Phase{Label: sweep.ConfigLabel(cfg), Load: cfg, Endpoints: s.src.Endpoints()})
+	opts := append([]load.Option{load.WithExpected(s.expected)}, s.watch.Options()...)
+	stopProfile, err := startCPUProfile(*f.cpuprofile)
 	if err != nil {
-		watch.Close(ctx)
+		s.watch.Close(ctx)
 		return err
 	}
-	steps, err := sweep.Repeat(ctx, cfg, rf.count, sess.step(func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
-		return load.Run(ctx, cfg, src, target, opts...)
-	}), sweep.Hooks(captureHook(capture), localHook(sess.coord, conditionsHook(cond)), sess.hook()))
+	steps, err := sweep.Repeat(ctx, cfg, f.rf.count, s.step(func(ctx context.Context, cfg load.Config) (*measure.Step, error) {
+		return load.Run(ctx, cfg, s.src, s.tgt, opts...)
+	}), s.hooks(nil))
 	stopProfile()
-	sess.finish(ctx, e, doc)
+	s.end(ctx, steps)
 	if err != nil {
 		return err
 	}
-	step := steps[len(steps)-1]
-	doc.Steps, doc.Conditions = steps, cond.Record()
 	doc.End = time.Now().UTC()
-	finishCapture(e, doc, capture, profileOutDir(*out))
-	objective := ci.judge(e, doc) // in run.json too
-	if *asJSON {
+	s.finishCapture(profileOutDir(*f.out))
+	return nil
+}
+
+// print prints the run's result: run.json with --json, else its summary (report.Summary),
+// then the script's done.
+func (f *runFlags) print(s *loadSession) error {
+	e, doc := s.e, s.doc
+	if *f.asJSON {
 		b, err := doc.Encode()
 		if err != nil {
 			return err
 		}
 		e.stdout.Write(b)
-	} else {
-		if err := report.Text(e.stdout, doc, step, report.TextOptions{Latency: *latency, Uncorrected: *uncorrected}); err != nil {
-			return err
-		}
-		writeConditionsLine(e.stdout, doc.Conditions, "  ")
-		if err := report.Repetitions(e.stdout, doc); err != nil {
-			return err
-		}
-		if doc.Cluster != nil {
-			if err := report.Workers(e.stdout, doc.Cluster); err != nil {
-				return err
-			}
-		}
-		if doc.Target != nil {
-			if err := report.TargetText(e.stdout, doc.Target, capture.TopN, profileOutDir(*out)); err != nil {
-				return err
-			}
-		}
-		if err := report.ObjectiveLines(e.stdout, doc); err != nil {
-			return err
-		}
-	}
-	if src.done != nil {
-		if err := src.done(e.stdout, step); err != nil {
-			return err
-		}
-	}
-	if *out != "" {
-		if err := doc.Save(*out); err != nil {
-			return fmt.Errorf("%w (%s)", err, notRecorded)
-		}
-		if !*quiet {
-			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *out)
-		}
-	}
-	if *bench != "" {
-		if err := writeBenchFile(*bench, doc); err != nil {
-			return err
-		}
-	}
-	if err := hf.record(ctx, e, doc); err != nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
-	}
-	sess.serveRun(ctx, e, doc) // --serve-results
-	if err := ci.finish(e, "run", sc.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
+	} else if err := report.Summary(e.stdout, doc, report.SummaryOptions{TopN: s.capture.TopN, ProfileDir: profileOutDir(*f.out),
+		TextOptions: report.TextOptions{Latency: *f.latency, Uncorrected: *f.uncorrected}}); err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %w", errFailed)
+	if s.src.done != nil {
+		return s.src.done(e.stdout, doc.Steps[len(doc.Steps)-1])
 	}
-	if sess.partial(e, "run") {
-		return errFailed
+	return nil
+}
+
+// save writes -o's run.json and --bench's file and records the run in the history (a
+// history that cannot record is a warning).
+func (f *runFlags) save(ctx context.Context, s *loadSession) error {
+	e, doc := s.e, s.doc
+	if *f.out != "" {
+		if err := doc.Save(*f.out); err != nil {
+			return fmt.Errorf("%w (%s)", err, notRecorded)
+		}
+		if !*f.quiet {
+			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", *f.out)
+		}
 	}
-	return errors.Join(checkOutcome(e, steps), objective)
+	if *f.bench != "" {
+		if err := writeBenchFile(*f.bench, doc); err != nil {
+			return err
+		}
+	}
+	if err := s.c.hf.record(ctx, e, doc); err != nil {
+		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
+	}
+	return nil
 }
 
 // newRun starts a run document with the redacted spec and command line.

@@ -149,19 +149,11 @@ func joinInts(vs []int) string {
 
 func cmdSweep(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("sweep", e)
-	lf, sf, hf := loadCommandFlags(fs, e)
+	c := newLoadCmd(fs, e, true, true)
 	var wf sweepFlags
 	wf.register(fs)
-	var tf targetFlags // --pprof, --metrics, --profile-levels (profile.go)
-	tf.register(fs, true)
-	var lv liveFlags // --listen (live.go)
-	lv.register(fs, false)
-	var cf clusterFlags // --workers, --join-addr (worker.go)
-	cf.register(fs)
 	var vf variantFlags // --variant, --variant-pid (variants.go)
 	vf.register(fs)
-	var ci ciFlags // --objective, --junit (objective.go)
-	ci.register(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: apiperf sweep [flags] [URL]\n       apiperf sweep [flags] --variant NAME=URL --variant NAME=URL ...\n\nRun the load at each level, find the peak and the knee, and write run.json, the .dat file,\ncharts and report.html to <dir>/<name>/ (<name>: the target's host-port, then -2, -3 for the next runs,\nunless --name). Without a URL, sweep the built-in target with a short plan.\nWith --variant, sweep each variant with the same plan into <dir>/<NAME>/, then compare them\n(the first as the reference) into <dir>/compare/.\n\n%s", fs.FlagUsages()+exitCodes)
 	}
@@ -177,6 +169,51 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 		return usagef("sweep: give a URL or --variant NAME=URL, not both (got %s)", pos[0])
 	}
 	quick := len(pos) == 0 && !variants
+	errs := sweepFlagProblems(fs, &wf, quick)
+	if quick && !fs.Changed("duration") {
+		c.lf.duration = sweep.QuickDuration
+	}
+	plan, obj, rules, perrs := wf.build(fs, quick)
+	errs = append(errs, perrs...)
+	url := "http://127.0.0.1" + nativePath // checked now, replaced once the built-in target runs
+	var targets []compare.Target
+	switch {
+	case variants:
+		var verrs []error
+		targets, verrs = vf.targets(fs, &c.tf)
+		errs = append(errs, verrs...)
+		for _, name := range append(targetNames(targets), compare.ReservedName) {
+			errs = append(errs, checkRunDir(wf.dir, name))
+		}
+		if len(targets) > 0 {
+			url = targets[0].URL
+		}
+	case !quick:
+		url = pos[0]
+	}
+	sc, cfg, expected, err := c.check(fs, url, errs...)
+	if err != nil || e.checkOnly {
+		return err
+	}
+	j := &sweepJob{e: e, args: args, c: c, wf: &wf, plan: plan, obj: obj, rules: rules, cfg: cfg, expected: expected, extra: extra}
+	if variants {
+		return j.variants(ctx, sc, targets, c.tf)
+	}
+	if quick {
+		p, err := spawnTarget(ctx)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		sc.URL = p.URL() + nativePath
+	}
+	_, _, err = j.one(ctx, sc, wf.name, c.tf, wf.vsNative)
+	return err
+}
+
+// sweepFlagProblems are the flags sweep refuses: one rate or one level where it sweeps
+// them, --vs-native without a URL.
+func sweepFlagProblems(fs *pflag.FlagSet, wf *sweepFlags, quick bool) []error {
 	var errs []error
 	if fs.Changed("rate") {
 		errs = append(errs, errors.New("sweep: -R/--rate sets one rate; sweep rates with --rates"))
@@ -187,60 +224,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	if quick && wf.vsNative {
 		errs = append(errs, errors.New("--vs-native needs a URL (without one, the sweep already runs against the built-in plain target)"))
 	}
-	if quick && !fs.Changed("duration") {
-		lf.duration = sweep.QuickDuration
-	}
-	plan, obj, rules, perrs := wf.build(fs, quick)
-	errs = append(errs, perrs...)
-	url := "http://127.0.0.1" + nativePath // checked now, replaced once the built-in target runs
-	var targets []compare.Target
-	switch {
-	case variants:
-		var verrs []error
-		targets, verrs = vf.targets(fs, &tf)
-		errs = append(errs, verrs...)
-		for _, name := range append(targetNames(targets), compare.ReservedName) {
-			if err := checkRunDir(wf.dir, name); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if len(targets) > 0 {
-			url = targets[0].URL
-		}
-	case !quick:
-		url = pos[0]
-	}
-	sc, cfg, expected, err := lf.build(fs, url)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if err := tf.validate(cfg.Duration.Duration()); err != nil {
-		errs = append(errs, err)
-	}
-	if err := ci.check(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return asUsage(err)
-	}
-	if e.checkOnly {
-		return nil
-	}
-	j := &sweepJob{e: e, args: args, sf: sf, hf: hf, ci: &ci, wf: &wf, lv: &lv, cf: &cf, plan: plan, obj: obj, rules: rules,
-		cfg: cfg, expected: expected, extra: extra}
-	if variants {
-		return j.variants(ctx, sc, targets, tf)
-	}
-	if quick {
-		p, err := spawnTarget(ctx)
-		if err != nil {
-			return err
-		}
-		defer p.Stop()
-		sc.URL = p.URL() + nativePath
-	}
-	_, _, err = j.one(ctx, sc, wf.name, tf, wf.vsNative)
-	return err
+	return errs
 }
 
 // sweepJob is a sweep checked before any traffic: what one target's sweep needs besides
@@ -248,12 +232,8 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 type sweepJob struct {
 	e        *env
 	args     []string
-	sf       *sourceFlags
-	hf       *historyFlags
-	ci       *ciFlags
+	c        *loadCmd
 	wf       *sweepFlags
-	lv       *liveFlags
-	cf       *clusterFlags
 	plan     sweep.Plan
 	obj      sweep.Objective
 	rules    sweep.Rules
@@ -262,60 +242,40 @@ type sweepJob struct {
 	extra    []string
 }
 
-// one sweeps sc into <dir>/<name> (name "": from the target) with the capture tf asks for,
-// then runs the native yardstick if vsNative; it returns the run, its directory, and the
-// outcome (errFailed when interrupted, partial, or nothing succeeded).
 func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, tf targetFlags, vsNative bool) (*result.Run, string, error) {
-	e, wf, cfg, plan, obj, rules := j.e, j.wf, j.cfg, j.plan, j.obj, j.rules
-	src, err := j.sf.build(ctx, sc, j.extra)
+	e, wf, cfg, plan := j.e, j.wf, j.cfg, j.plan
+	s, err := j.c.prepare(ctx, e, sc, plan.Config(cfg, plan.Len()-1), 0, j.expected, j.extra, wf.quiet)
 	if err != nil {
-		return nil, "", asUsage(err)
-	}
-	sc = src.scenario
-	tgt, err := scenario.ParseTarget(sc.URL)
-	if err != nil {
-		return nil, "", asUsage(err)
-	}
-	if err := planSources(ctx, e, plan.Config(cfg, plan.Len()-1), tgt, wf.quiet); err != nil {
 		return nil, "", err
 	}
-	name, err = runDirName(e, wf.dir, name, report.SafeName(tgt.Host+"-"+tgt.Port), j.hf)
+	s.tf = &tf
+	sc = s.src.scenario
+	name, err = runDirName(e, wf.dir, name, report.SafeName(s.tgt.Host+"-"+s.tgt.Port), j.c.hf)
 	if err != nil {
 		return nil, "", err
 	}
 	dir := filepath.Join(wf.dir, name)
 	doc := newRun(result.KindSweep, sc, cfg, j.args)
 	doc.Name = name
-	doc.Sweep = sweep.NewRecord(plan, obj, rules)
-	if err := j.hf.label(ctx, doc); err != nil {
-		return nil, "", err
-	}
+	doc.Sweep = sweep.NewRecord(plan, j.obj, j.rules)
 	if !wf.quiet {
 		fmt.Fprintf(e.stderr, "apiperf: sweep %s%s at %s, %s per level on %d threads, timeout %v; objective %s; %s; writing %s\n",
-			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, obj, rules, dir)
+			sc.Redact(), cfg.Over(), plan, perLevel(cfg), cfg.Threads, cfg.Timeout, j.obj, j.rules, dir)
 	}
-	capture, note := tf.session(sc.URL, j.cf.workers == 0) // before the live view: the search reads /proc
-	if note != "" && !wf.quiet {
-		fmt.Fprintf(e.stderr, "apiperf: %s\n", note)
-	}
-	// what the run is measured on (conditions.go), read before --listen serves it
-	cond := startConditions(ctx, cfg, tgt, &tf, j.sf.load.redact)
-	sess, err := startLoad(ctx, e, j.lv, j.cf, doc, wf.quiet, filepath.Join(dir, "hlog"), src, j.expected, j.extra) // one <level>.hlog per level
-	if err != nil {
+	if err := s.begin(ctx, doc, cfg, filepath.Join(dir, "hlog"), true); err != nil { // one <level>.hlog per level
 		return nil, "", err
 	}
-	defer sess.close()
-	eng := newEngine(e, wf.quiet, src, tgt, j.expected)
-	eng.watch = sess.watch
+	defer s.close()
+	eng := newEngine(e, wf.quiet, s.src, s.tgt, j.expected)
+	eng.watch = s.watch
 	runPath := filepath.Join(dir, "run.json")
-	r := sweep.Runner{Base: cfg, Step: sess.step(eng.step), Hook: sweep.Hooks(eng.progress, captureHook(capture), localHook(sess.coord, conditionsHook(cond)), sess.hook()), FileLimit: checkFileLimit,
+	r := sweep.Runner{Base: cfg, Step: s.step(eng.step), Hook: s.hooks(eng.progress), FileLimit: checkFileLimit,
 		Save: func(steps []*measure.Step) error {
-			doc.Steps, doc.End, doc.Conditions = steps, time.Now().UTC(), cond.Record()
+			doc.Steps, doc.End, doc.Conditions = steps, time.Now().UTC(), s.record()
 			return doc.Save(runPath)
 		}}
 	steps, err := r.Run(ctx, doc.Sweep)
-	doc.Steps, doc.Conditions = steps, cond.Record()
-	sess.finish(ctx, e, doc)
+	s.end(ctx, steps)
 	if err != nil {
 		return doc, dir, fmt.Errorf("sweep: %w", err)
 	}
@@ -326,25 +286,13 @@ func (j *sweepJob) one(ctx context.Context, sc scenario.Scenario, name string, t
 			fmt.Fprintf(e.stderr, "apiperf: warning: --vs-native: %v\n", err)
 		}
 	}
-	finishCapture(e, doc, capture, dir)
-	showTarget := func() error {
-		if doc.Target != nil {
-			return report.TargetText(e.stdout, doc.Target, capture.TopN, dir)
-		}
-		return nil
-	}
-	err = finishSweep(ctx, e, doc, dir, wf.noReport, j.hf, j.ci, showTarget)
-	sess.serveResults(ctx, e, dir) // --serve-results: the finished directory, then the outcome
+	s.finishCapture(dir)
+	err = finishSweep(ctx, e, doc, dir, wf.noReport, j.c.hf, &j.c.ci, s.capture.TopN)
+	s.serve(ctx, dir) // --serve-results: the finished directory, then the outcome
 	if err != nil {
 		return doc, dir, err
 	}
-	if ctx.Err() != nil {
-		return doc, dir, fmt.Errorf("interrupted: %w", errFailed)
-	}
-	if sess.partial(e, "sweep") {
-		return doc, dir, errFailed
-	}
-	return doc, dir, checkOutcome(e, doc.Steps)
+	return doc, dir, s.outcome(ctx, "sweep", nil, nil)
 }
 
 // stopped reports why a sweep stopped early, if it did (what prefixes the line: "" or
@@ -398,7 +346,7 @@ func runNative(ctx context.Context, e *env, doc *result.Run, r sweep.Runner, qui
 
 // finishSweep analyses, saves and renders a sweep or capacity run, prints its table and
 // headlines (then calls after, if not nil) and records it in the history.
-func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, ci *ciFlags, after func() error) error {
+func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noReport bool, hf *historyFlags, ci *ciFlags, topN int) error {
 	warnings := doc.Sweep.Analyze(doc.Steps)
 	doc.Warnings = append(doc.Warnings, warnings...)
 	doc.End = time.Now().UTC()
@@ -411,28 +359,7 @@ func finishSweep(ctx context.Context, e *env, doc *result.Run, dir string, noRep
 	if err := doc.Save(runPath); err != nil {
 		return fmt.Errorf("%s: %w (%s)", doc.Kind, err, notRecorded)
 	}
-	table := report.SweepTable
-	if doc.Capacity != nil {
-		table = report.CapacityTable
-	}
-	if err := table(e.stdout, doc); err != nil {
-		return err
-	}
-	writeConditionsLine(e.stdout, doc.Conditions, "")
-	if doc.Cluster != nil {
-		if err := report.Workers(e.stdout, doc.Cluster); err != nil {
-			return err
-		}
-	}
-	if err := report.ObjectiveLines(e.stdout, doc); err != nil {
-		return err
-	}
-	if after != nil {
-		if err := after(); err != nil {
-			return err
-		}
-	}
-	if err := report.WriteVerdict(e.stdout, doc.Verdict); err != nil {
+	if err := report.Summary(e.stdout, doc, report.SummaryOptions{TopN: topN, ProfileDir: dir}); err != nil {
 		return err
 	}
 	if len(doc.Steps) > 0 && !noReport {
