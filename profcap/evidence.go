@@ -112,17 +112,13 @@ func endAndRise(s *Series, w *Summary, f func(Point) *float64) (end, rise float6
 	return end, slices.Min(vs[h:]) - slices.Min(vs[:h])
 }
 
-// cpuPlumbing are frames every Go server's CPU profile has at the top of its cumulative table.
-var cpuPlumbing = []string{"runtime.", "net/http.(*conn).serve", "net/http.serverHandler.ServeHTTP",
-	"net/http.HandlerFunc.ServeHTTP", "net/http.(*ServeMux).ServeHTTP", "internal/"}
-
 // profileOf turns the profiles' analysis into what the verdict reads, its downstream waits
 // located among the target's outbound connections.
 func profileOf(a *Analysis, peers []procfs.Peer) *verdict.Profile {
 	p := &verdict.Profile{}
 	if a.CPU != nil {
 		for _, e := range a.CPU.ByCum {
-			if isCPUPlumbing(e.Function) {
+			if frameIs(e.Function, frameServing) {
 				continue
 			}
 			p.TopCum = append(p.TopCum, verdict.Function{Name: e.Function, Pct: e.CumPct})
@@ -182,15 +178,6 @@ func contentionOf(c *Contention) []verdict.Contention {
 		out = append(out, v)
 	}
 	return out
-}
-
-func isCPUPlumbing(fn string) bool {
-	for _, p := range cpuPlumbing {
-		if strings.HasPrefix(fn, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // nameDownstream names the downstream of http.Transport waits in p from the target's

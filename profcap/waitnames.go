@@ -111,14 +111,8 @@ func (w *WaitSite) Locate(peers []procfs.Peer) {
 	}
 }
 
-// reading: a frame that reads a network connection.
-func reading(fn string) bool {
-	switch fn {
-	case "net.(*netFD).Read", "net.(*conn).Read", "crypto/tls.(*Conn).Read", "net.(*TCPConn).Read", "net.(*UnixConn).Read":
-		return true
-	}
-	return false
-}
+// reading: a frame that reads a network connection (frames.go).
+func reading(fn string) bool { return frameIs(fn, frameRead) }
 
 // matchFn reports whether fn matches pat: a prefix, or with a leading "*" parts in order.
 func matchFn(fn, pat string) bool {
