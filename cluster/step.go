@@ -316,7 +316,7 @@ func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 			lo = s.Start
 		}
 		if merged == nil {
-			merged = cloneStep(s)
+			merged = s.Clone()
 			continue
 		}
 		merged.Merge(s)
@@ -337,24 +337,6 @@ func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 		merged.Warnings = append(merged.Warnings, c.lost...)
 	}
 	return merged, nil
-}
-
-// cloneStep returns a copy of s that merging into does not change s (its histograms are
-// cloned).
-func cloneStep(s *measure.Step) *measure.Step {
-	cp := *s
-	clone := func(h *measure.Histogram) *measure.Histogram {
-		if h == nil {
-			return nil
-		}
-		return h.Clone()
-	}
-	cp.Latency, cp.Uncorrected, cp.AllAttempts, cp.SendLag = clone(s.Latency), clone(s.Uncorrected), clone(s.AllAttempts), clone(s.SendLag)
-	cp.Status = measure.AddStatus(nil, s.Status)
-	cp.Timeline = append([]measure.Second(nil), s.Timeline...)
-	cp.Warnings = append([]string(nil), s.Warnings...)
-	cp.Exemplars, cp.ServerTiming = s.Exemplars.Clone(), s.ServerTiming.Clone()
-	return &cp
 }
 
 // fromIntervals rebuilds what a lost worker measured from the intervals it streamed:

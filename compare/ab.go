@@ -182,11 +182,7 @@ func ABMinPairs(alpha float64, checks int) int {
 	if alpha <= 0 {
 		alpha = DefaultAlpha
 	}
-	n := 1
-	for stats.SignedRankMinP(n) >= alpha/float64(max(checks, 1)) {
-		n++
-	}
-	return n
+	return stats.SignedRankMinN(alpha / float64(max(checks, 1)))
 }
 
 // ABChecks is how many gated checks an A/B comparison of levels levels makes, with or

@@ -242,10 +242,7 @@ func gate(baseline, current *result.Run, cfg GateConfig, history []*result.Run, 
 		}
 	}
 	if untested {
-		need := 2
-		for stats.MinP(need, need) >= g.Config.Alpha {
-			need++
-		}
+		need := stats.MannWhitneyMinN(g.Config.Alpha)
 		g.Warnings = append(g.Warnings, fmt.Sprintf("too few repetitions for a statistical test at alpha %g (need --count %d or more on both sides): "+
 			"checks marked \"not tested\" fail on the budget alone", g.Config.Alpha, need))
 	}

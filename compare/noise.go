@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/sample"
@@ -14,10 +13,6 @@ const (
 	MinNoiseRuns = 5  // fewer comparable runs: no noise band, budgets alone
 	MaxNoiseRuns = 20 // only the newest runs count: machines and code change
 )
-
-// noiseZ is the two-sided 95% normal quantile: a band that an A/A difference of two runs
-// exceeds one time in twenty.
-const noiseZ = 1.959964
 
 // NoiseBand is the run-to-run noise of one metric at one level, learned from the history of
 // the baseline: how far apart two runs of the same code typically are.
@@ -33,9 +28,8 @@ type NoiseBand struct {
 // LearnNoise estimates, for every level of like and every gated metric, the noise between
 // runs from history (oldest first): runs of the same URL, method and load shape (duration,
 // threads, timeout, connections or rate) that have the level. The newest MaxNoiseRuns count.
-// Each run gives the median of its repetitions; the noise is 1.4826 x the median absolute
-// difference of successive runs, which a one-off shift in the history (a past regression)
-// moves little. A level with fewer than MinNoiseRuns runs gets no band and a warning.
+// Each run gives the median of its repetitions; the band is stats.SuccessiveBand of those
+// medians. A level with fewer than MinNoiseRuns runs gets no band and a warning.
 func LearnNoise(history []*result.Run, like *result.Run) ([]NoiseBand, []string) {
 	var bands []NoiseBand
 	var warns []string
@@ -69,29 +63,10 @@ func LearnNoise(history []*result.Run, like *result.Run) ([]NoiseBand, []string)
 			if len(v) < MinNoiseRuns {
 				continue
 			}
-			bands = append(bands, NoiseBand{Level: l.label, Metric: gm.name, Runs: len(v), Band: successiveBand(v, gm.name != MetricErrorRate)})
+			bands = append(bands, NoiseBand{Level: l.label, Metric: gm.name, Runs: len(v), Band: stats.SuccessiveBand(v, gm.name != MetricErrorRate)})
 		}
 	}
 	return bands, warns
-}
-
-// successiveBand is the 95% band of the difference of two runs, from the successive
-// differences of v (logs of v when ratio), in percent (ratio) or in v's unit.
-func successiveBand(v []float64, ratio bool) float64 {
-	if ratio {
-		if v = stats.LogValues(v); v == nil {
-			return 0
-		}
-	}
-	d := make([]float64, 0, len(v)-1)
-	for i := 1; i < len(v); i++ {
-		d = append(d, math.Abs(v[i]-v[i-1]))
-	}
-	band := noiseZ * 1.4826 * sample.Median(d)
-	if ratio {
-		return stats.LogToPercent(band)
-	}
-	return band
 }
 
 // sameShape says whether h measured the same URL under the same load as like (levels are

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -126,16 +125,4 @@ func gateQPS(t *testing.T, g *GateResult) GateCheck {
 	}
 	t.Fatal("no QPS check")
 	return GateCheck{}
-}
-
-func TestSuccessiveBand(t *testing.T) {
-	// Alternating 100, 110: every successive difference is ln(1.1); band 1.96 x 1.4826 x that.
-	got := successiveBand([]float64{100, 110, 100, 110, 100}, true)
-	want := math.Expm1(noiseZ*1.4826*math.Log(1.1)) * 100
-	if math.Abs(got-want) > 1e-9 {
-		t.Errorf("successiveBand = %v, want %v", got, want)
-	}
-	if got := successiveBand([]float64{0.1, 0.3, 0.1}, false); math.Abs(got-noiseZ*1.4826*0.2) > 1e-9 {
-		t.Errorf("successiveBand of points = %v", got)
-	}
 }

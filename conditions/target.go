@@ -1,10 +1,8 @@
 package conditions
 
 import (
-	"debug/buildinfo"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -56,10 +54,10 @@ type Build struct {
 var speedSettings = []string{"GOOS", "GOARCH", "GOAMD64", "GOARM", "GOARM64", "GO386", "GOPPC64", "GORISCV64",
 	"CGO_ENABLED", "-tags", "-gcflags", "-ldflags", "-pgo", "-asan", "-msan", "GOEXPERIMENT"}
 
-// ReadBuild reads the Go build information of the executable at path (for a running
-// process, /proc/PID/exe: the file it runs, even if replaced or deleted since).
-func ReadBuild(path string) (*Build, error) {
-	bi, err := buildinfo.ReadFile(path)
+// ReadBuild reads the Go build information of the file process pid runs (even if replaced
+// or deleted since).
+func ReadBuild(pid int) (*Build, error) {
+	bi, err := procfs.BuildInfo(pid)
 	if err != nil {
 		return nil, fmt.Errorf("reading Go build information: %w", err)
 	}
@@ -92,13 +90,12 @@ func ReadBuild(path string) (*Build, error) {
 // and cgroup limits. found says how pid was found. What cannot be read is a note.
 func ReadTarget(pid int, found string) *Target {
 	t := &Target{PID: pid, Found: found, CPUs: procfs.Cores(pid), CPULimit: procfs.CPULimit(pid), MemoryLimit: procfs.MemoryLimit(pid)}
-	exe := fmt.Sprintf("/proc/%d/exe", pid)
-	if p, err := os.Readlink(exe); err == nil {
+	if p, err := procfs.Executable(pid); err == nil {
 		t.Executable = p
 	} else {
 		t.Notes = append(t.Notes, fmt.Sprintf("its executable: %v", err))
 	}
-	b, err := ReadBuild(exe)
+	b, err := ReadBuild(pid)
 	if err != nil {
 		if t.Executable != "" {
 			t.Notes = append(t.Notes, "not a Go program, or its build information is unreadable: "+err.Error())
@@ -114,13 +111,9 @@ func ReadTarget(pid int, found string) *Target {
 // runtime's default: its CPUs, and since Go 1.25 no more than its cgroup limit rounded up
 // (at least 2).
 func gomaxprocs(pid int, goVersion string, cpus int, limit float64) (int, string) {
-	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil {
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
-				if n, err := strconv.Atoi(v); err == nil && n > 0 {
-					return n, "environment"
-				}
-			}
+	if v, ok := procfs.Getenv(pid, "GOMAXPROCS"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return n, "environment"
 		}
 	}
 	if cpus <= 0 {

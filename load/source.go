@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,9 +21,6 @@ type PortRange struct{ Lo, Hi int }
 
 // DefaultPortRange is Linux's default range, used where the kernel's cannot be read.
 var DefaultPortRange = PortRange{32768, 60999}
-
-// portRangeFile is where Linux keeps the range (one for IPv4 and IPv6).
-const portRangeFile = "/proc/sys/net/ipv4/ip_local_port_range"
 
 // Ports is how many ports the range holds (0 for the zero range).
 func (p PortRange) Ports() int {
@@ -52,11 +48,11 @@ func ParsePortRange(s string) (PortRange, error) {
 
 // ReadPortRange reads the kernel's local port range; DefaultPortRange where it cannot.
 func ReadPortRange() PortRange {
-	b, err := os.ReadFile(portRangeFile)
+	b, err := procfs.LocalPortRange()
 	if err != nil {
 		return DefaultPortRange
 	}
-	p, err := ParsePortRange(string(b))
+	p, err := ParsePortRange(b)
 	if err != nil {
 		return DefaultPortRange
 	}

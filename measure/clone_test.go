@@ -2,8 +2,11 @@ package measure
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/internal/testenv"
 )
 
 // fullStep has every pointer, map and slice field of a Step set.
@@ -42,5 +45,68 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 	if string(before) != string(after) {
 		t.Errorf("merging into a clone changed the original:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// histograms fills and mutates a step's histograms, which keep their samples unexported.
+func histograms(v reflect.Value, seed int) bool {
+	if v.Type() != reflect.TypeFor[*Histogram]() {
+		return false
+	}
+	if v.IsNil() {
+		v.Set(reflect.ValueOf(NewHistogram()))
+	}
+	v.Interface().(*Histogram).RecordN(time.Duration(seed+1)*time.Millisecond, int64(seed+1))
+	return true
+}
+
+// filledStep is a step with every field set (by reflection, so a field added later is set
+// too); the same seed makes a deeply equal step.
+func filledStep(seed int) *Step {
+	s := &Step{}
+	testenv.Fill(s, seed, histograms)
+	s.Label, s.Rep = "c=2", 0
+	for i := range s.ServerTiming.Metrics { // derived from the histogram, as merging and cloning make it
+		s.ServerTiming.Metrics[i].Summary = Summarize(s.ServerTiming.Metrics[i].Histogram)
+	}
+	return s
+}
+
+// changed names the fields of got that are not deeply equal to want's.
+func changed(got, want *Step) []string {
+	var out []string
+	g, w := reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()
+	for i := range g.NumField() {
+		if !reflect.DeepEqual(g.Field(i).Interface(), w.Field(i).Interface()) {
+			out = append(out, g.Type().Field(i).Name)
+		}
+	}
+	return out
+}
+
+// TestMergeNeverChangesItsInputs: merging a step into a clone of another changes neither,
+// and the merged clone shares nothing with them (changing all of it leaves both as they were).
+func TestMergeNeverChangesItsInputs(t *testing.T) {
+	a, b := filledStep(1), filledStep(40)
+	c := a.Clone()
+	if !reflect.DeepEqual(c, filledStep(1)) {
+		t.Fatalf("Clone() of a filled step differs from it: fields %v", changed(c, filledStep(1)))
+	}
+	c.Merge(b)
+	if c.Attempts != a.Attempts+b.Attempts {
+		t.Fatalf("merged attempts %d, want %d + %d", c.Attempts, a.Attempts, b.Attempts)
+	}
+	if !reflect.DeepEqual(a, filledStep(1)) {
+		t.Errorf("merging into a.Clone() changed a: fields %v", changed(a, filledStep(1)))
+	}
+	if !reflect.DeepEqual(b, filledStep(40)) {
+		t.Errorf("c.Merge(b) changed b: fields %v", changed(b, filledStep(40)))
+	}
+	testenv.Mutate(c, histograms)
+	if !reflect.DeepEqual(a, filledStep(1)) {
+		t.Errorf("changing the merged clone changed a (memory shared with Clone's copy): fields %v", changed(a, filledStep(1)))
+	}
+	if !reflect.DeepEqual(b, filledStep(40)) {
+		t.Errorf("changing the merged step changed b (memory shared by Merge): fields %v", changed(b, filledStep(40)))
 	}
 }

@@ -159,11 +159,11 @@ func (x *Exemplars) Merge(o *Exemplars, shift time.Duration) *Exemplars {
 	x.Keep = max(x.Keep, o.Keep)
 	for _, e := range o.Slowest {
 		e.Start += Duration(shift)
-		x.Slowest = append(x.Slowest, e)
+		x.Slowest = append(x.Slowest, e.clone())
 	}
 	for _, e := range o.Pool {
 		e.Start += Duration(shift)
-		x.Pool = append(x.Pool, e)
+		x.Pool = append(x.Pool, e.clone())
 	}
 	x.normalize()
 	return x
@@ -174,7 +174,32 @@ func (x *Exemplars) Clone() *Exemplars {
 	if x == nil {
 		return nil
 	}
-	return &Exemplars{Keep: x.Keep, Slowest: slices.Clone(x.Slowest), Bands: slices.Clone(x.Bands), Pool: slices.Clone(x.Pool)}
+	c := &Exemplars{Keep: x.Keep, Slowest: cloneAll(x.Slowest), Pool: cloneAll(x.Pool)}
+	if x.Bands != nil {
+		c.Bands = make([]Band, 0, len(x.Bands))
+	}
+	for _, b := range x.Bands {
+		b.Exemplar = b.Exemplar.clone()
+		c.Bands = append(c.Bands, b)
+	}
+	return c
+}
+
+// clone is e with a Server-Timing list of its own.
+func (e Exemplar) clone() Exemplar {
+	e.Timing = slices.Clone(e.Timing)
+	return e
+}
+
+func cloneAll(es []Exemplar) []Exemplar {
+	if es == nil {
+		return nil
+	}
+	out := make([]Exemplar, len(es))
+	for i, e := range es {
+		out[i] = e.clone()
+	}
+	return out
 }
 
 // normalize sorts the slowest list (slowest first) and keeps its first Keep, and keeps one

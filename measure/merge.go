@@ -68,7 +68,8 @@ func (s *Step) Merge(o *Step) {
 	s.GRPC = s.GRPC.Merge(o.GRPC)
 	s.Streams = s.Streams.Merge(o.Streams)
 	if o.Failure != nil {
-		s.Failure = o.Failure
+		f := *o.Failure
+		s.Failure = &f
 	}
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.Finish()
@@ -147,6 +148,7 @@ func mergeEndpoint(eps []EndpointStats, ep EndpointStats) []EndpointStats {
 		}
 	}
 	ep.Latency = mergeHist(nil, ep.Latency)
+	ep.Status = AddStatus(nil, ep.Status)
 	return append(eps, ep)
 }
 

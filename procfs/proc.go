@@ -1,8 +1,10 @@
 // Package procfs reads a process's use of the machine from Linux's /proc: CPU time, resident
 // memory, the time its threads waited for a CPU, and the CPUs it may run on. It works for
 // any process, Go or not: the target of --target-pid, and apiperf itself. It also reads the
-// whole machine's CPU (/proc/stat: what every other process took) and finds the process
-// listening on a loopback port (/proc/net/tcp and the sockets in /proc/PID/fd).
+// whole machine's CPU (/proc/stat: what every other process took), finds the process
+// listening on a loopback port (/proc/net/tcp and the sockets in /proc/PID/fd), and reads
+// what else apiperf asks of /proc: a process's executable, Go build and environment (exe.go),
+// the local port range, and this process's own figures for its process_* metrics (self.go).
 package procfs
 
 import (

@@ -1,6 +1,6 @@
 // Package profcap captures a target's pprof profiles, Prometheus runtime metrics and /proc
-// samples while a load runs (a Session, one StepCapture per load step), and turns them into top
-// tables, a flame graph and a metrics timeline: the Record a run's JSON document keeps.
+// samples while a load runs (a Session, one StepCapture per load step) and turns them into top
+// tables, a flame graph and a metrics timeline (the Record run.json keeps) and the verdict's Evidence.
 package profcap
 
 import (

@@ -48,10 +48,6 @@ func (c Contention) Pct(s ContendSite) float64 {
 	return 100 * float64(s.DelayNs) / float64(c.DelayNs)
 }
 
-// contentionFrames are frames of the lock implementations, skipped like the runtime's to
-// name the primitive and its caller.
-var contentionFrames = []string{"sync.(*Mutex).unlockSlow", "sync.(*RWMutex).rUnlockSlow", "sync.(*Mutex).lockSlow"}
-
 // ContentionSites groups a block or mutex profile's samples by site, most delay first,
 // and keeps n (n <= 0: DefaultContentionSites). ok is false when the profile has no
 // delay outside the plumbing: the target did not enable it, or nothing waited.
@@ -99,7 +95,7 @@ func ContentionSites(kind Kind, p *profile.Profile, n int) (c Contention, ok boo
 		}
 		var trimmed []string
 		for i, f := range buf {
-			if !slices.ContainsFunc(contentionFrames, func(p string) bool { return strings.HasPrefix(f, p) }) {
+			if !frameIs(f, frameLock) {
 				trimmed = buf[i:]
 				root -= i
 				break

@@ -98,7 +98,7 @@ func Hot(p *profile.Profile, typ string, n int) (HotSpots, error) {
 		buf = stack(s, buf)
 		// The race detector's runtime (a -race build) works for the function that called
 		// it (alone on a stack it is nobody's), and an asynchronous preemption landed in it.
-		for len(buf) > 0 && (isRaceFrame(buf[0]) || strings.HasPrefix(buf[0], "runtime.asyncPreempt")) {
+		for len(buf) > 0 && frameIs(buf[0], frameNobody) {
 			buf = buf[1:]
 		}
 		if len(buf) == 0 {
@@ -292,15 +292,6 @@ func appStart(stk []string) int {
 		}
 	}
 	return start
-}
-
-func isRaceFrame(f string) bool {
-	for _, p := range []string{"racecall", "__tsan", "_ZN6__tsan", "__sanitizer", "runtime.race"} {
-		if strings.HasPrefix(f, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func topShares(m map[string]int64, total int64, n int) []Share {

@@ -155,28 +155,8 @@ func pct(v, total int64) float64 {
 	return 100 * float64(v) / float64(total)
 }
 
-// GCFunctions are the runtime functions whose presence anywhere in a CPU
-// sample's stack makes that sample garbage-collection work: background and
-// assist marking, root and object scanning, sweeping and scavenging.
-var GCFunctions = []string{
-	"runtime.gcBgMarkWorker", "runtime.gcDrain", "runtime.gcDrainN", "runtime.gcDrainMarkWorkerDedicated",
-	"runtime.gcDrainMarkWorkerFractional", "runtime.gcDrainMarkWorkerIdle", "runtime.markroot",
-	"runtime.scanobject", "runtime.scanblock", "runtime.scanstack", "runtime.gcAssistAlloc",
-	"runtime.gcAssistAlloc1", "runtime.gcMarkDone", "runtime.gcMarkTermination", "runtime.gcStart",
-	"runtime.bgsweep", "runtime.sweepone", "runtime.bgscavenge", "runtime.gcSweep",
-}
-
-// AllocFunctions are the runtime entry points of heap allocation: a CPU
-// sample with any of them (or any runtime.mallocgc* variant) in its stack is
-// allocation work. GC assists started by an allocation count as both.
-var AllocFunctions = []string{
-	"runtime.mallocgc", "runtime.newobject", "runtime.newarray", "runtime.makeslice",
-	"runtime.growslice", "runtime.makemap", "runtime.makemap_small", "runtime.makechan",
-	"runtime.rawstring", "runtime.rawbyteslice", "runtime.rawruneslice",
-}
-
-// Shares are percentages of a CPU profile's total spent in GC and in
-// allocation (see GCFunctions and AllocFunctions; they may overlap).
+// Shares are percentages of a CPU profile's total spent in GC and in allocation: samples
+// with a frame of the collector's work or of heap allocation (frames.go; they may overlap).
 type Shares struct {
 	GCPct    float64 `json:"gc_pct"`
 	AllocPct float64 `json:"alloc_pct"`
@@ -207,8 +187,6 @@ func CPUShares(p *profile.Profile, typ string) (Shares, error) {
 	return Shares{GCPct: pct(gc, total), AllocPct: pct(alloc, total)}, nil
 }
 
-func isGC(name string) bool { return slices.Contains(GCFunctions, name) }
+func isGC(name string) bool { return frameIs(name, frameGC) }
 
-func isAlloc(name string) bool {
-	return strings.HasPrefix(name, "runtime.mallocgc") || slices.Contains(AllocFunctions, name)
-}
+func isAlloc(name string) bool { return frameIs(name, frameAlloc) }

@@ -76,17 +76,6 @@ func (w WaitSite) Site() string {
 	return w.What + " in " + w.Function
 }
 
-// plumbing marks goroutines of servers, profilers and the runtime that are never a
-// request's nor a leak's: accept loops, connection readers, signal handling, and the
-// requests of the profiler and the metrics scraper themselves.
-var plumbing = []string{
-	"net.(*TCPListener).Accept", "net.(*UnixListener).Accept",
-	"net/http.(*connReader).backgroundRead", "runtime/pprof.", "net/http/pprof.",
-	"os/signal.", "runtime.ensureSigM", "github.com/valyala/fasthttp.(*workerPool)",
-	"github.com/valyala/fasthttp.(*Server).Serve", "github.com/prometheus/client_golang/prometheus/promhttp.",
-	"github.com/valyala/fasthttp/pprofhandler.", "expvar.",
-}
-
 // WaitSites groups the goroutines of a goroutine profile by wait site, most first, and
 // keeps n (n <= 0: DefaultWaitSites) of the request goroutines' and of the background's.
 func WaitSites(p *profile.Profile, n int) Waits {
@@ -152,14 +141,9 @@ func sortSites(m map[WaitSite]int64, n int) []WaitSite {
 	return out[:min(n, len(out))]
 }
 
-func isPlumbing(name string) bool {
-	for _, f := range plumbing {
-		if strings.HasPrefix(name, f) {
-			return true
-		}
-	}
-	return false
-}
+// isPlumbing: a goroutine of a server, a profiler or the runtime that is never a
+// request's nor a leak's (frames.go).
+func isPlumbing(name string) bool { return frameIs(name, frameIdle) }
 
 // Kinds of goroutine by their place in the request path.
 const (
@@ -231,7 +215,7 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 			best = r
 			site.Reason = reasons[r]
 		}
-		gc = gc || isGC(stk[i]) || isAlloc(stk[i]) || slices.Contains(gcWaits, stk[i])
+		gc = gc || isGC(stk[i]) || isAlloc(stk[i]) || frameIs(stk[i], frameGCWait)
 	}
 	if gc {
 		// Allocating, or held up by the collector (an assist, a GC start): CPU work, not a
@@ -295,18 +279,8 @@ func nameWait(stk []string, root int, unknown string) WaitSite {
 	return site
 }
 
-// isRuntime: frames of the runtime and the internals of blocking primitives.
-func isRuntime(name string) bool {
-	for _, p := range []string{"runtime.", "internal/", "sync.runtime_", "syscall.", "sync.(*Mutex).lockSlow", "sync.(*RWMutex).rUnlockSlow", "sync.(*Mutex).unlockSlow"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// gcWaits are where the runtime holds up an allocating goroutine for the collector.
-var gcWaits = []string{"runtime.gcStart", "runtime.gcParkAssist", "runtime.stopTheWorld", "runtime.stopTheWorldWithSema", "runtime.GC"}
+// isRuntime: frames of the runtime and the internals of blocking primitives (frames.go).
+func isRuntime(name string) bool { return frameIs(name, frameRuntime) }
 
 // reasons are the wait reasons, most specific first (a mutex waits on a semaphore).
 var reasons = []string{"mutex", "cond", "channel send", "channel receive", "select", "I/O", "semaphore"}

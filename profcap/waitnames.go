@@ -8,12 +8,16 @@ import (
 	"github.com/apiperf/apiperf/procfs"
 )
 
+// transportWait names a wait for one of http.Transport's connections, whose downstream a
+// goroutine profile cannot tell (nameDownstream names it from the outbound connections).
+const transportWait = "http.Transport: waiting for a connection to the downstream"
+
 // poolWaits name the places libraries park a goroutine waiting for one of a bounded set of
 // connections or tokens, by a function on its stack (a prefix, or with "*" a part of the
 // name); the outermost of them names the wait (pgxpool's Acquire, not the semaphore inside).
 var poolWaits = []struct{ fn, what string }{
 	{"database/sql.(*DB).conn", "database/sql: waiting for a connection (pool at SetMaxOpenConns)"},
-	{"net/http.(*Transport).getConn", "http.Transport: waiting for a connection to the downstream (MaxConnsPerHost, or a slow dial)"},
+	{"net/http.(*Transport).getConn", transportWait + " (MaxConnsPerHost, or a slow dial)"},
 	{"golang.org/x/sync/semaphore.(*Weighted).Acquire", "x/sync/semaphore: waiting to acquire"},
 	{"*redis*/internal/pool.(*ConnPool).", "go-redis: waiting for a pool connection (PoolSize)"},
 	{"*jackc/puddle", "pgxpool: waiting for a connection (MaxConns)"},
@@ -107,14 +111,8 @@ func (w *WaitSite) Locate(peers []procfs.Peer) {
 	}
 }
 
-// reading: a frame that reads a network connection.
-func reading(fn string) bool {
-	switch fn {
-	case "net.(*netFD).Read", "net.(*conn).Read", "crypto/tls.(*Conn).Read", "net.(*TCPConn).Read", "net.(*UnixConn).Read":
-		return true
-	}
-	return false
-}
+// reading: a frame that reads a network connection (frames.go).
+func reading(fn string) bool { return frameIs(fn, frameRead) }
 
 // matchFn reports whether fn matches pat: a prefix, or with a leading "*" parts in order.
 func matchFn(fn, pat string) bool {

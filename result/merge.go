@@ -40,7 +40,10 @@ func Merge(runs []*Run) (*Run, error) {
 	out := &Run{
 		Version: Version, Tool: first.Tool, Kind: first.Kind, Name: first.Name, Command: first.Command,
 		Scenario: first.Scenario, Load: first.Load, Start: first.Start, End: first.End, Labels: first.Labels,
-		Sweep: first.Sweep,
+	}
+	if first.Sweep != nil {
+		sw := *first.Sweep // analyzed anew below: its levels are the merged steps'
+		out.Sweep = &sw
 	}
 	out.Load.Connections, out.Load.Threads, out.Load.Requests, out.Load.Rate = 0, 0, 0, 0
 	out.Load.MaxConnections = 0

@@ -5,11 +5,9 @@ import (
 	"net"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/apiperf/apiperf/cluster"
 	"github.com/apiperf/apiperf/measure"
-	"github.com/apiperf/apiperf/procfs"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/verdict"
 )
@@ -76,9 +74,7 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		}
 		l.Generator = generatorUsage(gens)
 		l.Workers = r.workersAt(p.Steps)
-		l.Target, l.Profile = targetUsage(targets)
-		l.Trace = traceOf(targets) // trace.go
-		l.Machine = machineUsage(targets)
+		profcap.Evidence(&l, targets)
 		in.Levels = append(in.Levels, l)
 	}
 	for _, l := range in.Levels {
@@ -87,70 +83,6 @@ func (r *Run) VerdictInput() (verdict.Input, bool) {
 		}
 	}
 	return in, true
-}
-
-// transportWait is how profcap names a wait for one of http.Transport's connections, whose
-// downstream a goroutine profile cannot tell.
-const transportWait = "http.Transport: waiting for a connection to the downstream"
-
-// nameDownstream names the downstream of http.Transport waits in p from the target's
-// outbound connections: the one address it held connections to (stores' usual ports left
-// out when there are several), else the candidates.
-func nameDownstream(p *verdict.Profile, peers []procfs.Peer) {
-	if p == nil || len(peers) == 0 {
-		return
-	}
-	cand := peers
-	if len(cand) > 1 {
-		cand = slices.DeleteFunc(slices.Clone(peers), func(q procfs.Peer) bool { return slices.Contains(profcap.StorePorts, q.Addr.Port()) })
-	}
-	var to string
-	switch {
-	case len(cand) == 1:
-		to = fmt.Sprintf("http.Transport: waiting for a connection to %s, %d open", cand[0].Addr, cand[0].Conns)
-	case len(cand) > 1:
-		var parts []string
-		for _, q := range cand[:min(3, len(cand))] {
-			parts = append(parts, fmt.Sprintf("%s (%d)", q.Addr, q.Conns))
-		}
-		to = "http.Transport: waiting for a connection to one of " + strings.Join(parts, ", ")
-	default:
-		return
-	}
-	for _, ws := range [][]verdict.Wait{p.Waits, p.Background} {
-		for i := range ws {
-			ws[i].Site = strings.Replace(ws[i].Site, transportWait, to, 1)
-		}
-	}
-	for _, cs := range [][]verdict.Contention{p.Block, p.Mutex} {
-		for i := range cs {
-			cs[i].Site = strings.Replace(cs[i].Site, transportWait, to, 1)
-		}
-	}
-}
-
-// machineUsage is the machine's CPU over a level's repetitions, nil when not measured.
-func machineUsage(caps []*profcap.StepRecord) *verdict.Machine {
-	var m verdict.Machine
-	n := 0.0
-	for _, ts := range caps {
-		if u := ts.Machine; u != nil && u.CPUs > 0 {
-			m.CPUs = u.CPUs
-			m.Busy += u.Busy
-			m.Steal += u.Steal
-			for _, q := range ts.Outbound {
-				m.Downstreams += q.CPUCores
-			}
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	m.Busy /= n
-	m.Steal /= n
-	m.Downstreams /= n
-	return &m
 }
 
 // probeOrder is the order a capacity search probed its levels, as indexes of its levels;
@@ -204,180 +136,6 @@ func generatorUsage(gens []*measure.Generator) *verdict.Usage {
 		u.SchedSlowPct = max(u.SchedSlowPct, g.SchedSlowPct)
 	}
 	return u
-}
-
-// targetUsage reads a level's target captures: CPU and RSS from /proc when sampled, else
-// from the metrics; goroutines and heap at the end of the level and their rise within it;
-// the profiles of the last capture that has them.
-func targetUsage(caps []*profcap.StepRecord) (*verdict.Usage, *verdict.Profile) {
-	var u verdict.Usage
-	var prof *verdict.Profile
-	var peers []procfs.Peer
-	n := 0.0
-	for _, ts := range caps {
-		cpu, rss := stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.CPUCores }),
-			stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.RSSBytes })
-		if cpu == nil {
-			cpu = stat(ts.Summary, func(s *profcap.Summary) *profcap.Stat { return s.CPUCores })
-		}
-		if rss == nil {
-			rss = stat(ts.Summary, func(s *profcap.Summary) *profcap.Stat { return s.RSSBytes })
-		}
-		if cpu != nil {
-			u.CPUCores += cpu.Mean
-			n++
-			if w := stat(ts.ProcessSummary, func(s *profcap.Summary) *profcap.Stat { return s.RunWaitCores }); w != nil {
-				u.RunWaitCores += w.Mean
-			}
-		}
-		if rss != nil {
-			u.RSSBytes = max(u.RSSBytes, rss.Max)
-		}
-		if ts.Process != nil && ts.Process.Cores > 0 {
-			u.Cores = float64(ts.Process.Cores)
-		}
-		if ts.Series != nil {
-			for _, p := range ts.Series.Points {
-				if p.GOMAXPROCS != nil && *p.GOMAXPROCS > 0 && (u.Cores == 0 || *p.GOMAXPROCS < u.Cores) {
-					u.Cores = *p.GOMAXPROCS // a Go target runs on at most GOMAXPROCS cores
-				}
-			}
-		}
-		if ts.Series != nil && ts.Summary != nil {
-			u.Goroutines, u.GoroutineRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.Goroutines })
-			u.HeapBytes, u.HeapRise = endAndRise(ts.Series, ts.Summary, func(p profcap.Point) *float64 { return p.HeapInuseBytes })
-		}
-		if ts.Profiles != nil {
-			prof = profileOf(ts.Profiles, ts.Outbound)
-		}
-		if ts.Outbound != nil {
-			peers = ts.Outbound
-		}
-	}
-	nameDownstream(prof, peers)
-	if n > 0 {
-		u.CPUCores /= n
-		u.RunWaitCores /= n
-	}
-	if u == (verdict.Usage{}) {
-		return nil, prof
-	}
-	return &u, prof
-}
-
-func stat(s *profcap.Summary, f func(*profcap.Summary) *profcap.Stat) *profcap.Stat {
-	if s == nil || s.Points == 0 {
-		return nil
-	}
-	return f(s)
-}
-
-// endAndRise is a metric's last value in the summary's window and its rise with time at
-// the level's load.
-func endAndRise(s *profcap.Series, w *profcap.Summary, f func(profcap.Point) *float64) (end, rise float64) {
-	var vs []float64
-	for _, p := range s.Points {
-		if v := f(p); v != nil && p.Offset >= w.From && p.Offset <= w.To {
-			vs = append(vs, *v)
-		}
-	}
-	if len(vs) == 0 {
-		return 0, 0
-	}
-	end = vs[len(vs)-1]
-	// At the level's constant load, past its ramp (the first sample, before the requests in
-	// flight and their buffers and goroutines came in): with enough samples, the lowest value
-	// of the second half above the lowest of the first. Troughs, not peaks: the heap's live
-	// part is what is left after a collection, not the garbage between two.
-	if len(vs) >= 3 {
-		vs = vs[1:]
-	}
-	if len(vs) < 4 {
-		return end, end - vs[0]
-	}
-	h := len(vs) / 2
-	return end, slices.Min(vs[h:]) - slices.Min(vs[:h])
-}
-
-// plumbing are frames every Go server's CPU profile has at the top of its cumulative table.
-var plumbing = []string{"runtime.", "net/http.(*conn).serve", "net/http.serverHandler.ServeHTTP",
-	"net/http.HandlerFunc.ServeHTTP", "net/http.(*ServeMux).ServeHTTP", "internal/"}
-
-// profileOf turns the profiles' analysis into what the verdict reads, its downstream waits
-// located among the target's outbound connections.
-func profileOf(a *profcap.Analysis, peers []procfs.Peer) *verdict.Profile {
-	p := &verdict.Profile{}
-	if a.CPU != nil {
-		for _, e := range a.CPU.ByCum {
-			if isPlumbing(e.Function) {
-				continue
-			}
-			p.TopCum = append(p.TopCum, verdict.Function{Name: e.Function, Pct: e.CumPct})
-		}
-	}
-	if h := a.Hot; h != nil {
-		for _, f := range h.Functions {
-			p.Hot = append(p.Hot, verdict.Function{Name: f.Name, Pct: f.Pct})
-		}
-		for _, f := range h.Packages {
-			p.HotPackages = append(p.HotPackages, verdict.Function{Name: f.Name, Pct: f.Pct})
-		}
-		p.HotPath = h.PathString()
-		if h.Place != nil {
-			p.HotPlace, p.HotPlacePct = h.Place.String(), h.Place.Pct
-		}
-	}
-	if a.AllocPlace != nil {
-		p.AllocPlace = a.AllocPlace.String()
-	}
-	if a.Shares != nil {
-		p.GCPct, p.AllocPct = a.Shares.GCPct, a.Shares.AllocPct
-	}
-	if a.Waits != nil {
-		p.Goroutines = a.Waits.Total - a.Waits.Idle
-		for _, s := range a.Waits.Sites {
-			s.Locate(peers)
-			p.Waits = append(p.Waits, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
-		}
-		for _, s := range a.Waits.Background {
-			s.Locate(peers)
-			p.Background = append(p.Background, verdict.Wait{Site: s.Site(), Count: s.Count, Reason: s.Reason})
-		}
-	} else if a.Goroutines != nil {
-		p.Goroutines = *a.Goroutines
-	}
-	if a.InuseSpace != nil {
-		for _, e := range a.InuseSpace.ByFlat {
-			p.Inuse = append(p.Inuse, verdict.Function{Name: e.Function, Pct: e.FlatPct})
-		}
-	}
-	p.Block, p.Mutex = contentionOf(a.Block), contentionOf(a.Mutex)
-	return p
-}
-
-// contentionOf is a block or mutex profile's sites as the verdict reads them.
-func contentionOf(c *profcap.Contention) []verdict.Contention {
-	if c == nil {
-		return nil
-	}
-	var out []verdict.Contention
-	for _, s := range c.Sites {
-		v := verdict.Contention{Site: s.Site(), Events: s.Events, Pct: c.Pct(s)}
-		if c.Seconds > 0 {
-			v.Waiting = float64(s.DelayNs) / 1e9 / c.Seconds
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-func isPlumbing(fn string) bool {
-	for _, p := range plumbing {
-		if strings.HasPrefix(fn, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // PeakUsage is the target's CPU (cores, mean) and RSS (bytes, max) at the run's peak, from
