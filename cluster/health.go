@@ -20,7 +20,7 @@ type Health struct {
 	Worker int `json:"worker"` // from 1
 	// Conditions is the worker's machine during the step (others' CPU, steal, its own CPU
 	// and run-queue wait); nil when not sent (an older worker, or /proc not readable).
-	Conditions *conditions.Step `json:"conditions,omitempty"`
+	Conditions *conditions.StepSample `json:"conditions,omitempty"`
 	// Generator is the worker's own use of its cores (load's usage); nil when not measured.
 	Generator *measure.Generator `json:"generator,omitempty"`
 	// Limit is the limit of the worker's machine its step hit (ports, files); nil: none.
@@ -78,7 +78,7 @@ type StepHealth struct {
 
 // Name is the step as tables name it: "c=50" or "c=50 #2".
 func (s StepHealth) Name() string {
-	return conditions.Step{Label: s.Label, Rep: s.Rep}.Name()
+	return conditions.StepSample{Label: s.Label, Rep: s.Rep}.Name()
 }
 
 // health is member m's health in the last step.

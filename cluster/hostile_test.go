@@ -135,7 +135,7 @@ func stepMsg(s *measure.Step) *message { return &message{Type: msgStep, Step: s}
 // forge then changes.
 func withConditions(s *measure.Step, forge func(*conditions.Record)) *message {
 	r := &conditions.Record{Version: conditions.Version, Generator: conditions.Generator{CPUs: 2, GOMAXPROCS: 2, CPUModel: "cpu\x1b[2J"},
-		Steps: []conditions.Step{{Seconds: 0.5, Busy: 1, Apiperf: 0.5, Others: 0.5, OthersMax: 0.6, Samples: 1}}}
+		Steps: []conditions.StepSample{{Seconds: 0.5, Busy: 1, Apiperf: 0.5, Others: 0.5, OthersMax: 0.6, Samples: 1}}}
 	forge(r)
 	return &message{Type: msgStep, Step: s, Conditions: r}
 }

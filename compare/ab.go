@@ -53,7 +53,7 @@ type ABCheck struct {
 	Change float64 `json:"change"`
 	// CI is the confidence interval of Change, at the per-check confidence; nil when there
 	// are too few pairs for one.
-	CI *Interval `json:"ci,omitempty"`
+	CI *ConfidenceInterval `json:"ci,omitempty"`
 	// P is the two-sided Wilcoxon signed-rank p-value of the per-pair changes.
 	P float64 `json:"p"`
 	// Gated says the metric has a budget (QPS, p99, error rate); p50 is reported only.
@@ -68,8 +68,8 @@ type ABCheck struct {
 	Power        *Power `json:"power,omitempty"`
 }
 
-// Interval is a confidence interval [Lo, Hi] at Level (e.g. 0.983).
-type Interval struct {
+// ConfidenceInterval is a confidence interval [Lo, Hi] at Level (e.g. 0.983).
+type ConfidenceInterval struct {
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
 	Level float64 `json:"level"`
@@ -378,7 +378,7 @@ func (m abMetric) check(cfg GateConfig, alpha float64, label string, a, b []*mea
 	}
 	c.Change = unit(hl.Estimate)
 	if !math.IsInf(hl.Lo, 0) {
-		c.CI = &Interval{Lo: unit(hl.Lo), Hi: unit(hl.Hi), Level: hl.Level}
+		c.CI = &ConfidenceInterval{Lo: unit(hl.Lo), Hi: unit(hl.Hi), Level: hl.Level}
 	}
 	worse := 1
 	if !m.higherBad {

@@ -94,7 +94,7 @@ func TestMultiSharesNative(t *testing.T) {
 // processes hardly move, and says when the peaks rank another variant first; on a quiet one
 // (or without CPU figures) it ranks by peak QPS.
 func TestMultiHeadlineBusy(t *testing.T) {
-	busy := &conditions.Record{Steps: []conditions.Step{{Label: "c=50", Others: 1.2, OthersMax: 1.6}}}
+	busy := &conditions.Record{Steps: []conditions.StepSample{{Label: "c=50", Others: 1.2, OthersMax: 1.6}}}
 	a := side("a", false, map[float64]float64{10: 100, 50: 500}) // 0.5 cores at 500 req/s: 1 ms a request
 	b := side("b", false, map[float64]float64{10: 200, 50: 800}) // 1.6 cores at 800 req/s: 2 ms
 	a.TargetCPU, b.TargetCPU = 0.5, 1.6

@@ -11,24 +11,24 @@ import (
 	"github.com/apiperf/apiperf/result"
 )
 
-// Target is one variant of a variant sweep: a name for its run directory and the table,
+// VariantSpec is one variant of a variant sweep: a name for its run directory and the table,
 // the URL to load, and the process to sample from /proc (0: none).
-type Target struct {
+type VariantSpec struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
 	PID  int    `json:"pid,omitempty"`
 }
 
 // String is the target as given on the command line, e.g. "gin=http://127.0.0.1:8081/users/7".
-func (t Target) String() string { return t.Name + "=" + t.URL }
+func (t VariantSpec) String() string { return t.Name + "=" + t.URL }
 
 // ParseTarget reads a --variant value, NAME=URL.
-func ParseTarget(s string) (Target, error) {
+func ParseTarget(s string) (VariantSpec, error) {
 	name, u, ok := strings.Cut(s, "=")
 	if !ok || name == "" || u == "" {
-		return Target{}, fmt.Errorf("variant %q: want NAME=URL", s)
+		return VariantSpec{}, fmt.Errorf("variant %q: want NAME=URL", s)
 	}
-	return Target{Name: strings.TrimSpace(name), URL: strings.TrimSpace(u)}, nil
+	return VariantSpec{Name: strings.TrimSpace(name), URL: strings.TrimSpace(u)}, nil
 }
 
 // variantName is what a run directory may be called.
@@ -39,7 +39,7 @@ const ReservedName = "compare"
 
 // ValidateTargets reports every problem with a variant sweep's targets at once: at least
 // two, names usable as directory names, unique and not ReservedName, http(s) URLs with a host.
-func ValidateTargets(ts []Target) error {
+func ValidateTargets(ts []VariantSpec) error {
 	var errs []error
 	if len(ts) < 2 {
 		errs = append(errs, fmt.Errorf("a variant sweep needs at least two variants, got %d", len(ts)))
@@ -67,13 +67,13 @@ func ValidateTargets(ts []Target) error {
 
 // SweepFunc sweeps one variant with the sweep's plan and returns its run and where it was
 // saved; first says it is the reference (the one a --vs-native sweep accompanies).
-type SweepFunc func(ctx context.Context, t Target, first bool) (r *result.Run, dir string, err error)
+type SweepFunc func(ctx context.Context, t VariantSpec, first bool) (r *result.Run, dir string, err error)
 
 // SweepVariants sweeps each target in turn with sweep, then compares the runs, the first as
 // the reference. A variant whose sweep fails is left out with a warning and the others are
 // still compared (the failures are returned joined); when ctx ends, what was measured is
 // compared. A native sweep kept with the first run gives every variant its "% of native".
-func SweepVariants(ctx context.Context, ts []Target, sweep SweepFunc) (*Multi, error) {
+func SweepVariants(ctx context.Context, ts []VariantSpec, sweep SweepFunc) (*Multi, error) {
 	var vs []Variant
 	var errs, warns []string
 	for i, t := range ts {

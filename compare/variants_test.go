@@ -11,10 +11,10 @@ import (
 )
 
 func TestValidateTargets(t *testing.T) {
-	ok := []Target{{Name: "net-http", URL: "http://127.0.0.1:8080/"}, {Name: "gin", URL: "http://127.0.0.1:8081/"}}
+	ok := []VariantSpec{{Name: "net-http", URL: "http://127.0.0.1:8080/"}, {Name: "gin", URL: "http://127.0.0.1:8081/"}}
 	tests := []struct {
 		name string
-		ts   []Target
+		ts   []VariantSpec
 		want []string // substrings of the error; none for valid
 	}{
 		// Two named http targets are a sweep.
@@ -22,10 +22,10 @@ func TestValidateTargets(t *testing.T) {
 		// One variant compares with nothing.
 		{"one", ok[:1], []string{"at least two variants, got 1"}},
 		// Names become directories: no slashes, no duplicates, not the comparison's own.
-		{"names", []Target{{Name: "a/b", URL: "http://h/"}, {Name: "x", URL: "http://h/"}, {Name: "x", URL: "http://h/"}, {Name: "compare", URL: "http://h/"}},
+		{"names", []VariantSpec{{Name: "a/b", URL: "http://h/"}, {Name: "x", URL: "http://h/"}, {Name: "x", URL: "http://h/"}, {Name: "compare", URL: "http://h/"}},
 			[]string{`"a/b": the name must be`, `"x": the name is given twice`, `"compare": the name is taken`}},
 		// Every bad URL is named at once.
-		{"urls", []Target{{Name: "a", URL: "ftp://h/"}, {Name: "b", URL: "127.0.0.1:8080"}},
+		{"urls", []VariantSpec{{Name: "a", URL: "ftp://h/"}, {Name: "b", URL: "127.0.0.1:8080"}},
 			[]string{`variant a: "ftp://h/"`, `variant b: "127.0.0.1:8080"`}},
 	}
 	for _, tt := range tests {
@@ -70,9 +70,9 @@ func fakeRun(qps, native float64) *result.Run {
 }
 
 func TestSweepVariants(t *testing.T) {
-	ts := []Target{{Name: "all", URL: "http://h/1"}, {Name: "some", URL: "http://h/2"}, {Name: "broken", URL: "http://h/3"}, {Name: "none", URL: "http://h/4"}}
+	ts := []VariantSpec{{Name: "all", URL: "http://h/1"}, {Name: "some", URL: "http://h/2"}, {Name: "broken", URL: "http://h/3"}, {Name: "none", URL: "http://h/4"}}
 	var order []string
-	fn := func(_ context.Context, tg Target, first bool) (*result.Run, string, error) {
+	fn := func(_ context.Context, tg VariantSpec, first bool) (*result.Run, string, error) {
 		order = append(order, tg.Name)
 		if first != (tg.Name == "all") {
 			t.Errorf("sweep(%s) first = %v", tg.Name, first)
@@ -116,7 +116,7 @@ func TestSweepVariants(t *testing.T) {
 
 	// Interrupted after the first: what was measured is compared, and it says so.
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err = SweepVariants(ctx, ts[:2], func(_ context.Context, tg Target, _ bool) (*result.Run, string, error) {
+	m, err = SweepVariants(ctx, ts[:2], func(_ context.Context, tg VariantSpec, _ bool) (*result.Run, string, error) {
 		cancel()
 		return fakeRun(1000, 0), "out/" + tg.Name, nil
 	})

@@ -21,7 +21,7 @@ type Record struct {
 	// Target is the target's process and build; nil when nothing could be learned of it.
 	Target *Target `json:"target,omitempty"`
 	// Steps is the machine during each measured step, in the order they ran.
-	Steps []Step `json:"steps,omitempty"`
+	Steps []StepSample `json:"steps,omitempty"`
 }
 
 // Generator is the machine and build apiperf ran on, read when the run started.
@@ -45,9 +45,9 @@ type Generator struct {
 	Load [3]float64 `json:"load_average"`
 }
 
-// Step is the machine during one measured step. CPU figures are in cores (CPU seconds per
+// StepSample is the machine during one measured step. CPU figures are in cores (CPU seconds per
 // second of the step).
-type Step struct {
+type StepSample struct {
 	Label   string  `json:"label"`
 	Rep     int     `json:"rep,omitempty"`
 	Seconds float64 `json:"seconds"` // how long it was sampled
@@ -69,7 +69,7 @@ type Step struct {
 }
 
 // Name is the step as tables name it: "c=50" or "c=50 #2" for a repetition.
-func (s Step) Name() string {
+func (s StepSample) Name() string {
 	if s.Rep > 0 {
 		return fmt.Sprintf("%s #%d", s.Label, s.Rep+1)
 	}
@@ -90,8 +90,8 @@ var DefaultThresholds = Thresholds{OthersCores: 0.25, StealPct: 5}
 
 // busiest is the step where other processes took the most CPU (nil without steps), and how
 // many steps were over t.
-func (r *Record) busiest(t Thresholds) (*Step, int) {
-	var worst *Step
+func (r *Record) busiest(t Thresholds) (*StepSample, int) {
+	var worst *StepSample
 	n := 0
 	for i := range r.Steps {
 		s := &r.Steps[i]
@@ -228,11 +228,11 @@ func orUnknown(s, unknown string) string {
 }
 
 // Step returns the conditions of the step label, repetition rep; nil when not recorded.
-func (r *Record) Step(label string, rep int) *Step {
+func (r *Record) Step(label string, rep int) *StepSample {
 	if r == nil {
 		return nil
 	}
-	i := slices.IndexFunc(r.Steps, func(s Step) bool { return s.Label == label && s.Rep == rep })
+	i := slices.IndexFunc(r.Steps, func(s StepSample) bool { return s.Label == label && s.Rep == rep })
 	if i < 0 {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 func quietMachine() *Record {
 	return &Record{Version: Version, Generator: Generator{Apiperf: "v1.2.0", GoVersion: "go1.26.8", CPUModel: "Intel(R) Xeon(R) Processor",
 		CPUs: 2, Kernel: "6.1.0", GOMAXPROCS: 2, Threads: 2},
-		Steps: []Step{{Label: "c=10", Seconds: 10, Busy: 1.2, Apiperf: 0.6, Others: 0.05, OthersMax: 0.1, Samples: 10}}}
+		Steps: []StepSample{{Label: "c=10", Seconds: 10, Busy: 1.2, Apiperf: 0.6, Others: 0.05, OthersMax: 0.1, Samples: 10}}}
 }
 
 func TestOff(t *testing.T) {
@@ -38,7 +38,7 @@ func TestOff(t *testing.T) {
 		// A -race target, after a busy machine.
 		{"race and busy", func(r *Record) {
 			r.Target = &Target{Build: &Build{Race: true}}
-			r.Steps = append(r.Steps, Step{Label: "c=20", Others: 0.9, OthersMax: 1})
+			r.Steps = append(r.Steps, StepSample{Label: "c=20", Others: 0.9, OthersMax: 1})
 		}, []string{"during c=20 (1 of 2 steps", "built with -race"}},
 	}
 	for _, tt := range tests {
@@ -202,8 +202,8 @@ func TestMatch(t *testing.T) {
 		{nil, "cpu", "xeon", false},                               // an older run matches nothing else
 		{nil, "busy", "false", false},                             // not even "not busy": unknown
 		{&Record{Generator: r.Generator}, "busy", "false", false}, // no step measured: unknown
-		{&Record{Generator: r.Generator, Steps: []Step{{Label: "c=10", Others: 0.05, OthersHasTarget: true}}}, "busy", "false", false},            // others held the target: unknown
-		{&Record{Generator: r.Generator, Steps: []Step{{Label: "c=10", Others: 0.05, OthersHasTarget: true, StealPct: 9}}}, "busy", "true", true}, // steal tells busy all the same
+		{&Record{Generator: r.Generator, Steps: []StepSample{{Label: "c=10", Others: 0.05, OthersHasTarget: true}}}, "busy", "false", false},            // others held the target: unknown
+		{&Record{Generator: r.Generator, Steps: []StepSample{{Label: "c=10", Others: 0.05, OthersHasTarget: true, StealPct: 9}}}, "busy", "true", true}, // steal tells busy all the same
 		{r, "nonsense", "x", false}, // unknown keys match nothing (CheckKey rejects them first)
 	}
 	for _, tt := range tests {

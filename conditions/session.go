@@ -43,7 +43,7 @@ func (s *Session) Record() *Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.rec
-	r.Steps = append([]Step(nil), s.rec.Steps...)
+	r.Steps = append([]StepSample(nil), s.rec.Steps...)
 	return &r
 }
 
@@ -106,9 +106,9 @@ func (s *Session) Begin(label string, rep int) func(*measure.Step) {
 	}
 	first := s.read()
 	stop := make(chan struct{})
-	done := make(chan Step, 1)
+	done := make(chan StepSample, 1)
 	go func() {
-		st := Step{Label: label, Rep: rep}
+		st := StepSample{Label: label, Rep: rep}
 		prev, end := first, first
 		tick := time.NewTicker(every)
 		defer tick.Stop()

@@ -61,10 +61,10 @@ type Config struct {
 	// HTTP2 speaks HTTP/2: h2 negotiated by ALPN for https, h2c with prior knowledge for http.
 	HTTP2   bool `json:"http2,omitempty"`
 	Streams int  `json:"streams,omitempty"` // HTTP/2: concurrent streams per connection (0: 1)
-	// Sources are the local addresses connections are opened from, as --source gave them
+	// LocalAddrs are the local addresses connections are opened from, as --source gave them
 	// (addresses and ranges, comma separated); "": the kernel chooses, or a 127.x target spreads over
-	// 127.0.0.0/8 when one address cannot hold the connections (SourcesFor).
-	Sources string `json:"sources,omitempty"`
+	// 127.0.0.0/8 when one address cannot hold the connections (LocalAddrsFor).
+	LocalAddrs string `json:"sources,omitempty"`
 	// Traceparent sends a W3C traceparent header with new random ids on every request (a
 	// request that carries its own keeps it), so the slowest requests can be found in traces.
 	Traceparent bool `json:"traceparent,omitempty"`
@@ -114,7 +114,7 @@ func (c Config) Validate() error {
 	if c.HTTP2 && c.NoKeepAlive {
 		errs = append(errs, errors.New("--no-keepalive is for HTTP/1.1; HTTP/2 keeps its connections (drop --http2 or --no-keepalive)"))
 	}
-	if _, err := ParseSources(c.Sources); err != nil {
+	if _, err := ParseLocalAddrs(c.LocalAddrs); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Slowest < 0 || c.Slowest > maxSlowest {

@@ -26,7 +26,7 @@ type dialer struct {
 	// loops' record opener (evtlsrec_linux.go).
 	secrets sessionSecrets
 	// source gives the local address of each connection (nil: the kernel chooses); raddr
-	// is then the target's resolved address, of the sources' family.
+	// is then the target's resolved address, of the local addresses' family.
 	source func() netip.Addr
 	raddr  string
 }
@@ -90,10 +90,10 @@ func newDialer(t scenario.Target, cfg Config) *dialer {
 	return d
 }
 
-// useSources makes the dialer open each connection from the address next gives, bound
-// before its connect with IP_BIND_ADDRESS_NO_PORT, when the plan has sources.
-func (d *dialer) useSources(p SourcePlan, next func() netip.Addr) {
-	if len(p.Sources) == 0 {
+// useLocalAddrs makes the dialer open each connection from the address next gives, bound
+// before its connect with IP_BIND_ADDRESS_NO_PORT, when the plan has addresses.
+func (d *dialer) useLocalAddrs(p LocalAddrPlan, next func() netip.Addr) {
+	if len(p.Addrs) == 0 {
 		return
 	}
 	port, err := net.LookupPort("tcp", d.target.Port)

@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config, src scenario.Source, target scenario.T
 	}
 	e := newEngine(runCtx, cfg, src, target, o)
 	e.grpcStream = streaming && st.ServerStreaming()
-	if err := e.planSources(runCtx); err != nil {
+	if err := e.planLocalAddrs(runCtx); err != nil {
 		return nil, err
 	}
 	dialCtx, stopDial := context.WithCancel(runCtx)

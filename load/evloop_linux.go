@@ -204,7 +204,7 @@ func (l *evloop) newSocket() (int, error) {
 		return -1, err
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-	if err := bindSource(fd, l.e.nextSource()); err != nil {
+	if err := bindSource(fd, l.e.nextLocalAddr()); err != nil {
 		syscall.Close(fd)
 		return -1, err
 	}

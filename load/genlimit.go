@@ -16,7 +16,7 @@ import (
 // (EADDRNOTAVAIL on connect, EADDRINUSE on bind), no file descriptor for this process
 // (EMFILE) or the system (ENFILE), no socket buffer memory (ENOBUFS, ENOMEM). It returns the
 // limit, without its connection counts, or nil.
-func limitOf(err error, p SourcePlan) *measure.GeneratorLimit {
+func limitOf(err error, p LocalAddrPlan) *measure.GeneratorLimit {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return nil
@@ -26,7 +26,7 @@ func limitOf(err error, p SourcePlan) *measure.GeneratorLimit {
 		ports := p.Ports
 		fix := fmt.Sprintf("open them from more source addresses with --source (a 127.x target spreads over 127.0.0.0/8 by itself), or widen net.ipv4.ip_local_port_range (now %s: %d ports per source address and target)",
 			ports, ports.Ports())
-		if n := len(p.Sources); n > 1 {
+		if n := len(p.Addrs); n > 1 {
 			fix = fmt.Sprintf("give more source addresses with --source (%d in use), or widen net.ipv4.ip_local_port_range (now %s: %d ports per source address and target)",
 				n, ports, ports.Ports())
 		}
@@ -75,20 +75,20 @@ func fileLimit() (soft, hard uint64) {
 // genLimits is what the core knows of the generator's own machine: where its connections
 // come from (the source plan) and the first limit of the machine they met.
 type genLimits struct {
-	sources SourcePlan
-	srcNext atomic.Uint64                          // connections given a source so far
-	limit   atomic.Pointer[measure.GeneratorLimit] // the first limit met; nil: none
-	gaveUp  atomic.Int64                           // connections given up at a limit
+	localAddrs LocalAddrPlan
+	addrNext   atomic.Uint64                          // connections given a source so far
+	limit      atomic.Pointer[measure.GeneratorLimit] // the first limit met; nil: none
+	gaveUp     atomic.Int64                           // connections given up at a limit
 }
 
-// planSources plans where the run's connections come from and makes the dialer bind them.
-func (e *engine) planSources(ctx context.Context) error {
-	p, err := SourcesFor(ctx, e.cfg, e.target)
+// planLocalAddrs plans where the run's connections come from and makes the dialer bind them.
+func (e *engine) planLocalAddrs(ctx context.Context) error {
+	p, err := LocalAddrsFor(ctx, e.cfg, e.target)
 	if err != nil {
 		return err
 	}
-	e.sources = p
-	e.dial.useSources(p, e.nextSource)
+	e.localAddrs = p
+	e.dial.useLocalAddrs(p, e.nextLocalAddr)
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (e *engine) planSources(ctx context.Context) error {
 // kept) and reports whether it is: the connection that met it is then given up, and nothing
 // is counted against the target.
 func (e *engine) limited(err error) bool {
-	g := limitOf(err, e.sources)
+	g := limitOf(err, e.localAddrs)
 	if g == nil {
 		return false
 	}
@@ -105,12 +105,12 @@ func (e *engine) limited(err error) bool {
 	return true
 }
 
-// nextSource is the address the next connection is opened from (invalid: the kernel's choice).
-func (e *engine) nextSource() netip.Addr {
-	if len(e.sources.Sources) == 0 {
+// nextLocalAddr is the address the next connection is opened from (invalid: the kernel's choice).
+func (e *engine) nextLocalAddr() netip.Addr {
+	if len(e.localAddrs.Addrs) == 0 {
 		return netip.Addr{}
 	}
-	return e.sources.Source(int(e.srcNext.Add(1) - 1))
+	return e.localAddrs.Addr(int(e.addrNext.Add(1) - 1))
 }
 
 // generatorLimit is the limit the step met with its counts, or nil: closed loop, the

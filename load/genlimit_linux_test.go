@@ -80,7 +80,7 @@ func TestTimingPortLimitInNamespace(t *testing.T) {
 			}
 
 			srv, accepted = countingServer(t, p.h2, 300*time.Millisecond)
-			cfg.Sources = "127.0.0.1"
+			cfg.LocalAddrs = "127.0.0.1"
 			s = run(t, p.mode, context.Background(), srv.URL+"/", cfg)
 			g := s.GeneratorLimit
 			if g == nil || g.Errno != "EADDRNOTAVAIL" || g.Resource != "local ports" || g.Connections < 950 || g.Connections > 1000 || g.Wanted != 1500 {
@@ -106,7 +106,7 @@ func TestTimingOpenLoopPoolLimitInNamespace(t *testing.T) {
 			// 4000 req/s of 400 ms responses keep 1600 requests in flight: more than 1000 ports.
 			srv, accepted := countingServer(t, false, 400*time.Millisecond)
 			cfg := Config{Connections: 10, MaxConnections: 2000, Rate: 4000, Threads: 2, Duration: measure.Duration(2 * time.Second),
-				Timeout: measure.Duration(2 * time.Second), Sources: "127.0.0.1"}
+				Timeout: measure.Duration(2 * time.Second), LocalAddrs: "127.0.0.1"}
 			s := run(t, p.mode, context.Background(), srv.URL+"/", cfg)
 			g := s.GeneratorLimit
 			if g == nil || g.Errno != "EADDRNOTAVAIL" || g.Connections > 1000 || s.Errors.Connect != 0 || accepted.Load() > 1000 {

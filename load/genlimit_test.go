@@ -34,9 +34,9 @@ func TestLimitOf(t *testing.T) {
 		{wrapped(syscall.ETIMEDOUT), 1, "", "", ""},    // the network's or the target's
 		{errors.New("TLS handshake: bad certificate"), 1, "", "", ""},
 	} {
-		plan := SourcePlan{Ports: ports}
+		plan := LocalAddrPlan{Ports: ports}
 		for range tc.sources {
-			plan.Sources = append(plan.Sources, netip.MustParseAddr("127.0.0.1"))
+			plan.Addrs = append(plan.Addrs, netip.MustParseAddr("127.0.0.1"))
 		}
 		g := limitOf(tc.err, plan)
 		if tc.errno == "" {
@@ -53,7 +53,7 @@ func TestLimitOf(t *testing.T) {
 
 // The fix says when earlier connections still held ports toward the target.
 func TestLimitOfHeldPorts(t *testing.T) {
-	g := limitOf(syscall.EADDRNOTAVAIL, SourcePlan{Ports: PortRange{40000, 40999}, Held: 500})
+	g := limitOf(syscall.EADDRNOTAVAIL, LocalAddrPlan{Ports: PortRange{40000, 40999}, Held: 500})
 	if g == nil || !strings.Contains(g.Fix, "500 of those ports were still held toward the target when the step began") {
 		t.Errorf("limitOf with 500 ports held = %+v; want the fix to say so", g)
 	}

@@ -21,7 +21,7 @@ func synthConditions() *conditions.Record {
 			Build: &conditions.Build{GoVersion: "go1.26.8", Path: "example.com/svc", Revision: "1a2b3c4d5e6f7a8b9c", Modified: true, Race: true,
 				Settings: map[string]string{"GOARCH": "amd64", "GOAMD64": "v3"}},
 			GOMAXPROCS: 2, GOMAXPROCSFrom: "default", CPUs: 2, Notes: []string{"<script>alert(1)</script>"}},
-		Steps: []conditions.Step{
+		Steps: []conditions.StepSample{
 			{Label: "c=10", Seconds: 10, Busy: 1.2, Apiperf: 0.3, Target: &tc, Others: 0.1, OthersMax: 0.2, StealPct: 0.5, RunWait: 0.01, Samples: 10},
 			{Label: "c=50", Seconds: 10, Busy: 2, Apiperf: 0.4, Target: &tc, Others: 0.8, OthersMax: 1.1, RunWait: 0.2, Samples: 10},
 		}}

@@ -47,11 +47,11 @@ func TestWorkersHealthTable(t *testing.T) {
 	}
 	machine := &conditions.Generator{Apiperf: "v1.0.0", GoVersion: "go1.26.8", CPUModel: "Test CPU", CPUs: 2, GOMAXPROCS: 2, Kernel: "6.1.0", Load: [3]float64{1.5, 1, 1}}
 	health := []cluster.Health{
-		{Worker: 1, Generator: gen(300*time.Millisecond, 0), Asked: 10, Opened: 10, Conditions: &conditions.Step{Others: 0.1, OthersHasTarget: true}},
+		{Worker: 1, Generator: gen(300*time.Millisecond, 0), Asked: 10, Opened: 10, Conditions: &conditions.StepSample{Others: 0.1, OthersHasTarget: true}},
 		{Worker: 2, Generator: gen(200*time.Millisecond, 0), Asked: 10, Opened: 4, Errors: measure.Errors{Read: 3},
 			Limit:      &measure.GeneratorLimit{Errno: "EMFILE", Resource: "open files of apiperf's process", Connections: 4, Wanted: 10, Fix: "raise ulimit -n"},
-			Conditions: &conditions.Step{Others: 0.2, StealPct: 1.5}},
-		{Worker: 3, Generator: gen(800*time.Millisecond, 1200*time.Millisecond), Asked: 10, Opened: 10, Conditions: &conditions.Step{Others: 1.1}},
+			Conditions: &conditions.StepSample{Others: 0.2, StealPct: 1.5}},
+		{Worker: 3, Generator: gen(800*time.Millisecond, 1200*time.Millisecond), Asked: 10, Opened: 10, Conditions: &conditions.StepSample{Others: 1.1}},
 	}
 	rec := &cluster.Record{Version: cluster.RecordVersion, Workers: 3, StartSpread: time.Millisecond,
 		Steps: []cluster.StepHealth{{Label: "c=30", Workers: health}}}

@@ -116,7 +116,7 @@ func TestVerdictInputWorkers(t *testing.T) {
 	r.Cluster = &cluster.Record{Version: cluster.RecordVersion, Workers: 2,
 		Shares: []cluster.WorkerReport{{Worker: 1, Host: "gen-a"}, {Worker: 2, Host: "gen-b"}},
 		Steps: []cluster.StepHealth{{Label: "c=16", Workers: []cluster.Health{
-			{Worker: 1, Generator: gen(300 * time.Millisecond), Conditions: &conditions.Step{Others: 0.5}},
+			{Worker: 1, Generator: gen(300 * time.Millisecond), Conditions: &conditions.StepSample{Others: 0.5}},
 			{Worker: 2, Generator: gen(950 * time.Millisecond), Limit: &measure.GeneratorLimit{Errno: "EMFILE", Resource: "open files", Connections: 3, Wanted: 8}},
 		}}}}
 	in, _ := r.VerdictInput()

@@ -199,8 +199,8 @@ func saveP99Run(t *testing.T, dir, name string, p99ms []float64, cond *condition
 // never PASS.
 func TestGateStrictConditionsNoPass(t *testing.T) {
 	dir := t.TempDir()
-	quiet := &conditions.Record{Version: conditions.Version, Steps: []conditions.Step{{Label: "c=10", Others: 0.05, Samples: 5}}}
-	busy := &conditions.Record{Version: conditions.Version, Steps: []conditions.Step{{Label: "c=10", Others: 1.1, OthersMax: 1.5, Samples: 5}}}
+	quiet := &conditions.Record{Version: conditions.Version, Steps: []conditions.StepSample{{Label: "c=10", Others: 0.05, Samples: 5}}}
+	busy := &conditions.Record{Version: conditions.Version, Steps: []conditions.StepSample{{Label: "c=10", Others: 1.1, OthersMax: 1.5, Samples: 5}}}
 	p99 := []float64{2, 2, 2, 2, 2}
 	base, cur := saveP99Run(t, dir, "base", p99, quiet), saveP99Run(t, dir, "cur", p99, busy)
 	js := filepath.Join(dir, "gate.json")

@@ -43,11 +43,11 @@ type loadFlags struct {
 	redact      []string
 	keepBody    bool
 	// notices receives a line whenever build changes what the user asked for.
-	notices io.Writer
-	http2   bool
-	streams int
-	noKeep  bool
-	sources []string
+	notices    io.Writer
+	http2      bool
+	streams    int
+	noKeep     bool
+	localAddrs []string
 	// traceparent and slowest: trace context on every request, slowest responses kept.
 	traceparent bool
 	slowest     int
@@ -78,7 +78,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by TLS ALPN for https://, h2c with prior knowledge for http://")
 	f.streams = load.DefaultStreams
 	fs.VarP(intCount{&f.streams}, "streams", "", "HTTP/2: concurrent streams per connection (closed loop: -c x --streams in flight)")
-	fs.StringArrayVar(&f.sources, "source", nil, "open connections from these local addresses, in turn: ADDR[,ADDR...], ranges allowed (10.0.0.5-10.0.0.8); a 127.x target spreads over 127.0.0.0/8 by itself")
+	fs.StringArrayVar(&f.localAddrs, "source", nil, "open connections from these local addresses, in turn: ADDR[,ADDR...], ranges allowed (10.0.0.5-10.0.0.8); a 127.x target spreads over 127.0.0.0/8 by itself")
 	fs.BoolVar(&f.traceparent, "traceparent", false, "send a W3C traceparent header with new random ids on every request (a script's own wins), so the slowest requests can be looked up in your traces")
 	f.slowest = measure.DefaultSlowest
 	fs.VarP(intCount{&f.slowest}, "slowest", "", "keep this many of each step's slowest requests (run.json, report.html, text with --latency)")
@@ -129,10 +129,10 @@ func (f *loadFlags) build(fs *pflag.FlagSet, url string) (scenario.Scenario, loa
 		Connections: f.connections, Threads: f.threads, Duration: measure.Duration(f.duration),
 		Requests: f.requests, Timeout: measure.Duration(f.timeout), Rate: f.rate,
 		MaxConnections: f.maxConns, Insecure: f.insecure, HTTP2: f.http2 || target.GRPC, NoKeepAlive: f.noKeep,
-		Sources: strings.Join(f.sources, ","), Traceparent: f.traceparent,
+		LocalAddrs: strings.Join(f.localAddrs, ","), Traceparent: f.traceparent,
 	}
-	if addrs, err := load.ParseSources(cfg.Sources); err == nil {
-		if err := load.CheckSources(addrs); err != nil {
+	if addrs, err := load.ParseLocalAddrs(cfg.LocalAddrs); err == nil {
+		if err := load.CheckLocalAddrs(addrs); err != nil {
 			errs = append(errs, err) // a typo'd address fails here; a malformed one in Validate
 		}
 	}

@@ -99,7 +99,7 @@ func (c *loadCmd) prepare(ctx context.Context, e *env, sc scenario.Scenario, wid
 	if err != nil {
 		return nil, asUsage(err)
 	}
-	if err := planSources(ctx, e, widest, tgt, quiet); err != nil {
+	if err := planLocalAddrs(ctx, e, widest, tgt, quiet); err != nil {
 		return nil, err
 	}
 	return &loadSession{c: c, tf: &c.tf, e: e, quiet: quiet, src: src, tgt: tgt, expected: expected, extra: extra}, nil

@@ -176,7 +176,7 @@ func cmdSweep(ctx context.Context, e *env, args []string) error {
 	plan, obj, rules, perrs := wf.build(fs, quick)
 	errs = append(errs, perrs...)
 	url := "http://127.0.0.1" + nativePath // checked now, replaced once the built-in target runs
-	var targets []compare.Target
+	var targets []compare.VariantSpec
 	switch {
 	case variants:
 		var verrs []error

@@ -33,14 +33,14 @@ func (f *variantFlags) given() bool { return len(f.specs) > 0 }
 
 // targets reads the variants and their processes, reporting every problem at once,
 // including flags that name one target where a variant sweep has several.
-func (f *variantFlags) targets(fs *pflag.FlagSet, tf *targetFlags) ([]compare.Target, []error) {
+func (f *variantFlags) targets(fs *pflag.FlagSet, tf *targetFlags) ([]compare.VariantSpec, []error) {
 	var errs []error
 	for _, flag := range []string{"name", "pprof", "metrics", "target-pid", "workers", "listen"} {
 		if fs.Changed(flag) {
 			errs = append(errs, fmt.Errorf("--%s names one target; a variant sweep has several (names come from --variant, processes from --variant-pid)", flag))
 		}
 	}
-	var ts []compare.Target
+	var ts []compare.VariantSpec
 	for _, s := range f.specs {
 		t, err := compare.ParseTarget(s)
 		if err != nil {
@@ -76,7 +76,7 @@ func (f *variantFlags) targets(fs *pflag.FlagSet, tf *targetFlags) ([]compare.Ta
 	return ts, errs
 }
 
-func targetNames(ts []compare.Target) []string {
+func targetNames(ts []compare.VariantSpec) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Name)
@@ -84,7 +84,7 @@ func targetNames(ts []compare.Target) []string {
 	return out
 }
 
-func indexTarget(ts []compare.Target, name string) int {
+func indexTarget(ts []compare.VariantSpec, name string) int {
 	for i, t := range ts {
 		if t.Name == name {
 			return i
@@ -95,12 +95,12 @@ func indexTarget(ts []compare.Target, name string) int {
 
 // variants sweeps every target with the job's plan (sc with each target's URL), each into
 // <dir>/<NAME>, then prints their comparison and writes it to <dir>/compare.
-func (j *sweepJob) variants(ctx context.Context, sc scenario.Scenario, ts []compare.Target, tf targetFlags) error {
+func (j *sweepJob) variants(ctx context.Context, sc scenario.Scenario, ts []compare.VariantSpec, tf targetFlags) error {
 	failed := false
 	var bad error // bad input found by the first variant's sweep (a script, a directory): nothing else runs
 	vctx, stop := context.WithCancel(ctx)
 	defer stop()
-	sweepOne := func(ctx context.Context, t compare.Target, first bool) (*result.Run, string, error) {
+	sweepOne := func(ctx context.Context, t compare.VariantSpec, first bool) (*result.Run, string, error) {
 		fmt.Fprintf(j.e.stdout, "== variant %s: %s\n", t.Name, scenario.Scenario{URL: t.URL, SecretParams: sc.SecretParams}.Redact().URL)
 		v := sc
 		v.URL = t.URL

@@ -62,9 +62,9 @@ func ReadPortRange() PortRange {
 // maxSources bounds --source: more addresses than a load can use is a typo.
 const maxSources = 4096
 
-// ParseSources reads --source: addresses and ranges of addresses, comma separated, e.g.
+// ParseLocalAddrs reads --source: addresses and ranges of addresses, comma separated, e.g.
 // "10.0.0.5-10.0.0.8,10.0.1.1"; "" is none. Every problem is reported at once.
-func ParseSources(spec string) ([]netip.Addr, error) {
+func ParseLocalAddrs(spec string) ([]netip.Addr, error) {
 	if spec == "" {
 		return nil, nil
 	}
@@ -135,18 +135,18 @@ func sourceAddr(s string) (netip.Addr, error) {
 	return a, nil
 }
 
-// SourcePlan says which local addresses the connections are opened from: Sources in turn
-// (connection i from Sources[i%len]), or the kernel's choice when there are none.
-type SourcePlan struct {
-	Sources []netip.Addr
-	Target  netip.Addr // the target address planned for
-	// PerSource is how many connections one source address can hold to the target: the
+// LocalAddrPlan says which local addresses the connections are opened from: Addrs in turn
+// (connection i from Addrs[i%len]), or the kernel's choice when there are none.
+type LocalAddrPlan struct {
+	Addrs  []netip.Addr
+	Target netip.Addr // the target address planned for
+	// PerAddr is how many connections one source address can hold to the target: the
 	// ports of the local range.
-	PerSource int
-	Ports     PortRange
-	// Auto says apiperf chose the sources itself (a 127.x target, spread over 127.0.0.0/8).
+	PerAddr int
+	Ports   PortRange
+	// Auto says apiperf chose the addresses itself (a 127.x target, spread over 127.0.0.0/8).
 	Auto bool
-	// Held is how many ports the plan's sources (the kernel's choice: the target's own
+	// Held is how many ports the plan's addresses (the kernel's choice: the target's own
 	// address if it is loopback, else the busiest) already held toward the target: open
 	// connections and TIME_WAIT.
 	Held int
@@ -157,21 +157,21 @@ type SourcePlan struct {
 // maxAuto bounds the addresses of 127.0.0.0/8 a plan looks at.
 const maxAuto = 4096
 
-// PlanSources plans the source addresses of conns connections to target, given the local
+// PlanLocalAddrs plans the source addresses of conns connections to target, given the local
 // port range and the ports already held toward the target per source address (used: open
 // connections and those in TIME_WAIT, such as the previous level's): the given ones
 // (--source) when there are any; for an IPv4 loopback target whose own address has too few
 // free ports, as many addresses of 127.0.0.0/8 as it takes (all of it is local on Linux),
 // each with room for its share; else the kernel's choice. A plan that cannot hold conns says
-// so in its Note; sources of another family than the target's are an error.
-func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Addr, used map[netip.Addr]int) (SourcePlan, error) {
+// so in its Note; addresses of another family than the target's are an error.
+func PlanLocalAddrs(target netip.Addr, conns int, ports PortRange, given []netip.Addr, used map[netip.Addr]int) (LocalAddrPlan, error) {
 	target = target.Unmap()
-	p := SourcePlan{PerSource: ports.Ports(), Ports: ports, Sources: given, Target: target}
-	if p.PerSource < 1 {
+	p := LocalAddrPlan{PerAddr: ports.Ports(), Ports: ports, Addrs: given, Target: target}
+	if p.PerAddr < 1 {
 		return p, fmt.Errorf("the local port range %s has no port", ports)
 	}
-	free := func(a netip.Addr) int { return max(p.PerSource-used[a], 0) }
-	need := (conns + p.PerSource - 1) / p.PerSource // source addresses conns take at least
+	free := func(a netip.Addr) int { return max(p.PerAddr-used[a], 0) }
+	need := (conns + p.PerAddr - 1) / p.PerAddr // source addresses conns take at least
 	switch {
 	case len(given) > 0:
 		room := 0
@@ -187,33 +187,33 @@ func PlanSources(target netip.Addr, conns int, ports PortRange, given []netip.Ad
 				who = "1 source address has"
 			}
 			p.Note = fmt.Sprintf("%s room for %d connections to %s (%d local ports each, ip_local_port_range %s, %d held already), not %d: give about %d addresses with --source",
-				who, room, target, p.PerSource, ports, len(given)*p.PerSource-room, conns, max(need, len(given)+1))
+				who, room, target, p.PerAddr, ports, len(given)*p.PerAddr-room, conns, max(need, len(given)+1))
 		}
 	case target.Is4() && target.IsLoopback():
 		if free(target) >= conns {
 			break // the kernel's choice, the target's own address, holds them
 		}
 		p.Auto = true
-		p.Sources = spread(conns, free)
-		if p.Sources == nil {
+		p.Addrs = spread(conns, free)
+		if p.Addrs == nil {
 			p.Note = fmt.Sprintf("127.0.0.0/8 has no %d addresses with room for %d connections", maxAuto, conns)
 		}
-	case need <= 1 && p.PerSource-busiest(used) >= conns:
+	case need <= 1 && p.PerAddr-busiest(used) >= conns:
 		// One address, the kernel's choice, holds them.
 	case target.IsLoopback():
 		p.Note = fmt.Sprintf("::1 is one address: it holds at most %d connections to one port (ip_local_port_range %s), not %d; target 127.0.0.1 to spread over 127.0.0.0/8, or widen the range",
-			p.PerSource, ports, conns)
+			p.PerAddr, ports, conns)
 	default:
 		p.Note = fmt.Sprintf("one source address holds at most %d connections to %s (ip_local_port_range %s), not %d: give %d addresses of this machine with --source",
-			p.PerSource, target, ports, conns, need)
+			p.PerAddr, target, ports, conns, need)
 	}
 	p.Held = busiest(used)
 	if target.IsLoopback() {
 		p.Held = used[target] // the kernel's choice toward a loopback target is its own address
 	}
-	if len(p.Sources) > 0 {
+	if len(p.Addrs) > 0 {
 		p.Held = 0
-		for _, a := range p.Sources {
+		for _, a := range p.Addrs {
 			p.Held += used[a]
 		}
 	}
@@ -255,29 +255,29 @@ func family(a netip.Addr) int {
 	return 6
 }
 
-// Source is the address connection i is opened from; invalid when the kernel chooses.
-func (p SourcePlan) Source(i int) netip.Addr {
-	if len(p.Sources) == 0 {
+// Addr is the address connection i is opened from; invalid when the kernel chooses.
+func (p LocalAddrPlan) Addr(i int) netip.Addr {
+	if len(p.Addrs) == 0 {
 		return netip.Addr{}
 	}
-	return p.Sources[i%len(p.Sources)]
+	return p.Addrs[i%len(p.Addrs)]
 }
 
 // String describes the plan for the banner, e.g. "connections from 2 source addresses
 // 127.0.0.1-127.0.0.2 (chosen in 127.0.0.0/8; 1000 local ports each)"; "" when the kernel
 // chooses.
-func (p SourcePlan) String() string {
-	if len(p.Sources) == 0 {
+func (p LocalAddrPlan) String() string {
+	if len(p.Addrs) == 0 {
 		return ""
 	}
 	how := "--source"
 	if p.Auto {
 		how = "chosen in 127.0.0.0/8"
 	}
-	if len(p.Sources) == 1 {
-		return fmt.Sprintf("connections from %s (%s; %d local ports)", p.Sources[0], how, p.PerSource)
+	if len(p.Addrs) == 1 {
+		return fmt.Sprintf("connections from %s (%s; %d local ports)", p.Addrs[0], how, p.PerAddr)
 	}
-	return fmt.Sprintf("connections from %d source addresses %s (%s; %d local ports each)", len(p.Sources), spanOf(p.Sources), how, p.PerSource)
+	return fmt.Sprintf("connections from %d source addresses %s (%s; %d local ports each)", len(p.Addrs), spanOf(p.Addrs), how, p.PerAddr)
 }
 
 // spanOf names addresses briefly: "A-B" when they are consecutive, else "A, B, ...".
@@ -299,9 +299,9 @@ func spanOf(as []netip.Addr) string {
 	return strings.Join(parts, ", ")
 }
 
-// CheckSources reports every given address that is not an address of this machine (one a
+// CheckLocalAddrs reports every given address that is not an address of this machine (one a
 // socket cannot be bound to), so a typo in --source fails before any traffic.
-func CheckSources(addrs []netip.Addr) error {
+func CheckLocalAddrs(addrs []netip.Addr) error {
 	var errs []error
 	for _, a := range addrs {
 		l, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(a, 0)))
@@ -317,7 +317,7 @@ func CheckSources(addrs []netip.Addr) error {
 }
 
 // ResolveTarget returns the address the target's host names (its first, as a dial would
-// use it), for planning sources.
+// use it), for planning local addresses.
 func ResolveTarget(ctx context.Context, host string) (netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return a.Unmap(), nil
@@ -332,27 +332,27 @@ func ResolveTarget(ctx context.Context, host string) (netip.Addr, error) {
 	return as[0].Unmap(), nil
 }
 
-// SourcesFor plans the source addresses of a load: cfg's --source addresses, or the spread a
+// LocalAddrsFor plans the source addresses of a load: cfg's --source addresses, or the spread a
 // loopback target needs, for the most connections cfg may open (the open loop's pool limit).
-func SourcesFor(ctx context.Context, cfg Config, t scenario.Target) (SourcePlan, error) {
-	given, err := ParseSources(cfg.Sources)
+func LocalAddrsFor(ctx context.Context, cfg Config, t scenario.Target) (LocalAddrPlan, error) {
+	given, err := ParseLocalAddrs(cfg.LocalAddrs)
 	if err != nil {
-		return SourcePlan{}, err
+		return LocalAddrPlan{}, err
 	}
 	addr, err := ResolveTarget(ctx, t.Host)
 	if err != nil {
 		if len(given) > 0 {
-			return SourcePlan{}, err
+			return LocalAddrPlan{}, err
 		}
-		return SourcePlan{PerSource: ReadPortRange().Ports()}, nil // the dial will say what is wrong
+		return LocalAddrPlan{PerAddr: ReadPortRange().Ports()}, nil // the dial will say what is wrong
 	}
 	port, err := net.LookupPort("tcp", t.Port)
 	if err != nil {
-		return SourcePlan{}, err
+		return LocalAddrPlan{}, err
 	}
 	used, err := procfs.PortsToward(netip.AddrPortFrom(addr, uint16(port)))
 	if err != nil {
 		used = nil // unknown
 	}
-	return PlanSources(addr, cfg.Conns(), ReadPortRange(), given, used)
+	return PlanLocalAddrs(addr, cfg.Conns(), ReadPortRange(), given, used)
 }

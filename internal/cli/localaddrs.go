@@ -8,11 +8,11 @@ import (
 	"github.com/apiperf/apiperf/scenario"
 )
 
-// planSources states the source addresses the largest load cfg opens its connections from
+// planLocalAddrs states the source addresses the largest load cfg opens its connections from
 // (a line when apiperf binds them, a note when they cannot hold its connections), before
-// any traffic; sources of the wrong family are bad input (exit 2).
-func planSources(ctx context.Context, e *env, cfg load.Config, t scenario.Target, quiet bool) error {
-	p, err := load.SourcesFor(ctx, cfg, t)
+// any traffic; local addresses of the wrong family are bad input (exit 2).
+func planLocalAddrs(ctx context.Context, e *env, cfg load.Config, t scenario.Target, quiet bool) error {
+	p, err := load.LocalAddrsFor(ctx, cfg, t)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -33,7 +33,7 @@ func TestParsePortRange(t *testing.T) {
 	}
 }
 
-func TestParseSources(t *testing.T) {
+func TestParseLocalAddrs(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want string // the addresses, or the error's text
@@ -55,23 +55,23 @@ func TestParseSources(t *testing.T) {
 		{"10.0.0.1,10.0.0.1", "10.0.0.1 is given twice"},    // duplicate
 		{"10.0.0.0-10.0.255.255", "at most 4096"},           // a typo'd range
 	} {
-		got, err := ParseSources(tc.in)
+		got, err := ParseLocalAddrs(tc.in)
 		s := fmt.Sprint(got)
 		if err != nil {
 			s = err.Error()
 		}
 		if !strings.Contains(s, tc.want) {
-			t.Errorf("ParseSources(%q) = %s; want %s", tc.in, s, tc.want)
+			t.Errorf("ParseLocalAddrs(%q) = %s; want %s", tc.in, s, tc.want)
 		}
 	}
 	// Every problem at once.
-	_, err := ParseSources("x,10.0.0.2-10.0.0.1")
+	_, err := ParseLocalAddrs("x,10.0.0.2-10.0.0.1")
 	if err == nil || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), "10.0.0.2-10.0.0.1") {
-		t.Errorf("ParseSources(two bad) = %v; want both named", err)
+		t.Errorf("ParseLocalAddrs(two bad) = %v; want both named", err)
 	}
 }
 
-func TestPlanSources(t *testing.T) {
+func TestPlanLocalAddrs(t *testing.T) {
 	ip := netip.MustParseAddr
 	small := PortRange{40000, 40999} // 1000 ports
 	for _, tc := range []struct {
@@ -101,53 +101,53 @@ func TestPlanSources(t *testing.T) {
 		{"a source of the other family is an error", "127.0.0.1", 10, []netip.Addr{ip("::1")}, nil, "", false, "", "the target 127.0.0.1 is IPv4; give IPv4 source addresses"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PlanSources(ip(tc.target), tc.conns, small, tc.given, tc.used)
+			p, err := PlanLocalAddrs(ip(tc.target), tc.conns, small, tc.given, tc.used)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("PlanSources error %v; want %q", err, tc.err)
+					t.Fatalf("PlanLocalAddrs error %v; want %q", err, tc.err)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := fmt.Sprint(p.Sources); got != tc.sources || p.Auto != tc.auto || p.PerSource != 1000 {
-				t.Errorf("plan %s auto %v per source %d; want %s auto %v per source 1000", got, p.Auto, p.PerSource, tc.sources, tc.auto)
+			if got := fmt.Sprint(p.Addrs); got != tc.sources || p.Auto != tc.auto || p.PerAddr != 1000 {
+				t.Errorf("plan %s auto %v per source %d; want %s auto %v per source 1000", got, p.Auto, p.PerAddr, tc.sources, tc.auto)
 			}
 			if (tc.note == "") != (p.Note == "") || !strings.Contains(p.Note, tc.note) {
 				t.Errorf("note %q; want %q", p.Note, tc.note)
 			}
 		})
 	}
-	p, _ := PlanSources(ip("127.0.0.1"), 2500, small, nil, nil)
+	p, _ := PlanLocalAddrs(ip("127.0.0.1"), 2500, small, nil, nil)
 	if got := p.String(); got != "connections from 3 source addresses 127.0.0.1-127.0.0.3 (chosen in 127.0.0.0/8; 1000 local ports each)" {
 		t.Errorf("String() = %q", got)
 	}
-	if p.Source(0) != ip("127.0.0.1") || p.Source(4) != ip("127.0.0.2") || (SourcePlan{}).Source(3).IsValid() {
+	if p.Addr(0) != ip("127.0.0.1") || p.Addr(4) != ip("127.0.0.2") || (LocalAddrPlan{}).Addr(3).IsValid() {
 		t.Errorf("Source: connections are not dealt over the sources in turn")
 	}
 	held := map[netip.Addr]int{ip("127.0.0.1"): 300, ip("127.0.0.2"): 600, ip("127.0.0.9"): 50}
-	if p, _ := PlanSources(ip("127.0.0.1"), 500, small, []netip.Addr{ip("127.0.0.2")}, held); p.Held != 600 {
+	if p, _ := PlanLocalAddrs(ip("127.0.0.1"), 500, small, []netip.Addr{ip("127.0.0.2")}, held); p.Held != 600 {
 		t.Errorf("Held = %d with --source 127.0.0.2; want its 600", p.Held)
 	}
-	if p, _ := PlanSources(ip("127.0.0.1"), 500, small, nil, held); len(p.Sources) != 0 || p.Held != 300 {
-		t.Errorf("Held = %d (sources %v) with the kernel's choice; want the target's own address's 300", p.Held, p.Sources)
+	if p, _ := PlanLocalAddrs(ip("127.0.0.1"), 500, small, nil, held); len(p.Addrs) != 0 || p.Held != 300 {
+		t.Errorf("Held = %d (sources %v) with the kernel's choice; want the target's own address's 300", p.Held, p.Addrs)
 	}
-	if p, _ := PlanSources(ip("10.1.1.1"), 100, small, nil, held); p.Held != 600 {
+	if p, _ := PlanLocalAddrs(ip("10.1.1.1"), 100, small, nil, held); p.Held != 600 {
 		t.Errorf("Held = %d toward a remote target; want the busiest address's 600", p.Held)
 	}
-	if _, err := PlanSources(ip("127.0.0.1"), 1, PortRange{}, nil, nil); err == nil {
-		t.Errorf("PlanSources with an empty port range: no error")
+	if _, err := PlanLocalAddrs(ip("127.0.0.1"), 1, PortRange{}, nil, nil); err == nil {
+		t.Errorf("PlanLocalAddrs with an empty port range: no error")
 	}
 }
 
-func TestCheckSources(t *testing.T) {
-	if err := CheckSources([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.9")}); err != nil {
-		t.Errorf("CheckSources(127.0.0.1, 127.0.0.9) = %v; want nil (127.0.0.0/8 is local)", err)
+func TestCheckLocalAddrs(t *testing.T) {
+	if err := CheckLocalAddrs([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.9")}); err != nil {
+		t.Errorf("CheckLocalAddrs(127.0.0.1, 127.0.0.9) = %v; want nil (127.0.0.0/8 is local)", err)
 	}
 	// 192.0.2.0/24 is TEST-NET-1: never an address of this machine.
-	err := CheckSources([]netip.Addr{netip.MustParseAddr("192.0.2.7")})
+	err := CheckLocalAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.7")})
 	if err == nil || !strings.Contains(err.Error(), "--source 192.0.2.7: not an address of this machine") {
-		t.Errorf("CheckSources(192.0.2.7) = %v; want it named not local", err)
+		t.Errorf("CheckLocalAddrs(192.0.2.7) = %v; want it named not local", err)
 	}
 }
