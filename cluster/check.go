@@ -237,7 +237,7 @@ func (l limits) checkInterval(m *member, iv *measure.Interval, now time.Time) er
 	if len(iv.Exemplars) > maxExemplars {
 		return forged("%s: %d exemplars", what, len(iv.Exemplars))
 	}
-	if err := checkExemplars(what, iv.Exemplars, iv.Requests); err != nil {
+	if err := checkExemplars(what, iv.Exemplars, iv.Attempts); err != nil {
 		return err
 	}
 	total := iv.Attempts
@@ -324,7 +324,7 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 			}
 		}
 		for _, l := range [][]measure.Exemplar{x.Slowest, x.Pool, bandExemplars(x.Bands)} {
-			if err := checkExemplars("its step", l, s.Requests); err != nil {
+			if err := checkExemplars("its step", l, s.Attempts+s.Drained.Attempts); err != nil {
 				return err
 			}
 		}
@@ -451,12 +451,13 @@ func bandExemplars(bands []measure.Band) []measure.Exemplar {
 	return out
 }
 
-// checkExemplars checks single requests kept of what had requests responses: no more of them
-// than responses, each with non-negative latencies (its start may be in the warmup), a status code, at most MaxTimings
+// checkExemplars checks single requests kept of what had attempts (failed ones and those
+// that ended after the window included: a timeout or a drained response is kept too): no
+// more of them than attempts, each with non-negative latencies (its start may be in the warmup), a status code, at most MaxTimings
 // Server-Timing metrics; their names are made safe to print.
-func checkExemplars(what string, xs []measure.Exemplar, requests int64) error {
-	if int64(len(xs)) > requests {
-		return forged("%s: %d exemplars of %d responses", what, len(xs), requests)
+func checkExemplars(what string, xs []measure.Exemplar, attempts int64) error {
+	if int64(len(xs)) > attempts {
+		return forged("%s: %d exemplars of %d attempts", what, len(xs), attempts)
 	}
 	for i := range xs {
 		x := &xs[i]

@@ -190,6 +190,9 @@ func (l limits) checkConditions(r *conditions.Record, elapsed measure.Duration) 
 	for i := range r.Steps {
 		s := &r.Steps[i]
 		s.Label, s.Rep = "", 0 // the coordinator names the step
+		if s.Seconds >= 0 && s.Seconds < minSampledSeconds { // its CPU figures are clock ticks over nothing: unknown
+			s.Busy, s.Apiperf, s.Others, s.OthersMax, s.StealPct, s.RunWait = 0, 0, 0, 0, 0, 0
+		}
 		switch {
 		case s.Target != nil:
 			return forged("its conditions: a target's CPU")
@@ -204,6 +207,11 @@ func (l limits) checkConditions(r *conditions.Record, elapsed measure.Duration) 
 	}
 	return nil
 }
+
+// minSampledSeconds: a step's conditions sampled over less than this say nothing of its
+// CPU (/proc counts in 10 ms clock ticks: one tick over 0.2 ms reads as 50 cores); they are
+// kept as unknown, the worker's report is not refused for them.
+const minSampledSeconds = 0.05
 
 // cpuBound is the most cores a machine of cpus can show busy over seconds: /proc/stat counts
 // in clock ticks (10 ms a CPU), so a step of a few milliseconds reads several times its CPUs.

@@ -192,11 +192,11 @@ func TestForgedReportsDropped(t *testing.T) {
 			s.Endpoints = []measure.EndpointStats{{Name: "a", Requests: 50, Successes: 50, Status: map[int]int64{200: 50}, Latency: h}}
 			send(stepMsg(s))
 		}, "endpoint a latency: 1099511627776 samples for 50 responses"},
-		{"exemplars beyond its responses", timed, func(p *Plan, send func(*message)) {
+		{"exemplars beyond its attempts", timed, func(p *Plan, send func(*message)) {
 			s := honestStep(time.Now(), 50, time.Second)
 			s.Exemplars = &measure.Exemplars{Keep: 100, Slowest: make([]measure.Exemplar, 100)}
 			send(stepMsg(s))
-		}, "100 exemplars of 50 responses"},
+		}, "100 exemplars of 50 attempts"},
 		{"generator limit of negative connections", timed, func(p *Plan, send func(*message)) {
 			s := honestStep(time.Now(), 50, time.Second)
 			s.GeneratorLimit = &measure.GeneratorLimit{Errno: "EMFILE\x1b[2J", Connections: -5, Wanted: 10}
@@ -549,5 +549,27 @@ func TestOversizedMessageNamed(t *testing.T) {
 	_, err = newConn(nc).recv(deadAfter)
 	if err == nil || !strings.Contains(err.Error(), "longer than") || time.Since(begin) < deadAfter {
 		t.Errorf("recv of a %d MiB message arriving over 6 s = %v after %v; want it refused as longer than the bound once the bound is read", (maxMessage+1<<20)>>20, err, time.Since(begin))
+	}
+}
+
+// An honest worker's step whose slowest requests were timeouts (attempts, not responses)
+// keeps them: 4 exemplars of 1 response and 3 timeouts is no forgery (a worker was dropped
+// for it when its target was slow). Conditions sampled over 0.2 ms (clock ticks read as 56
+// cores) are kept as unknown, not refused.
+func TestExemplarsOfFailedAttempts(t *testing.T) {
+	s := honestStep(time.Now(), 1, time.Second)
+	s.Attempts, s.Errors.Timeout = 4, 3
+	s.Exemplars = &measure.Exemplars{Keep: 10, Slowest: make([]measure.Exemplar, 4)}
+	if err := checkParts(s, 1<<20, 1<<20); err != nil {
+		t.Errorf("4 exemplars of 4 attempts (1 response, 3 timeouts): %v; want kept", err)
+	}
+	s.Exemplars.Slowest = make([]measure.Exemplar, 5)
+	if err := checkParts(s, 1<<20, 1<<20); err == nil {
+		t.Error("5 exemplars of 4 attempts: kept; want refused")
+	}
+	rec := &conditions.Record{Version: conditions.Version, Generator: conditions.Generator{CPUs: 2},
+		Steps: []conditions.StepSample{{Seconds: 0.0002, Busy: 3, Apiperf: 56.88, Samples: 2}}}
+	if err := (limits{}).checkConditions(rec, measure.Duration(time.Millisecond)); err != nil || rec.Steps[0].Apiperf != 0 || rec.Steps[0].Samples != 2 {
+		t.Errorf("conditions over 0.2 ms: %v, %+v; want kept, their CPU unknown", err, rec.Steps[0])
 	}
 }
