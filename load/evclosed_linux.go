@@ -154,7 +154,11 @@ func (l *evloop) run() {
 				l.next(c)
 			}
 		}
-		l.io.turn(l.retry.len() == 0)
+		var d int64 // connections to retry: no wait
+		if l.retry.len() == 0 {
+			d = l.scan
+		}
+		l.io.turn(d)
 		if now := l.e.now(); now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)

@@ -160,9 +160,9 @@ func hungUp(ev uint32) bool {
 	return ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
 }
 
-// turn waits (block false: does not park) and handles the events that came.
-func (p *epoller) turn(block bool) {
-	p.wait(block)
+// turn waits up to d (0: does not park) and handles the events that came.
+func (p *epoller) turn(d int64) {
+	p.wait(d)
 	p.dispatch()
 }
 
@@ -191,13 +191,13 @@ func (p *epoller) poll(fd uintptr) bool {
 	return true
 }
 
-// wait fills p.events: at once when events are ready, otherwise it parks until one is or
-// the next deadline check is due (block false: do not park at all).
-func (p *epoller) wait(block bool) {
-	if p.poll(uintptr(p.epfd)) || !block {
+// wait fills p.events: at once when events are ready, otherwise it parks until one is or d
+// has passed (0: do not park at all).
+func (p *epoller) wait(d int64) {
+	if p.poll(uintptr(p.epfd)) || d == 0 {
 		return
 	}
-	_ = p.file.SetReadDeadline(time.Now().Add(time.Duration(p.l.scan)))
+	_ = p.file.SetReadDeadline(time.Now().Add(time.Duration(d)))
 	if err := p.rc.Read(p.waitFn); err != nil {
 		p.ready = 0
 	}

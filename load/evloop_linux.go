@@ -60,7 +60,7 @@ type poller interface {
 	write(c *econn) bool       // send c.pending; false: it waits (for room, a send in flight) or failed
 	written(c *econn)          // c's request is all sent: it now waits for its response
 	closing(c *econn)          // c's socket is about to be closed
-	turn(block bool)           // closed loop: one wait (block false: none) and what it brought
+	turn(d int64)              // closed loop: one wait, up to d ns (0: none), and what it brought
 	pause(p pause) wakeup      // open loop: wait as p says, handle what came, and say how it went
 }
 

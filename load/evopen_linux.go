@@ -168,7 +168,7 @@ func (o *openLoop) sendDue(now int64) {
 		}
 	}
 	sent := false
-	for !o.over && o.due <= now {
+	for o.ready(now) {
 		c := o.free.pop() // the connection free longest
 		if c == nil {
 			o.noFreeAt = now
@@ -186,15 +186,9 @@ func (o *openLoop) sendDue(now int64) {
 // take sends the loop's next request on c, connecting c first if it is closed.
 func (o *openLoop) take(c *econn, now int64) {
 	l := o.l
-	c.due, c.waited = o.due, o.noFreeAt >= o.due
-	if c.due >= int64(l.e.from) {
-		o.scheduled++
-	}
+	c.waited = o.noFreeAt >= o.due
 	c.sentIn = l.e.sentIn(now)
-	if c.sentIn {
-		o.sent++
-	}
-	o.advance()
+	c.due = o.takeNext(int64(l.e.from), c.sentIn)
 	raw, n, ep, head := c.req.Request()
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	o.busy++

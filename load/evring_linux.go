@@ -121,22 +121,21 @@ func (g *ringIO) room() {
 	}
 }
 
-// turn submits what is queued and handles the completions that are ready; with block,
-// it first waits (up to the deadline scan) for one when none is.
-func (g *ringIO) turn(block bool) {
-	l := g.l
+// turn submits what is queued and handles the completions that are ready; with d, it first
+// waits (up to d) for one when none is.
+func (g *ringIO) turn(d int64) {
 	g.bufs.Publish()
 	var err error
 	switch {
-	case !block:
+	case d == 0:
 		err = g.r.Submit()
 	case g.hold:
-		err = g.r.Wait(1, l.scan, true) // one call: it returns at once when something is ready
+		err = g.r.Wait(1, d, true) // one call: it returns at once when something is ready
 	default:
 		// A wait the runtime must watch costs more: submit and collect first, and wait
 		// only when that brought nothing.
 		if err = g.r.Submit(); err == nil && g.r.Ready() == 0 {
-			err = g.r.Wait(1, l.scan, false)
+			err = g.r.Wait(1, d, false)
 		}
 	}
 	if err != nil {

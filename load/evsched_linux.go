@@ -26,6 +26,23 @@ func (o *openShare) past() bool {
 	return (o.total > 0 && i >= o.total) || (o.limit > 0 && o.due >= o.limit)
 }
 
+// ready reports whether the loop's next request is due by now.
+func (o *openShare) ready(now int64) bool { return !o.over && o.due <= now }
+
+// takeNext takes the loop's next request and returns when it was due: it counts in scheduled
+// when due inside the measured window (from on), in sent when sent inside it (sentIn).
+func (o *openShare) takeNext(from int64, sentIn bool) int64 {
+	due := o.due
+	if due >= from {
+		o.scheduled++
+	}
+	if sentIn {
+		o.sent++
+	}
+	o.advance()
+	return due
+}
+
 // advance moves on to the loop's next request.
 func (o *openShare) advance() {
 	o.k++

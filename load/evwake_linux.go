@@ -133,7 +133,7 @@ func (o *openLoop) pauseFor(now, want int64) pause {
 	if want != math.MaxInt64 {
 		d = min(max(want-now, 0), maxBlock)
 	}
-	starved := o.free.n == 0 && !o.over && o.due <= now // due requests wait for a connection
+	starved := o.free.n == 0 && o.ready(now) // due requests wait for a connection
 	through := d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !o.writeBlocked()
 	if through && (o.over || o.free.n == 0) {
 		d = min(d, o.quantum)
