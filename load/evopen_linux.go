@@ -162,7 +162,7 @@ func (o *openLoop) sendDue(now int64) {
 	if o.holds(now, o.due) {
 		return // the next burst is due at o.burst
 	}
-	if o.early > 0 && !o.over && o.due > now && o.due-now <= o.early && o.free.n > 0 && !o.starved {
+	if !o.over && o.free.n > 0 && !o.starved && o.spins(now, o.due) {
 		for now < o.due { // woken early on purpose: spin the last microseconds
 			now = l.e.now()
 		}

@@ -48,6 +48,12 @@ func (p *openPool) opened(c *econn) {
 	p.free.push(c)
 }
 
+// wanted is how many connections to open at now for a backlog of waiting requests, less
+// those already opening for it (backlogWatch.grow).
+func (p *openPool) wanted(now, waiting int64) int64 {
+	return p.backlog.grow(now, waiting-int64(p.growing), p.rt)
+}
+
 // requester makes the requester of a new connection of the pool, and gives it its number.
 func (p *openPool) requester(src scenario.Source) (scenario.Requester, int, error) {
 	p.shared.reqMu.Lock()
@@ -169,7 +175,7 @@ func (o *openLoop) grow(now int64) {
 	if o.starved {
 		return
 	}
-	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
+	for n := o.wanted(now, o.dueBy(now-int64(lateThreshold))-o.k); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
 		r, num, err := o.requester(l.e.src)
 		if err != nil {
 			o.shared.size.Add(-1)

@@ -74,6 +74,14 @@ func (w *waker) woke(late int64) {
 	}
 }
 
+// spins reports whether the loop, woken early on purpose for a request due at due, spins
+// the rest of the way to it.
+func (w *waker) spins(now, due int64) bool { return w.early > 0 && due > now && due-now <= w.early }
+
+// sendAt is when the loop wakes for a request due at due: a little early, not before the
+// next burst.
+func (w *waker) sendAt(due int64) int64 { return max(due-w.early, w.burst) }
+
 // holds reports whether the burst due at w.burst is still to wait for, with the next request
 // due at due (a loop behind its schedule does not wait for it).
 func (w *waker) holds(now, due int64) bool { return now < w.burst && due > now-w.quantum }
@@ -186,7 +194,7 @@ func (o *openLoop) wakeAt() int64 {
 	if !o.over {
 		switch {
 		case o.free.n > 0:
-			want = max(o.due-o.early, o.burst)
+			want = o.sendAt(o.due)
 		case !o.noGrow && !l.e.stop.Load() && o.shared.size.Load() < int64(l.e.cfg.MaxConns()):
 			want = max(o.growAt, o.due+int64(lateThreshold))
 		}
