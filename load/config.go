@@ -16,7 +16,8 @@
 //
 // A new I/O path goes in a file of its own as a driver (the interface in engine.go) that Run
 // chooses; a new event-loop backend goes in a file of its own as a poller (the interface in
-// evloop_linux.go) that the loop takes as its io, where startRing takes the io_uring.
+// evloop_linux.go), a pure wait that the open loop tells how long (pause), and one case in
+// choosePoller.
 package load
 
 import (

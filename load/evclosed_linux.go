@@ -55,20 +55,20 @@ func (e *engine) runEvloop(o options, names []string, reqs []scenario.Requester)
 	e.drv = d
 	d.ring.choose(o, loops, nil)
 	d.ring.hold = keepP(loops)
-	e.runLoops(o, loops, (*evloop).run)
+	e.runLoops(o, len(loops), func(t int) { loops[t].run() })
 	return e.finish(names), nil
 }
 
-// runLoops starts the step's clock, runs every loop on a goroutine of its own, and
-// supervises them to their end.
-func (e *engine) runLoops(o options, loops []*evloop, run func(*evloop)) {
+// runLoops starts the step's clock, runs each of the n loops (run(t)) on a goroutine of its
+// own, and supervises them to their end.
+func (e *engine) runLoops(o options, n int, run func(t int)) {
 	e.base = time.Now()
 	var wg sync.WaitGroup
-	for _, l := range loops {
+	for t := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run(l)
+			run(t)
 		}()
 	}
 	e.supervise(&wg, o)
@@ -77,6 +77,7 @@ func (e *engine) runLoops(o options, loops []*evloop, run func(*evloop)) {
 // ringChoice is whether a run's event loops do their I/O on io_uring, and why not.
 type ringChoice struct {
 	err    atomic.Pointer[error] // why an event loop could not use io_uring (it ran on epoll)
+	on     bool                  // the loops do their I/O on io_uring where the kernel allows it
 	forced bool                  // APIPERF_IO=uring: say so when it was refused
 	hold   bool                  // the closed loop's waits may keep their Ps (keepP)
 }
@@ -90,13 +91,13 @@ func (r *ringChoice) refused(err error) { r.err.CompareAndSwap(nil, &err) }
 // too (startRing).
 func (r *ringChoice) choose(o options, loops []*evloop, tooBig error) {
 	r.forced = o.io == ioUring
-	on := o.io == ioUring || o.io == ioAuto
-	if on && tooBig != nil {
+	r.on = o.io == ioUring || o.io == ioAuto
+	if r.on && tooBig != nil {
 		r.refused(tooBig)
-		on = false
+		r.on = false
 	}
 	for _, l := range loops {
-		l.useRing, l.ring = on, r
+		l.ring = r
 	}
 }
 
@@ -109,7 +110,7 @@ func (r *ringChoice) warning() string {
 
 // newEvloops makes one loop per engine thread and deals the connections out to them.
 func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evloop, error) {
-	loops, err := e.makeEvloops()
+	loops, err := e.makeEvloops(false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +118,9 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 		l.kind = closedLoop{l}
 	}
 	for i, r := range reqs {
-		l := loops[i%len(loops)]
-		c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budgets[i], x: newExplainer(i, r), tls: l.newTLSConn()}
-		c.p.metric = l.samples.rec.Metric
-		l.conns = append(l.conns, c)
+		c := loops[i%len(loops)].addConn(r, i, budgets[i])
 		if c.budget != 0 {
-			l.active++
+			loops[i%len(loops)].active++
 		} else {
 			c.state = cDone
 		}
@@ -130,12 +128,19 @@ func (e *engine) newEvloops(reqs []scenario.Requester, budgets []int64) ([]*evlo
 	return loops, nil
 }
 
+// addConn adds connection num, not yet open, to the loop, with budget requests (-1: until
+// stopped).
+func (l *evloop) addConn(r scenario.Requester, num int, budget int64) *econn {
+	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: budget, x: newExplainer(num, r), tls: l.newTLSConn()}
+	c.p.metric = l.samples.rec.Metric
+	l.conns = append(l.conns, c)
+	return c
+}
+
 // run serves the loop's connections until every one has finished (its budget spent, or
 // the run stopped) or the run is cancelled.
 func (l *evloop) run() {
-	if l.useRing {
-		defer l.startRing(len(l.conns), false)()
-	}
+	defer l.choosePoller(len(l.conns), nil)()
 	defer l.close()
 	for _, c := range l.conns {
 		if c.state != cDone {
@@ -149,7 +154,11 @@ func (l *evloop) run() {
 				l.next(c)
 			}
 		}
-		l.io.turn(l.retry.len() == 0)
+		var d int64 // connections to retry: no wait
+		if l.retry.len() == 0 {
+			d = l.scan
+		}
+		l.io.turn(d)
 		if now := l.e.now(); now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)
@@ -223,5 +232,3 @@ func (k closedLoop) read(c *econn) (int, syscall.Errno) { return recv(c.fd, k.l.
 func (closedLoop) took(int64) {}
 
 func (closedLoop) broken() {}
-
-func (closedLoop) close() {}

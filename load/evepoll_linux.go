@@ -3,6 +3,7 @@
 package load
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -17,7 +18,7 @@ import (
 // epoller is the epoll backend of an event loop (the other is io_uring, evring_linux.go).
 // Every loop has one: its set also holds the open loop's timerfd and the initial pool while
 // it connects (dialPool). The loop waits on it through Go's netpoller, so it never blocks an
-// OS thread; the open loop waits in epoll_pwait2 instead where the kernel has it (pace).
+// OS thread; the open loop waits in epoll_pwait2 instead where the kernel has it (pause).
 type epoller struct {
 	l       *evloop
 	epfd    int
@@ -26,11 +27,20 @@ type epoller struct {
 	events  []syscall.EpollEvent
 	ready   int // events filled by the last wait
 	waitFn  func(fd uintptr) bool
-	netpoll bool // the open loop waits through Go's netpoller, woken by the timerfd
+	netpoll bool  // the open loop waits through Go's netpoller, woken by the timerfd
+	tfd     int   // the open loop's timerfd, in the set (-1: none)
+	armed   int64 // the wake-up the timerfd is set for (0: not armed)
+	expires int64 // when it is to expire: armed, or when it was set if armed was past
+	fired   bool  // the last dispatch saw the timer expire, late by late
+	late    int64
 }
 
-// newEpoller makes l's epoll set.
-func newEpoller(l *evloop) (*epoller, error) {
+// timerID marks the timerfd's events (connections use their index).
+const timerID = -1
+
+// newEpoller makes l's epoll set (open: with a timerfd for the open loop's waits through the
+// netpoller; netpoll: it waits so from the start, not only where epoll_pwait2 is missing).
+func newEpoller(l *evloop, open, netpoll bool) (*epoller, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
@@ -39,13 +49,33 @@ func newEpoller(l *evloop) (*epoller, error) {
 		syscall.Close(epfd)
 		return nil, os.NewSyscallError("fcntl", err)
 	}
-	p := &epoller{l: l, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), events: make([]syscall.EpollEvent, 256)}
+	p := &epoller{l: l, epfd: epfd, file: os.NewFile(uintptr(epfd), "epoll"), events: make([]syscall.EpollEvent, 256), netpoll: netpoll, tfd: -1}
 	if p.rc, err = p.file.SyscallConn(); err != nil {
 		p.file.Close()
 		return nil, err
 	}
 	p.waitFn = p.poll
+	if open {
+		if err := p.timer(); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// timer adds a timerfd to the set, which wakes the open loop's waits through the netpoller.
+func (p *epoller) timer() error {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return os.NewSyscallError("timerfd_create", err)
+	}
+	p.tfd = fd
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | unix.EPOLLET, Fd: timerID}
+	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
 }
 
 // connEvents are the flags every connection's epoll registration carries besides
@@ -103,9 +133,36 @@ func (p *epoller) written(c *econn) {
 // closing: closing a socket also removes it from the epoll set.
 func (p *epoller) closing(*econn) {}
 
-// turn waits (block false: does not park) and handles the events that came.
-func (p *epoller) turn(block bool) {
-	p.wait(block)
+// forget takes c's socket out of the set (it moves to an io_uring).
+func (p *epoller) forget(c *econn) error {
+	return syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
+}
+
+// dialWait waits up to ms milliseconds for events, without the netpoller (the initial pool
+// opens before the clock starts, dialPool), and reports how many came; got reads them.
+func (p *epoller) dialWait(ms int) (int, error) {
+	n, err := syscall.EpollWait(p.epfd, p.events, ms)
+	return max(n, 0), err
+}
+
+// got is event i of the last dialWait: the connection it is for (nil: the timer) and whether
+// its peer hung up.
+func (p *epoller) got(i int) (*econn, bool) {
+	ev := p.events[i]
+	if ev.Fd < 0 {
+		return nil, false
+	}
+	return p.l.conns[ev.Fd], hungUp(ev.Events)
+}
+
+// hungUp reports whether an event's flags say the peer hung up or the socket failed.
+func hungUp(ev uint32) bool {
+	return ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
+}
+
+// turn waits up to d (0: does not park) and handles the events that came.
+func (p *epoller) turn(d int64) {
+	p.wait(d)
 	p.dispatch()
 }
 
@@ -114,11 +171,11 @@ func (p *epoller) dispatch() {
 	l := p.l
 	for _, ev := range p.events[:p.ready] {
 		if ev.Fd == timerID {
-			l.timerFired()
+			p.timerFired()
 			continue
 		}
 		if c := l.conns[ev.Fd]; c.state != cDone && c.fd >= 0 {
-			l.event(c, ev.Events)
+			l.event(c, hungUp(ev.Events))
 		}
 	}
 }
@@ -134,70 +191,106 @@ func (p *epoller) poll(fd uintptr) bool {
 	return true
 }
 
-// wait fills p.events: at once when events are ready, otherwise it parks until one is or
-// the next deadline check is due (block false: do not park at all).
-func (p *epoller) wait(block bool) {
-	if p.poll(uintptr(p.epfd)) || !block {
+// wait fills p.events: at once when events are ready, otherwise it parks until one is or d
+// has passed (0: do not park at all).
+func (p *epoller) wait(d int64) {
+	if p.poll(uintptr(p.epfd)) || d == 0 {
 		return
 	}
-	_ = p.file.SetReadDeadline(time.Now().Add(time.Duration(p.l.scan)))
+	_ = p.file.SetReadDeadline(time.Now().Add(time.Duration(d)))
 	if err := p.rc.Read(p.waitFn); err != nil {
 		p.ready = 0
 	}
 }
 
-// pace is the open loop's wait for want: in epoll_pwait2 (block), or where that is missing
-// through the netpoller, woken by the timerfd.
-func (p *epoller) pace(now, want int64) {
-	l := p.l
+// pause is the open loop's wait: in epoll_pwait2, or where that is missing through the
+// netpoller, woken by the timerfd; then it handles what came.
+func (p *epoller) pause(w pause) wakeup {
+	var up wakeup
 	if !p.netpoll {
-		if l.o.raw {
+		if w.raw {
 			runtime.Gosched() // the loop keeps its P in short waits: let the run's other goroutines in
 		}
-		p.block(now, want)
+		up = p.block(w)
 	} else {
-		l.arm(now, want)
-		l.o.parks++
+		p.arm(w.now, w.want)
+		up.parked = true
 		if err := p.rc.Read(p.waitFn); err != nil {
 			p.ready = 0 // interrupted: the loop condition sees the cancellation
 		}
 	}
+	p.fired = false
 	p.dispatch()
+	if p.fired {
+		up.timed, up.late = true, p.late
+	}
+	return up
 }
 
-// block waits in epoll_pwait2 for events or until want (math.MaxInt64: none). While requests
-// are in flight and their arrival times are stamped by the kernel, it sleeps through the
-// arrivals instead (until the next send, at most a quantum while none can be sent) and then
-// takes every event at once; connects and writes that wait for room are waited for as events.
-func (p *epoller) block(now, want int64) {
-	l := p.l
-	o := l.o
-	d, timed := l.waitFor(now, want)
-	wait := d
-	if timed {
-		sleepNs(d, o.raw)
+// block waits in epoll_pwait2 for events or until w.d has passed. Sleeping through arrivals
+// (w.through), it sleeps for w.d and then takes every event at once. Where the kernel has no
+// epoll_pwait2 it waits through the netpoller from then on, and cannot sleep through arrivals.
+func (p *epoller) block(w pause) wakeup {
+	wait := w.d
+	if w.through {
+		sleepNs(w.d, w.raw)
 		wait = 0
 	}
-	n, errno := epollPwait2(p.epfd, p.events, wait, o.raw)
-	after := l.e.now()
+	n, errno := epollPwait2(p.epfd, p.events, wait, w.raw)
+	after := p.l.e.now()
 	switch {
 	case errno == syscall.ENOSYS || errno == syscall.EPERM:
 		p.netpoll = true // an older kernel, or a seccomp filter: the netpoller and a timerfd
-		o.stampable, o.stamps = false, false
 		p.ready = 0
-		return
+		return wakeup{unstamp: true}
 	case errno != 0:
 		p.ready = 0
-		return
+		return wakeup{}
 	}
 	p.ready = n
-	l.waited(now, after, want, d, timed, n)
+	return w.woken(after, n)
+}
+
+// arm sets the timerfd for want (math.MaxInt64: leaves it).
+func (p *epoller) arm(now, want int64) {
+	if want == math.MaxInt64 || want == p.armed {
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(want-now, 1))} // zero would disarm it
+	if unix.TimerfdSettime(p.tfd, 0, &spec, nil) == nil {
+		p.armed, p.expires = want, max(want, now)
+	}
+}
+
+// timerFired notes the timerfd's expiry: how late it woke the loop.
+func (p *epoller) timerFired() {
+	if p.armed > 0 {
+		p.fired, p.late = true, p.l.e.now()-p.expires
+	}
+	p.armed = 0
 }
 
 // interrupt makes a wait through the netpoller return now (the run was cancelled).
 func (p *epoller) interrupt() { _ = p.file.SetReadDeadline(time.Unix(1, 0)) }
 
-func (p *epoller) close() { p.file.Close() }
+func (p *epoller) close() {
+	p.file.Close()
+	if p.tfd >= 0 {
+		syscall.Close(p.tfd)
+		p.tfd = -1
+	}
+}
+
+// sleepNs sleeps d nanoseconds, raw (keeping the thread's P) as epollPwait2 does; a signal
+// cuts it short.
+func sleepNs(d int64, raw bool) {
+	ts := unix.NsecToTimespec(d)
+	if raw && d <= rawBlock {
+		syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		return
+	}
+	syscall.Syscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
 
 // epollPwait2 waits up to d nanoseconds (d < 0: without limit) for events on epfd, with
 // epoll_pwait2's nanosecond timeout (Linux 5.11); a raw wait up to rawBlock keeps the thread's

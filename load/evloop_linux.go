@@ -16,9 +16,9 @@ const evloopSupported = true
 // buffer per connection, a read only when the backend says a response has arrived, and the
 // next request written as soon as it may be: at once in a closed loop (closedLoop,
 // evclosed_linux.go), when it is due in an open loop (openLoop, evopen_linux.go). Its I/O
-// goes through a poller: epoll (evepoll_linux.go), whose connections are edge-triggered, so
-// each event is read until the socket is drained (see read), or an io_uring where the kernel
-// allows it (evring_linux.go). It serves HTTP/1.1 over TCP and over TLS (evtls_linux.go) without
+// goes through the poller choosePoller gives it: epoll (evepoll_linux.go), whose connections are
+// edge-triggered, so each event is read until the socket is drained (see read), or an io_uring
+// where the kernel allows it (evring_linux.go). It serves HTTP/1.1 over TCP and over TLS (evtls_linux.go) without
 // scripts that watch responses or delay requests; everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
@@ -34,9 +34,7 @@ type evloop struct {
 	scan     int64 // how often deadlines are checked, ns
 	lastScan int64
 	kind     evkind      // closed or open loop
-	o        *openLoop   // open loop: the loop's share of the schedule (nil: closed loop)
-	useRing  bool        // do the I/O on an io_uring when the kernel allows it (ringChoice)
-	ring     *ringChoice // where a refused io_uring is noted
+	ring     *ringChoice // whether the run asked for io_uring, and where a refused one is noted
 	shakes   tlsQueue    // TLS: the handshakes in progress, and the connections waiting to start one
 }
 
@@ -50,32 +48,47 @@ type evkind interface {
 	read(c *econn) (int, syscall.Errno) // reads what arrived for c into the loop's buffer
 	took(d int64)                       // an exchange held its connection d ns
 	broken()                            // the backend failed: nothing more is sent
-	close()
 }
 
 // poller is an event loop's I/O backend, as wrk's ae_epoll.c is for ae.c: the loop's code
-// calls it and never asks which backend runs. epoll is evepoll_linux.go, io_uring
-// evring_linux.go; a new backend is one more file implementing these.
+// calls it and never asks which backend runs. It only waits and does I/O; how long to wait is
+// the loop's (the open loop's pause, evwake_linux.go). epoll is evepoll_linux.go, io_uring
+// evring_linux.go; a new backend is one more file implementing these and a case in choosePoller.
 type poller interface {
 	connecting(c *econn) error // watch c's socket until its connect completes
 	connected(c *econn) error  // watch c's newly connected socket for responses
 	write(c *econn) bool       // send c.pending; false: it waits (for room, a send in flight) or failed
 	written(c *econn)          // c's request is all sent: it now waits for its response
 	closing(c *econn)          // c's socket is about to be closed
-	turn(block bool)           // closed loop: one wait (block false: none) and what it brought
-	pace(now, want int64)      // open loop: wait for an event or until want, and handle what came
+	turn(d int64)              // closed loop: one wait, up to d ns (0: none), and what it brought
+	pause(p pause) wakeup      // open loop: wait as p says, handle what came, and say how it went
+}
+
+// choosePoller gives the loop its backend, with a file slot for each of up to files
+// connections (st: receives carry their kernel timestamps, noted there): an io_uring where the
+// run asked for one and the kernel allows it, else the loop's epoll set. It returns what undoes
+// the choice. A new backend is one more case here.
+func (l *evloop) choosePoller(files int, st *stampState) func() {
+	l.io = l.ep
+	if l.ring != nil && l.ring.on {
+		if g, undo := l.startRing(files, st); g != nil {
+			l.io = g
+			return undo
+		}
+	}
+	return func() {}
 }
 
 // econn is one connection of an evloop.
 type econn struct {
-	id       int32 // index in the loop's conns, kept in the epoll event
+	id       int32 // index in the loop's conns, kept in the backend's events
 	fd       int
 	state    uint8
 	req      scenario.Requester
 	budget   int64 // requests left; -1: until stopped
 	p        parser
 	pending  []byte    // the part of the request the socket did not take yet
-	out      bool      // EPOLLOUT is asked for (a write is waiting for room)
+	out      bool      // the backend watches for room (a write is waiting for it)
 	carry    []byte    // bytes read past the end of a response (pipelining)
 	gen      uint32    // bumped when fd closes (io_uring: completions for the old socket are ignored)
 	x        explainer // what its response samples carry besides timing
@@ -125,8 +138,9 @@ const evloopBatch = 64
 // evloopReadBuf is the size of an evloop's read buffer.
 const evloopReadBuf = 64 << 10
 
-// makeEvloops makes one loop, without connections, per engine thread.
-func (e *engine) makeEvloops() ([]*evloop, error) {
+// makeEvloops makes one loop, without connections, per engine thread (open: with a timer for
+// the open loop's waits through the netpoller, and netpoll: those from the start).
+func (e *engine) makeEvloops(open, netpoll bool) ([]*evloop, error) {
 	sa, family, err := sockaddr(e.ctx, e.target)
 	if err != nil {
 		return nil, err
@@ -139,7 +153,7 @@ func (e *engine) makeEvloops() ([]*evloop, error) {
 			scan: int64(min(e.slack, 10*time.Millisecond)),
 		}
 		l.scan = max(l.scan, int64(time.Millisecond))
-		if l.ep, err = newEpoller(l); err != nil {
+		if l.ep, err = newEpoller(l, open, netpoll); err != nil {
 			closeLoops(loops[:t])
 			return nil, err
 		}
@@ -155,8 +169,8 @@ func closeLoops(loops []*evloop) {
 	}
 }
 
-// event handles what the backend reported for c.
-func (l *evloop) event(c *econn, ev uint32) {
+// event handles what the backend reported for c (hup: the peer hung up, or the socket failed).
+func (l *evloop) event(c *econn, hup bool) {
 	switch c.state {
 	case cConnecting:
 		soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
@@ -174,17 +188,17 @@ func (l *evloop) event(c *econn, ev uint32) {
 		}
 		l.opened(c)
 	case cHandshake:
-		l.tlsEvent(c, ev)
+		l.tlsEvent(c, hup)
 	case cIdle:
 		if c.tls != nil {
-			l.read(c, ev) // what TLS sends after its handshake (a session ticket) is not a response
+			l.read(c, hup) // what TLS sends after its handshake (a session ticket) is not a response
 			return
 		}
 		l.kind.idle(c) // open loop: a free connection became readable
 	case cWriting:
 		l.write(c)
 	case cReading:
-		l.read(c, ev)
+		l.read(c, hup)
 	}
 }
 
@@ -293,8 +307,7 @@ func (l *evloop) write(c *econn) {
 // after a hang-up (data and FIN may come in one event) the socket is read to its end, so a
 // close-delimited response completes and the close is seen. A read that returns less than
 // the buffer took everything queued; what arrives later raises a new event.
-func (l *evloop) read(c *econn, ev uint32) {
-	hup := ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
+func (l *evloop) read(c *econn, hup bool) {
 	gen := c.gen
 	for {
 		n, err := l.kind.read(c)
@@ -453,7 +466,7 @@ func (l *evloop) record(c *econn, s measure.Sample) {
 func (l *evloop) closeFD(c *econn) {
 	if c.fd >= 0 {
 		l.io.closing(c)
-		syscall.Close(c.fd) // closing also removes it from the epoll set
+		syscall.Close(c.fd) // closing also removes it from an epoll set
 		c.fd = -1
 		c.gen++ // what still refers to the old socket (a ring completion, a read loop) sees it closed
 	}
@@ -478,6 +491,5 @@ func (l *evloop) close() {
 	for _, c := range l.conns {
 		l.closeFD(c)
 	}
-	l.kind.close()
 	l.ep.close()
 }

@@ -4,11 +4,8 @@ package load
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -18,9 +15,9 @@ import (
 // schedule (request i is due at start + i/rate; loop t of T takes i = t, t+T, ...) and a pool
 // of connections. A due request goes to the connection that has been free longest and is
 // written at once; when none is free it waits, and the wait counts in its corrected latency.
-// The loop wakes itself when the next request is due (the nanosecond timeout of its
-// io_uring's wait or of epoll_pwait2, or where that is missing a timerfd through Go's
-// netpoller), so there is no goroutine or timer per request; at high rates the requests due
+// The loop wakes itself when the next request is due: it tells its backend how long to wait
+// (pause, evwake_linux.go) and the backend waits (an io_uring's nanosecond timeout, epoll's),
+// so there is no goroutine or timer per request; at high rates the requests due
 // within openQuantum go out together. While requests are in flight it sleeps through their
 // responses' arrivals, which the kernel stamps (evstamp_linux.go), and reads them all when it
 // wakes. When due requests wait more than lateThreshold because every connection is busy,
@@ -38,43 +35,39 @@ type openLoop struct {
 // evOpen is the driver of the open loop on event loops.
 type evOpen struct {
 	evloops
-	pool *sharedPool
+	opens []*openLoop // one per event loop
+	pool  *sharedPool
 }
 
 // gauges: the pool's connections, and the requests in flight on them.
 func (d *evOpen) gauges(iv *measure.Interval) {
 	iv.Connections = int(d.pool.size.Load())
-	for _, l := range d.loops {
-		iv.InFlight += int(l.o.inFlight.Load())
+	for _, o := range d.opens {
+		iv.InFlight += int(o.inFlight.Load())
 	}
 }
 
 // runOpenEvloop runs the open loop on one event loop per engine thread; reqs are the
 // initial pool's requesters.
 func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Requester) (*measure.Step, error) {
-	loops, err := e.makeEvloops()
+	netpoll := o.io == ioEvloopNetpoll
+	loops, err := e.makeEvloops(true, netpoll)
 	if err != nil {
 		return nil, err
 	}
 	d := &evOpen{evloops: evloops{loops: loops}, pool: &sharedPool{}}
 	raw := keepP(loops)
 	for t, l := range loops {
-		if err := l.openInit(t, len(loops), d.pool, o.io == ioEvloopNetpoll, raw); err != nil {
-			for _, l := range loops {
-				l.o.close()
-			}
-			closeLoops(loops)
-			return nil, err
-		}
+		d.opens = append(d.opens, newOpenLoop(l, t, len(loops), d.pool, netpoll, raw))
 	}
 	for i, r := range reqs {
-		loops[i%len(loops)].addConn(r, i)
+		d.opens[i%len(loops)].addConn(r, i)
 	}
 	d.pool.size.Store(int64(len(reqs)))
 	d.pool.ids.Store(int64(len(reqs)))
 	e.base = time.Now() // dialPool's connects and handshakes are timed on it; runLoops starts the step's clock
-	for _, l := range loops {
-		l.dialPool()
+	for _, o := range d.opens {
+		o.dialPool()
 	}
 	e.drv = d
 	var tooBig error // the ring's file table has a slot for every connection the pool may open
@@ -82,14 +75,14 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 		tooBig = fmt.Errorf("a pool of up to %d connections is more than an io_uring file table holds (%d)", e.cfg.MaxConns(), maxRingFiles)
 	}
 	d.ring.choose(o, loops, tooBig)
-	e.runLoops(o, loops, (*evloop).runOpen)
+	e.runLoops(o, len(d.opens), func(t int) { d.opens[t].run() })
 	s := e.finish(names)
 	starved := false
 	var scheduled, sent int64
-	for _, l := range loops {
-		scheduled += l.o.scheduled
-		sent += l.o.sent
-		starved = starved || l.o.seen
+	for _, o := range d.opens {
+		scheduled += o.scheduled
+		sent += o.sent
+		starved = starved || o.seen
 	}
 	e.openCounts(s, scheduled, sent)
 	if w := lateWarning(s.Open, e.lateBusy.Load(), starved, d.pool.size.Load() >= int64(e.cfg.MaxConns()), e.limit.Load() != nil); w != "" {
@@ -98,71 +91,52 @@ func (e *engine) runOpenEvloop(o options, names []string, reqs []scenario.Reques
 	return s, nil
 }
 
-// openInit gives loop t of n its share of the schedule, of the pool, and its timerfd.
-func (l *evloop) openInit(t, n int, pool *sharedPool, netpoll, raw bool) error {
+// newOpenLoop makes l, loop t of n, an open loop: its share of the schedule and of the pool.
+func newOpenLoop(l *evloop, t, n int, pool *sharedPool, netpoll, raw bool) *openLoop {
 	e := l.e
 	o := &openLoop{
+		l:           l,
 		openShare:   openShare{pacer: Pacer{Rate: e.cfg.Rate}, first: int64(t), step: int64(n), limit: int64(e.to), total: e.cfg.Requests},
 		openPool:    openPool{thread: t, shared: pool, backlog: newBacklogWatch(e.cfg.Rate / float64(n))},
-		waker:       waker{tfd: -1, raw: raw},
+		waker:       waker{raw: raw},
 		stampState:  stampState{stampable: !netpoll},
 		starveWatch: starveWatch{starve: newStarvation()},
 	}
-	l.ep.netpoll = netpoll
-	l.o, l.kind, o.l = o, o, l
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
-	if err != nil {
-		return os.NewSyscallError("timerfd_create", err)
-	}
-	o.tfd = fd
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | unix.EPOLLET, Fd: timerID}
-	if err := syscall.EpollCtl(l.ep.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return os.NewSyscallError("epoll_ctl", err)
-	}
+	l.kind = o
 	o.due = int64(o.pacer.Due(o.first))
 	o.over = o.past()
 	if gap := float64(n) * float64(time.Second) / e.cfg.Rate; gap >= float64(time.Millisecond) {
 		o.earlyCap = int64(gap / 10)
 		o.early = min(o.earlyCap, 2*openEarly)
 	}
-	return nil
+	return o
 }
 
-func (o *openLoop) close() {
-	if o != nil && o.tfd >= 0 {
-		syscall.Close(o.tfd)
-		o.tfd = -1
-	}
-}
-
-// runOpen sends the loop's requests when they are due and reads their responses, until its
+// run sends the loop's requests when they are due and reads their responses, until its
 // share of the schedule is sent and answered (or timed out), or the run is cancelled.
-func (l *evloop) runOpen() {
-	if l.useRing {
-		defer l.startRing(l.e.cfg.MaxConns(), true)()
-	}
+func (o *openLoop) run() {
+	l := o.l
+	defer l.choosePoller(l.e.cfg.MaxConns(), &o.stampState)()
 	defer l.close()
-	o := l.o
 	for !l.e.cancel.Load() {
 		l.startHandshakes()
-		now := l.wake()
-		l.sendDue(now)
+		now := o.wake()
+		o.sendDue(now)
 		if o.over && o.busy == 0 {
 			return
 		}
 		o.inFlight.Store(int64(o.busy))
-		want := l.wakeAt()
 		// On an io_uring there is no yield between waits: the loop is locked to its thread
 		// (the ring's single issuer), and a locked goroutine's yield hands the P to another
 		// thread and back, two thread switches a turn. The run's other goroutines run when the
 		// runtime preempts the loop, as on the closed loop's ring.
-		l.io.pace(now, want)
-		now = l.wake()
+		o.waited(l.io.pause(o.pauseFor(now, o.wakeAt())))
+		now = o.wake()
 		if now-l.lastScan >= l.scan {
 			l.lastScan = now
 			l.expire(now)
 			if o.early > 0 {
-				l.checkStarved(now) // no spinning when the machine is short of CPU
+				o.checkStarved(now) // no spinning when the machine is short of CPU
 			}
 		}
 		if l.samples.n > 0 && now-l.samples.flushed > maxBatchAge {
@@ -176,8 +150,8 @@ func (l *evloop) runOpen() {
 const maxRingFiles = 1 << 16
 
 // sendDue sends every request that is due by now on a free connection.
-func (l *evloop) sendDue(now int64) {
-	o := l.o
+func (o *openLoop) sendDue(now int64) {
+	l := o.l
 	if o.over {
 		return
 	}
@@ -185,61 +159,51 @@ func (l *evloop) sendDue(now int64) {
 		o.over = true // interrupted, stopped, or the window closed: what is in flight is still drained
 		return
 	}
-	if now < o.burst && o.due > now-o.quantum {
-		return // the next burst is due at o.burst (a loop behind its schedule does not wait for it)
+	if o.holds(now, o.due) {
+		return // the next burst is due at o.burst
 	}
-	if o.early > 0 && !o.over && o.due > now && o.due-now <= o.early && o.free.n > 0 && !o.starved {
+	if !o.over && o.free.n > 0 && !o.starved && o.spins(now, o.due) {
 		for now < o.due { // woken early on purpose: spin the last microseconds
 			now = l.e.now()
 		}
 	}
 	sent := false
-	for !o.over && o.due <= now {
+	for o.ready(now) {
 		c := o.free.pop() // the connection free longest
 		if c == nil {
 			o.noFreeAt = now
-			l.grow(now)
+			o.grow(now)
 			break
 		}
-		l.take(c, now)
+		o.take(c, now)
 		sent = true
 	}
 	if sent {
-		// Bursts keep to a grid of openQuantum, however late a wake-up came; after a pause
-		// (a low rate, an overloaded generator) the grid starts again from now.
-		// A send ahead of the grid (a loop behind its schedule) does not push the grid further
-		// out: the next burst is never more than a quantum away.
-		o.burst = min(max(o.burst, now-o.quantum)+o.quantum, now+o.quantum)
+		o.burstSent(now)
 	}
 }
 
 // take sends the loop's next request on c, connecting c first if it is closed.
-func (l *evloop) take(c *econn, now int64) {
-	o := l.o
-	c.due, c.waited = o.due, o.noFreeAt >= o.due
-	if c.due >= int64(l.e.from) {
-		o.scheduled++
-	}
+func (o *openLoop) take(c *econn, now int64) {
+	l := o.l
+	c.waited = o.noFreeAt >= o.due
 	c.sentIn = l.e.sentIn(now)
-	if c.sentIn {
-		o.sent++
-	}
-	o.advance()
+	c.due = o.takeNext(int64(l.e.from), c.sentIn)
 	raw, n, ep, head := c.req.Request()
 	c.n, c.got, c.ep, c.head = n, 0, ep, head
 	o.busy++
 	c.setRequest(raw)
 	if c.fd >= 0 {
-		l.transmit(c, now)
+		o.transmit(c, now)
 		return
 	}
 	c.queued = true // written once connected (a failure clears it and the request)
-	l.dial(c)
+	o.dial(c)
 }
 
 // dial connects c (closed) to the target, with receive timestamps when the loop uses them.
-func (l *evloop) dial(c *econn) {
-	o := l.o
+func (o *openLoop) dial(c *econn) {
+	l := o.l
 	o.dialing++
 	l.connect(c)
 	if c.fd >= 0 && o.stampable && !stampConn(c.fd) {
@@ -248,7 +212,8 @@ func (l *evloop) dial(c *econn) {
 }
 
 // transmit writes c's request, due at c.due, now.
-func (l *evloop) transmit(c *econn, now int64) {
+func (o *openLoop) transmit(c *econn, now int64) {
+	l := o.l
 	if lag := now - c.due; lag > int64(lateThreshold) {
 		l.e.noteLag(lag)
 		if c.waited {
@@ -262,7 +227,7 @@ func (l *evloop) transmit(c *econn, now int64) {
 	c.state = cWriting
 	l.write(c)
 	if c.out {
-		l.o.blocked = true
+		o.blocked = true
 	}
 }
 
@@ -272,14 +237,13 @@ func (o *openLoop) connected(c *econn) {
 	if o.predial {
 		return // dialPool frees it with the rest of the initial pool
 	}
-	l.o.dialing--
+	o.dialing--
 	if c.queued {
 		c.queued = false
-		l.transmit(c, l.e.now())
+		o.transmit(c, l.e.now())
 		return
 	}
-	l.o.growing--
-	l.o.free.push(c)
+	o.opened(c)
 }
 
 // connectFailed records a failed connect for the request waiting on it (a connection
@@ -336,10 +300,7 @@ func (o *openLoop) idle(c *econn) bool {
 }
 
 // freed makes c, whose requests are all answered or failed, free.
-func (o *openLoop) freed(c *econn, _ bool) {
-	o.busy--
-	o.free.push(c)
-}
+func (o *openLoop) freed(c *econn, _ bool) { o.release(c) }
 
 // took moves the response time by an exchange that took d.
 func (o *openLoop) took(d int64) { o.rt = meanRT(o.rt, d) }
@@ -349,9 +310,9 @@ func (o *openLoop) broken() { o.over, o.busy = true, 0 }
 
 // checkStarved finds out, at most every 20 ms, whether the generator is short of CPU
 // (starveWatch.check), and tells the run.
-func (l *evloop) checkStarved(now int64) {
-	if l.o.check(now) {
-		l.e.starved.Store(l.o.starved)
+func (o *openLoop) checkStarved(now int64) {
+	if o.check(now) {
+		o.l.e.starved.Store(o.starved)
 	}
 }
 

@@ -36,51 +36,81 @@ type sharedPool struct {
 	reqMu sync.Mutex   // serializes src.Requester for connections added while running
 }
 
-// addConn adds connection num, not yet open, to the loop's pool.
-func (l *evloop) addConn(r scenario.Requester, num int) *econn {
-	c := &econn{id: int32(len(l.conns)), fd: -1, req: r, budget: -1, x: newExplainer(num, r), tls: l.newTLSConn()}
-	c.p.metric = l.samples.rec.Metric
-	l.conns = append(l.conns, c)
-	l.setQuantum()
+// release makes c, whose requests are all answered or failed, free.
+func (p *openPool) release(c *econn) {
+	p.busy--
+	p.free.push(c)
+}
+
+// opened takes c, just opened for the backlog (it has no request yet), as free.
+func (p *openPool) opened(c *econn) {
+	p.growing--
+	p.free.push(c)
+}
+
+// wanted is how many connections to open at now for a backlog of waiting requests, less
+// those already opening for it (backlogWatch.grow).
+func (p *openPool) wanted(now, waiting int64) int64 {
+	return p.backlog.grow(now, waiting-int64(p.growing), p.rt)
+}
+
+// requester makes the requester of a new connection of the pool, and gives it its number.
+func (p *openPool) requester(src scenario.Source) (scenario.Requester, int, error) {
+	p.shared.reqMu.Lock()
+	defer p.shared.reqMu.Unlock()
+	num := int(p.shared.ids.Add(1) - 1)
+	r, err := src.Requester(p.thread, num)
+	return r, num, err
+}
+
+// addConn adds connection num, not yet open, to the loop's pool, and sizes the loop's
+// quantum to the pool.
+func (o *openLoop) addConn(r scenario.Requester, num int) *econn {
+	l := o.l
+	c := l.addConn(r, num, -1)
+	o.setQuantum(float64(o.step)*float64(time.Second)/l.e.cfg.Rate, len(l.conns))
 	return c
 }
 
 // dialPool opens the loop's first connections before the clock starts, as wrk2 does, TLS
 // handshakes included. A failure is not recorded here: the first request on that
-// connection connects again and counts it.
-func (l *evloop) dialPool() {
+// connection connects again and counts it. It runs on the loop's epoll set, from which
+// an io_uring takes the connections (choosePoller).
+func (o *openLoop) dialPool() {
+	l := o.l
 	t0 := time.Now()
 	for _, c := range l.conns {
-		fd, err := l.socket()
+		fd, err := o.socket()
 		if err != nil {
 			continue
 		}
 		c.fd, c.state, c.start = fd, cConnecting, l.e.now()
-		if l.ep.ctl(syscall.EPOLL_CTL_ADD, c, syscall.EPOLLOUT) != nil {
+		if l.ep.connecting(c) != nil {
 			l.closeFD(c)
 			c.state = cIdle
 		}
 	}
-	l.o.predial = true
+	o.predial = true
 	for l.opening() {
 		l.startHandshakes()
 		left := l.e.timeout - time.Since(t0)
 		if left <= 0 {
 			break
 		}
-		n, err := syscall.EpollWait(l.ep.epfd, l.ep.events, int((left+time.Millisecond-1)/time.Millisecond))
+		n, err := l.ep.dialWait(int((left + time.Millisecond - 1) / time.Millisecond))
 		if err != nil && err != syscall.EINTR {
 			break
 		}
-		for _, ev := range l.ep.events[:max(n, 0)] {
-			if ev.Fd < 0 {
+		for i := range n {
+			c, hup := l.ep.got(i)
+			if c == nil {
 				continue
 			}
-			switch c := l.conns[ev.Fd]; c.state {
+			switch c.state {
 			case cConnecting:
 				c.state = cIdle
 				soerr, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
-				if err != nil || soerr != 0 || l.ep.ctl(syscall.EPOLL_CTL_MOD, c, syscall.EPOLLIN) != nil {
+				if err != nil || soerr != 0 || l.ep.connected(c) != nil {
 					l.closeFD(c)
 					continue
 				}
@@ -91,17 +121,17 @@ func (l *evloop) dialPool() {
 				l.e.conns.Add(1)
 				l.e.connTime.Add(int64(time.Since(t0)))
 			case cHandshake:
-				l.tlsEvent(c, ev.Events)
+				l.tlsEvent(c, hup)
 			}
 		}
 	}
-	l.o.predial = false
+	o.predial = false
 	for _, c := range l.conns {
 		if c.state == cConnecting || c.state == cHandshake {
 			l.closeFD(c)
 			c.state = cIdle
 		}
-		l.o.free.push(c)
+		o.free.push(c)
 	}
 }
 
@@ -117,13 +147,14 @@ func (l *evloop) opening() bool {
 }
 
 // socket makes a non-blocking TCP socket and starts connecting it to the target.
-func (l *evloop) socket() (int, error) {
+func (o *openLoop) socket() (int, error) {
+	l := o.l
 	fd, err := l.newSocket()
 	if err != nil {
 		return -1, err
 	}
-	if l.o.stampable && !stampConn(fd) {
-		l.o.stampable = false
+	if o.stampable && !stampConn(fd) {
+		o.stampable = false
 	}
 	if err := syscall.Connect(fd, l.sa); err != nil && err != syscall.EINPROGRESS {
 		syscall.Close(fd)
@@ -134,29 +165,26 @@ func (l *evloop) socket() (int, error) {
 
 // grow opens connections while requests due more than lateThreshold ago wait for one, up
 // to the run's MaxConns, unless the generator is short of CPU.
-func (l *evloop) grow(now int64) {
-	o := l.o
+func (o *openLoop) grow(now int64) {
+	l := o.l
 	if now < o.growAt || o.noGrow || l.e.stop.Load() {
 		return
 	}
 	o.growAt = now + int64(growCheck)
-	l.checkStarved(now)
+	o.checkStarved(now)
 	if o.starved {
 		return
 	}
-	for n := o.backlog.grow(now, o.dueBy(now-int64(lateThreshold))-o.k-int64(o.growing), o.rt); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
-		o.shared.reqMu.Lock()
-		num := int(o.shared.ids.Add(1) - 1)
-		r, err := l.e.src.Requester(o.thread, num)
-		o.shared.reqMu.Unlock()
+	for n := o.wanted(now, o.dueBy(now-int64(lateThreshold))-o.k); n > 0 && o.shared.claim(l.e.cfg.MaxConns()); n-- {
+		r, num, err := o.requester(l.e.src)
 		if err != nil {
 			o.shared.size.Add(-1)
 			o.noGrow = true
 			return
 		}
-		c := l.addConn(r, num)
+		c := o.addConn(r, num)
 		o.growing++
-		l.dial(c)
+		o.dial(c)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // read or per write. Connecting still uses socket(2) and connect(2), a poll on the ring, and
 // an update of the ring's file table.
 //
-// The open loop does the same (pace), with receives made as recvmsg so
+// The open loop does the same (pause), with receives made as recvmsg so
 // that each buffer carries the kernel's receive timestamp (evstamp_linux.go): the loop submits
 // a burst's sends in the call that then sleeps until the next burst, and the receives that
 // arrived meanwhile are made when it wakes.
@@ -31,6 +31,7 @@ type ringIO struct {
 	hold bool         // wait keeping the P: the engine's threads are no more than GOMAXPROCS, and keepP
 	cq   uint32       // the completion queue's size
 	msg  *unix.Msghdr // open loop: receives are recvmsg with room for a timestamp (nil: recv)
+	st   *stampState  // where the receives' timestamps are noted (with msg)
 }
 
 // ringControl is the room for control messages in an open loop's receive buffers: a
@@ -75,10 +76,11 @@ func ringSizes(n int) (sq, cq uint32, bufs int) {
 }
 
 // startRing locks the loop to its thread and sets up its io_uring, with a file slot for
-// each of up to files connections (stamped: receives carry their kernel timestamps); where the kernel refuses (ENOSYS, EPERM,
-// kernel.io_uring_disabled, missing features) the loop stays on epoll. It returns what
-// undoes it. The connections dialPool opened on the loop's epoll set move to the ring.
-func (l *evloop) startRing(files int, stamped bool) func() {
+// each of up to files connections (st: receives carry their kernel timestamps, noted there),
+// and returns it with what undoes it; where the kernel refuses (ENOSYS, EPERM,
+// kernel.io_uring_disabled, missing features) it returns nil, and the loop stays on epoll
+// (choosePoller). The connections dialPool opened on the loop's epoll set move to the ring.
+func (l *evloop) startRing(files int, st *stampState) (*ringIO, func()) {
 	runtime.LockOSThread()
 	sq, cq, nbuf := ringSizes(len(l.conns))
 	r, err := newRing(sq, cq)
@@ -94,13 +96,13 @@ func (l *evloop) startRing(files int, stamped bool) func() {
 			// served by this process (keepP). Other goroutines (the supervisor) run
 			// when the runtime preempts a loop, within 10 ms.
 			g := &ringIO{l: l, r: r, bufs: b, hold: len(l.e.recs) <= runtime.GOMAXPROCS(0) && l.ring.hold, cq: cq}
-			if stamped {
-				g.msg = &unix.Msghdr{Controllen: ringControl}
+			if st != nil {
+				g.msg, g.st = &unix.Msghdr{Controllen: ringControl}, st
 			}
-			l.io = g
+			l.io = g // adopt's closes go through it
 			g.adopt()
 			ringRuns.Add(1)
-			return func() {
+			return g, func() {
 				r.Close()
 				runtime.UnlockOSThread()
 			}
@@ -109,7 +111,7 @@ func (l *evloop) startRing(files int, stamped bool) func() {
 	}
 	l.ring.refused(err)
 	runtime.UnlockOSThread()
-	return func() {}
+	return nil, nil
 }
 
 // room makes sure the submission queue has a free entry, submitting what it holds if not.
@@ -119,22 +121,21 @@ func (g *ringIO) room() {
 	}
 }
 
-// turn submits what is queued and handles the completions that are ready; with block,
-// it first waits (up to the deadline scan) for one when none is.
-func (g *ringIO) turn(block bool) {
-	l := g.l
+// turn submits what is queued and handles the completions that are ready; with d, it first
+// waits (up to d) for one when none is.
+func (g *ringIO) turn(d int64) {
 	g.bufs.Publish()
 	var err error
 	switch {
-	case !block:
+	case d == 0:
 		err = g.r.Submit()
 	case g.hold:
-		err = g.r.Wait(1, l.scan, true) // one call: it returns at once when something is ready
+		err = g.r.Wait(1, d, true) // one call: it returns at once when something is ready
 	default:
 		// A wait the runtime must watch costs more: submit and collect first, and wait
 		// only when that brought nothing.
 		if err = g.r.Submit(); err == nil && g.r.Ready() == 0 {
-			err = g.r.Wait(1, l.scan, false)
+			err = g.r.Wait(1, d, false)
 		}
 	}
 	if err != nil {
@@ -180,7 +181,7 @@ func (g *ringIO) completion(cqe *uring.CQE) {
 	switch cqe.UserData >> 56 {
 	case ringConnect:
 		if current {
-			l.event(c, uint32(max(cqe.Res, 0)))
+			l.event(c, false) // a connect's poll: the loop reads the socket's error
 		}
 	case ringSend:
 		if !current {
@@ -212,7 +213,7 @@ func (g *ringIO) received(c *econn, cqe *uring.CQE, current bool) {
 				if !ok {
 					data = nil
 				}
-				l.arrived(c, cmsgStamp(control))
+				g.st.arrived(c, cmsgStamp(control))
 				b, end = data, ok && len(data) == 0
 			}
 			if len(b) > 0 {
@@ -259,7 +260,7 @@ func (g *ringIO) written(*econn) {}
 // connecting watches c's socket until its connect completes.
 func (g *ringIO) connecting(c *econn) error {
 	g.room()
-	g.r.PollOnce(c.fd, syscall.EPOLLOUT, ringData(ringConnect, c))
+	g.r.PollOnce(c.fd, unix.POLLOUT, ringData(ringConnect, c))
 	return nil
 }
 
@@ -297,34 +298,31 @@ func (g *ringIO) adopt() {
 		if c.fd < 0 {
 			continue
 		}
-		if syscall.EpollCtl(l.ep.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil) != nil || g.connected(c) != nil {
+		if l.ep.forget(c) != nil || g.connected(c) != nil {
 			l.closeFD(c) // the first request on it connects again
 		}
 	}
 }
 
-// pace is the open loop's wait on an io_uring: one io_uring_enter submits the sends queued
+// pause is the open loop's wait on an io_uring: one io_uring_enter submits the sends queued
 // since the last and waits. Sleeping through arrivals is a wait for more completions than can
 // come before the timeout: the ring's work is deferred to the loop's thread, so the receives
 // are made (stamped with their arrival times) when it wakes.
-func (g *ringIO) pace(now, want int64) {
-	l := g.l
-	o := l.o
-	d, timed := l.waitFor(now, want)
+func (g *ringIO) pause(w pause) wakeup {
 	g.bufs.Publish()
 	var err error
 	switch {
-	case d == 0:
+	case w.d == 0:
 		err = g.r.Submit()
-	case timed:
-		err = g.r.Wait(g.cq, d, o.raw && d <= rawBlock) // a full ring's worth: more than a quantum brings
+	case w.through:
+		err = g.r.Wait(g.cq, w.d, w.raw && w.d <= rawBlock) // a full ring's worth: more than a quantum brings
 	default:
-		err = g.r.Wait(1, d, o.raw && d <= rawBlock)
+		err = g.r.Wait(1, w.d, w.raw && w.d <= rawBlock)
 	}
 	if err != nil {
 		g.broken()
-		return
+		return wakeup{}
 	}
 	n := g.reap()
-	l.waited(now, l.e.now(), want, d, timed, n)
+	return w.woken(g.l.e.now(), n)
 }

@@ -21,20 +21,37 @@ type openShare struct {
 }
 
 // past reports whether the loop's next request is beyond the schedule.
-func (o *openLoop) past() bool {
+func (o *openShare) past() bool {
 	i := o.first + o.k*o.step
 	return (o.total > 0 && i >= o.total) || (o.limit > 0 && o.due >= o.limit)
 }
 
+// ready reports whether the loop's next request is due by now.
+func (o *openShare) ready(now int64) bool { return !o.over && o.due <= now }
+
+// takeNext takes the loop's next request and returns when it was due: it counts in scheduled
+// when due inside the measured window (from on), in sent when sent inside it (sentIn).
+func (o *openShare) takeNext(from int64, sentIn bool) int64 {
+	due := o.due
+	if due >= from {
+		o.scheduled++
+	}
+	if sentIn {
+		o.sent++
+	}
+	o.advance()
+	return due
+}
+
 // advance moves on to the loop's next request.
-func (o *openLoop) advance() {
+func (o *openShare) advance() {
 	o.k++
 	o.due = int64(o.pacer.Due(o.first + o.k*o.step))
 	o.over = o.over || o.past()
 }
 
 // dueBy is how many of the loop's requests are due by t.
-func (o *openLoop) dueBy(t int64) int64 {
+func (o *openShare) dueBy(t int64) int64 {
 	n := o.pacer.Count(time.Duration(t))
 	if o.total > 0 {
 		n = min(n, o.total)

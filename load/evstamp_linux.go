@@ -88,17 +88,16 @@ func (o *openLoop) read(c *econn) (int, syscall.Errno) {
 	}
 	n, wall, err := o.rd.read(c.fd, l.buf)
 	if n > 0 {
-		l.arrived(c, wall)
+		o.arrived(c, wall)
 	}
 	return n, err
 }
 
 // arrived notes the kernel's timestamp (wall-clock ns, 0: none) of the bytes just read for c.
-func (l *evloop) arrived(c *econn, wall int64) {
-	o := l.o
-	c.at, o.stamps = 0, wall > 0
+func (s *stampState) arrived(c *econn, wall int64) {
+	c.at, s.stamps = 0, wall > 0
 	if wall > 0 {
-		c.at = max(wall-o.wall, c.start)
+		c.at = max(wall-s.wall, c.start)
 	}
 }
 

@@ -210,14 +210,14 @@ func (l *evloop) tlsFailed(c *econn, err error) {
 
 // tlsEvent handles a backend event for c while it handshakes: the rest of a write that
 // waited for room, and what arrived.
-func (l *evloop) tlsEvent(c *econn, ev uint32) {
+func (l *evloop) tlsEvent(c *econn, hup bool) {
 	gen := c.gen
 	l.write(c)
 	if c.gen == gen && len(c.pending) == 0 {
 		l.io.written(c)
 	}
 	if c.gen == gen && c.state == cHandshake {
-		l.read(c, ev)
+		l.read(c, hup)
 	}
 }
 

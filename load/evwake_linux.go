@@ -4,34 +4,23 @@ package load
 
 import (
 	"math"
-	"syscall"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
-// waker is when an open loop wakes: bursts of sends on a grid of quanta, wake-ups a little
-// early for a request due on its own, and the timerfd where the loop waits through the
-// netpoller.
+// waker is when an open loop wakes: bursts of sends on a grid of quanta, and wake-ups a
+// little early for a request due on its own.
 type waker struct {
 	burst    int64 // the earliest time of the next burst of sends (see openQuantum)
 	quantum  int64 // the loop's quantum: openQuantum, or less for a small pool (setQuantum)
 	early    int64 // how early the timer wakes the loop, which spins the rest to the due time
 	earlyCap int64 // at most this early (0: never)
 	wakeLag  int64 // how late the timer's wake-ups come, a moving average
-	tfd      int   // the timerfd, in the loop's epoll set
-	armed    int64 // the wake-up the timerfd is set for (0: not armed)
-	expires  int64 // when it is to expire: armed, or when it was set if armed was past
 	blocked  bool  // a write waited for room in the socket (the loop waits for it, not a fixed time)
 	raw      bool  // short waits keep the thread's P (see rawBlock)
 }
 
-// maxBlock bounds a loop's wait in epoll_pwait2, so that it sees a cancellation soon.
+// maxBlock bounds a loop's wait, so that it sees a cancellation soon.
 const maxBlock = int64(20 * time.Millisecond)
-
-// timerID marks the timerfd's events (connections use their index).
-const timerID = -1
 
 // openQuantum is the shortest time between two bursts of sends of a loop: at high rates the
 // requests that fall due in it are sent together, at most openQuantum late (their lag counts
@@ -61,33 +50,48 @@ const minQuantum = int64(50 * time.Microsecond)
 // at most openQuantum late).
 const openEarly = int64(50 * time.Microsecond)
 
-// setQuantum sizes the loop's quantum to its rate and its pool. A loop whose requests are at
-// least ownTime apart sends each on its own due time. Otherwise a connection sent a request in
-// one burst is read, and free again, at the next wake-up at the earliest, so a pool carries at
-// most one burst of its size per quantum; the quantum leaves it half as much again: at most
-// two thirds of the pool falls due in one (50 connections at 40,000 req/s: 833 us, capped at
-// openQuantum; at 120,000 req/s: 278 us).
-func (l *evloop) setQuantum() {
-	o := l.o
-	gap := float64(o.step) * float64(time.Second) / l.e.cfg.Rate // between the loop's requests
+// setQuantum sizes the loop's quantum to its rate and its pool of conns connections, gap
+// apart between the loop's requests. A loop whose requests are at least ownTime apart sends
+// each on its own due time. Otherwise a connection sent a request in one burst is read, and
+// free again, at the next wake-up at the earliest, so a pool carries at most one burst of its
+// size per quantum; the quantum leaves it half as much again: at most two thirds of the pool
+// falls due in one (50 connections at 40,000 req/s: 833 us, capped at openQuantum; at 120,000
+// req/s: 278 us).
+func (w *waker) setQuantum(gap float64, conns int) {
 	q := openQuantum
 	if gap >= float64(ownTime) {
 		q = ownTime
 	}
-	o.quantum = min(q, max(minQuantum, int64(float64(len(l.conns))*gap/1.5)))
+	w.quantum = min(q, max(minQuantum, int64(float64(conns)*gap/1.5)))
 }
 
-// woke notes how late a timer wake-up came.
-func (o *openLoop) woke(late int64) {
-	o.wakes++
-	if late > int64(starvedWait) {
-		o.slow++
-		return // not counted in the average: the machine was short of CPU
+// woke moves how early the loop wakes by a timer wake-up late by late (not one of a machine
+// short of CPU: starveWatch.woke).
+func (w *waker) woke(late int64) {
+	w.wakeLag += (max(late, 0) - w.wakeLag) / 8
+	if w.earlyCap > 0 {
+		w.early = min(w.earlyCap, max(openEarly, 2*w.wakeLag))
 	}
-	o.wakeLag += (max(late, 0) - o.wakeLag) / 8
-	if o.earlyCap > 0 {
-		o.early = min(o.earlyCap, max(openEarly, 2*o.wakeLag))
-	}
+}
+
+// spins reports whether the loop, woken early on purpose for a request due at due, spins
+// the rest of the way to it.
+func (w *waker) spins(now, due int64) bool { return w.early > 0 && due > now && due-now <= w.early }
+
+// sendAt is when the loop wakes for a request due at due: a little early, not before the
+// next burst.
+func (w *waker) sendAt(due int64) int64 { return max(due-w.early, w.burst) }
+
+// holds reports whether the burst due at w.burst is still to wait for, with the next request
+// due at due (a loop behind its schedule does not wait for it).
+func (w *waker) holds(now, due int64) bool { return now < w.burst && due > now-w.quantum }
+
+// burstSent moves the grid on after a burst sent at now. Bursts keep to a grid of the quantum,
+// however late a wake-up came; after a pause (a low rate, an overloaded generator) the grid
+// starts again from now. A send ahead of the grid (a loop behind its schedule) does not push
+// the grid further out: the next burst is never more than a quantum away.
+func (w *waker) burstSent(now int64) {
+	w.burst = min(max(w.burst, now-w.quantum)+w.quantum, now+w.quantum)
 }
 
 // rawBlock is the longest wait an open loop makes without telling the runtime it blocks.
@@ -100,51 +104,69 @@ func (o *openLoop) woke(late int64) {
 // or has a P to spare: the network poller runs only on an idle P (or every 10 ms).
 const rawBlock = int64(time.Millisecond)
 
-// sleepNs sleeps d nanoseconds, raw (keeping the thread's P) as epollPwait2 does; a signal
-// cuts it short.
-func sleepNs(d int64, raw bool) {
-	ts := unix.NsecToTimespec(d)
-	if raw && d <= rawBlock {
-		syscall.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-		return
-	}
-	syscall.Syscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+// A pause is an open loop's wait, as it tells its backend (poller.pause): the loop decides
+// how long and how, the backend only waits.
+type pause struct {
+	now     int64 // when the wait starts, on the step's clock
+	want    int64 // when the loop must wake (math.MaxInt64: no need)
+	d       int64 // how long it waits at most: want-now, within [0, maxBlock] (0: not at all)
+	through bool  // sleep through arrivals for d (they are stamped), then take every event at once
+	raw     bool  // waits up to rawBlock keep the thread's P
 }
 
-// waitFor is how long the loop waits for want, and whether it sleeps through arrivals
-// (timed): while requests are in flight and their arrival times are stamped by the kernel,
-// until the next send, at most a quantum while none can be sent.
-func (l *evloop) waitFor(now, want int64) (d int64, timed bool) {
-	o := l.o
-	d = maxBlock
+// A wakeup is what a pause brought, as its backend reports it to the loop.
+type wakeup struct {
+	parked  bool  // the loop waited (it was idle)
+	timed   bool  // it woke for want, late by late
+	late    int64 // how late the wake-up for want came
+	unstamp bool  // the backend fell back to a wait that cannot sleep through arrivals
+}
+
+// woken is what a wait for p that ended at `at` with n events says: the loop parked when it
+// slept through arrivals, waited more than 20 us or got nothing, and it woke for p.want, when
+// near (within maxBlock), when nothing came or it slept through arrivals.
+func (p pause) woken(at int64, n int) wakeup {
+	return wakeup{
+		parked: p.through || at-p.now > int64(20*time.Microsecond) || n == 0,
+		timed:  (p.through || n == 0) && p.want != math.MaxInt64 && p.want-p.now <= maxBlock,
+		late:   at - p.now - p.d,
+	}
+}
+
+// pauseFor is the loop's wait for want: how long, and whether it sleeps through arrivals
+// (while requests are in flight and their arrival times are stamped by the kernel, until
+// the next send, at most a quantum while none can be sent).
+func (o *openLoop) pauseFor(now, want int64) pause {
+	d := maxBlock
 	if want != math.MaxInt64 {
 		d = min(max(want-now, 0), maxBlock)
 	}
-	starved := o.free.n == 0 && !o.over && o.due <= now // due requests wait for a connection
-	timed = d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !l.writeBlocked()
-	if timed && (o.over || o.free.n == 0) {
+	starved := o.free.n == 0 && o.ready(now) // due requests wait for a connection
+	through := d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !o.writeBlocked()
+	if through && (o.over || o.free.n == 0) {
 		d = min(d, o.quantum)
 	}
-	return d, timed
+	return pause{now: now, want: want, d: d, through: through, raw: o.raw}
 }
 
-// waited accounts for a wait from now to after that was to last d and brought n events.
-func (l *evloop) waited(now, after, want, d int64, timed bool, n int) {
-	o := l.o
-	if timed || after-now > int64(20*time.Microsecond) || n == 0 {
+// waited accounts for what a wait brought.
+func (o *openLoop) waited(w wakeup) {
+	if w.unstamp {
+		o.stampable, o.stamps = false, false
+	}
+	if w.parked {
 		o.parks++
 	}
-	if (timed || n == 0) && want != math.MaxInt64 && want-now <= maxBlock {
-		o.woke(after - now - d)
+	if w.timed && o.starveWatch.woke(w.late) {
+		o.waker.woke(w.late)
 	}
 }
 
 // writeBlocked reports whether a write of the loop still waits for room in its socket.
-func (l *evloop) writeBlocked() bool {
-	o := l.o
+func (o *openLoop) writeBlocked() bool {
 	if o.blocked {
 		o.blocked = false
-		for _, c := range l.conns {
+		for _, c := range o.l.conns {
 			if c.out {
 				o.blocked = true
 				break
@@ -156,23 +178,23 @@ func (l *evloop) writeBlocked() bool {
 
 // wake reads the clock after a wait: the step's time, and the wall clock's offset from it,
 // which turns the kernel's receive timestamps into the step's time.
-func (l *evloop) wake() int64 {
+func (o *openLoop) wake() int64 {
 	t := time.Now()
-	now := int64(t.Sub(l.e.base))
-	l.o.wall = t.UnixNano() - now
+	now := int64(t.Sub(o.l.e.base))
+	o.wall = t.UnixNano() - now
 	return now
 }
 
 // wakeAt is when the loop must wake next (math.MaxInt64: no need): the next due request
 // (when a connection is free to send it), the pool's next growth check (when none is), the
 // next deadline scan (while requests are in flight), the samples' next hand-over.
-func (l *evloop) wakeAt() int64 {
-	o := l.o
+func (o *openLoop) wakeAt() int64 {
+	l := o.l
 	want := int64(math.MaxInt64)
 	if !o.over {
 		switch {
 		case o.free.n > 0:
-			want = max(o.due-o.early, o.burst)
+			want = o.sendAt(o.due)
 		case !o.noGrow && !l.e.stop.Load() && o.shared.size.Load() < int64(l.e.cfg.MaxConns()):
 			want = max(o.growAt, o.due+int64(lateThreshold))
 		}
@@ -192,26 +214,5 @@ func (l *evloop) wakeAt() int64 {
 	return want
 }
 
-// arm sets the timerfd for want (math.MaxInt64: leaves it).
-func (l *evloop) arm(now, want int64) {
-	o := l.o
-	if want == math.MaxInt64 || want == o.armed {
-		return
-	}
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(max(want-now, 1))} // zero would disarm it
-	if unix.TimerfdSettime(o.tfd, 0, &spec, nil) == nil {
-		o.armed, o.expires = want, max(want, now)
-	}
-}
-
 // interrupt makes the loop's wait through the netpoller return now (the run was cancelled).
 func (l *evloop) interrupt() { l.ep.interrupt() }
-
-// timerFired notes the timerfd's expiry: how late it woke the loop.
-func (l *evloop) timerFired() {
-	o := l.o
-	if o.armed > 0 {
-		o.woke(l.e.now() - o.expires)
-	}
-	o.armed = 0
-}

@@ -81,3 +81,14 @@ func (s *starveWatch) check(now int64) bool {
 	s.seen = s.seen || s.starved
 	return true
 }
+
+// woke notes a timer wake-up late by late, and reports whether it counts in how late the
+// loop's wake-ups come (not when over starvedWait late: the machine was short of CPU).
+func (s *starveWatch) woke(late int64) bool {
+	s.wakes++
+	if late > int64(starvedWait) {
+		s.slow++
+		return false
+	}
+	return true
+}
