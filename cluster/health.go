@@ -189,8 +189,9 @@ func (l limits) checkConditions(r *conditions.Record, elapsed measure.Duration) 
 	window := elapsed.Duration() + l.slack + stepGrace + l.share.Warmup.Duration() + l.share.Timeout.Duration()
 	for i := range r.Steps {
 		s := &r.Steps[i]
-		s.Label, s.Rep = "", 0                               // the coordinator names the step
-		if s.Seconds >= 0 && s.Seconds < minSampledSeconds { // its CPU figures are clock ticks over nothing: unknown
+		s.Label, s.Rep = "", 0 // the coordinator names the step
+		// sampled over too short a time, its CPU figures are clock ticks over nothing: unknown
+		if s.Seconds >= 0 && s.Seconds < minSampledSeconds {
 			s.Busy, s.Apiperf, s.Others, s.OthersMax, s.StealPct, s.RunWait = 0, 0, 0, 0, 0, 0
 		}
 		switch {
