@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"math"
 	"strings"
 	"sync"
@@ -46,16 +47,36 @@ type Section struct {
 // added: profile top tables and the flame graph and target metrics charts (r.Target), and
 // per-endpoint tables (Step.Endpoints). They appear after the level table.
 // The verdict is not among them: it comes first, right after the headline (report/verdict.go).
-func extraSections(r *result.Run) []Section {
-	out := objectiveSections(r)               // report/objective.go
-	out = append(out, timelineSections(r)...) // report/timeline.go
-	out = append(out, processSections(r)...)  // report/process.go
-	out = append(out, endpointSections(r)...)
-	out = append(out, conditionsSections(r)...)
-	out = append(out, workersSections(r)...)  // report/workers.go
-	out = append(out, exemplarSections(r)...) // report/exemplars_html.go
-	out = append(out, timingSections(r)...)
-	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
+// Each is made when the page reaches it and dropped once written: a sweep has sections per
+// step, and a 2,000-level run held 45 MB of them at once.
+func extraSections(r *result.Run) iter.Seq[Section] {
+	return func(yield func(Section) bool) {
+		all := func(secs []Section) bool {
+			for _, s := range secs {
+				if !yield(s) {
+					return false
+				}
+			}
+			return true
+		}
+		each := func(secs iter.Seq[Section]) bool {
+			for s := range secs {
+				if !yield(s) {
+					return false
+				}
+			}
+			return true
+		}
+		_ = all(objectiveSections(r)) && // report/objective.go
+			all(timelineSections(r)) && // report/timeline.go
+			all(processSections(r)) && // report/process.go
+			each(endpointSections(r)) && // report/endpoints.go
+			all(conditionsSections(r)) &&
+			all(workersSections(r)) && // report/workers.go
+			each(exemplarSections(r)) && // report/exemplars_html.go
+			each(timingSections(r)) &&
+			all(targetSections(r)) // report/target.go
+	}
 }
 
 type htmlChart struct {
@@ -77,8 +98,8 @@ type htmlReport struct {
 	Charts                                        []htmlChart
 	Levels                                        []htmlLevel
 	Open                                          bool
-	Verdict                                       *Section // first, after the headline; nil when not judged
-	Sections                                      []Section
+	Verdict                                       *Section          // first, after the headline; nil when not judged
+	Sections                                      iter.Seq[Section] // made as the page is written
 	Warnings                                      []string
 	Load, Body, Tool, Host, Time                  string
 	Headers                                       []string
