@@ -50,7 +50,7 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 		out.render(name+".dat", func(w io.Writer) error { return WriteDat(w, rec.Levels) }),
 		out.charts(name+"_", runCharts(r, rec)),
 		out.render(BenchFile, func(w io.Writer) error { return WriteBench(w, r) }),
-		out.render(HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
+		out.render(HTMLFile, func(w io.Writer) error { return writeHTML(w, r, rec) }),
 	)
 	if r.Cluster != nil {
 		err = errors.Join(err, out.render(WorkersFile, func(w io.Writer) error { return Workers(w, r.Cluster) }))

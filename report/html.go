@@ -110,16 +110,19 @@ type htmlReport struct {
 // HTML writes the report of run r as one self-contained page that works offline: headline
 // (peak, knee, vs plain net/http), charts embedded as SVG data, a table per level, warnings,
 // the spec and the command to reproduce. Everything from the user or the target is escaped.
-func HTML(w io.Writer, r *result.Run) error {
+func HTML(w io.Writer, r *result.Run) error { return writeHTML(w, r, r.Levels()) }
+
+// writeHTML is HTML of run r whose levels rec are reduced already (WriteAll has them: a
+// run without a sweep record reduces its steps anew at each r.Levels call).
+func writeHTML(w io.Writer, r *result.Run, rec *sweep.Record) error {
 	name := r.Name
 	if name == "" {
 		name = DefaultName(r)
 	}
 	r.Redact()
-	rec := r.Levels()
 	d := htmlReport{
 		CSS: css(), Kind: r.Kind, Name: name, Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL,
-		LevelName: xLabel(r.Load.OpenLoop()), Headline: Headline(r), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
+		LevelName: xLabel(r.Load.OpenLoop()), Headline: headline(r, rec), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
 		Verdict: verdictSection(r), Sections: extraSections(r), Warnings: r.AllWarnings(),
 		Load: specLoad(r, rec), Tool: r.Tool, Host: r.Host, Command: ShellQuote(r.Command), Run: r,
 	}
@@ -230,8 +233,9 @@ func statusText(m map[int]int64) string { return statusCodes(m, "%d: %d", ", ", 
 // level states its QPS, p99 and success rate; more levels state the peak, the knee (and
 // the largest level meeting the objective when it lies beyond the peak), why a sweep
 // stopped, and how the peak compares with plain net/http.
-func Headline(r *result.Run) []string {
-	rec := r.Levels()
+func Headline(r *result.Run) []string { return headline(r, r.Levels()) }
+
+func headline(r *result.Run, rec *sweep.Record) []string {
 	var out []string
 	if r.Capacity != nil {
 		out = append(out, r.Capacity.Headline())
