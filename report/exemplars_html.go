@@ -1,10 +1,10 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"iter"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,10 +56,9 @@ var timingTmpl = sync.OnceValue(func() *template.Template {
 
 // section renders data with t as a section of the report (an error shows in its place).
 func section(title string, t *template.Template, data any) Section {
-	var b bytes.Buffer
+	var b strings.Builder
 	if err := t.Execute(&b, data); err != nil {
-		b.Reset()
-		b.WriteString(template.HTMLEscapeString(err.Error()))
+		return Section{Title: title, Body: template.HTML(template.HTMLEscapeString(err.Error()))}
 	}
 	return Section{Title: title, Body: template.HTML(b.String())}
 }

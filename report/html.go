@@ -171,8 +171,14 @@ func embedChart(id, title string, c chart.Chart) (htmlChart, error) {
 	if h == 0 {
 		h = chart.DefaultHeight
 	}
-	src := "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
-	return htmlChart{ID: id, Title: title, Src: template.URL(src), Width: w, Height: h}, nil
+	const scheme = "data:image/svg+xml;base64,"
+	var src strings.Builder // one copy of the encoded chart, not two
+	src.Grow(len(scheme) + base64.StdEncoding.EncodedLen(b.Len()))
+	src.WriteString(scheme)
+	enc := base64.NewEncoder(base64.StdEncoding, &src)
+	enc.Write(b.Bytes()) // a strings.Builder takes every write
+	enc.Close()
+	return htmlChart{ID: id, Title: title, Src: template.URL(src.String()), Width: w, Height: h}, nil
 }
 
 func htmlLevelOf(l sweep.Level, notes string) htmlLevel {
