@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"io"
 	"math"
 	"slices"
@@ -64,7 +63,7 @@ func decodeCompact(s []byte) *bins {
 	}
 	// One byte past the payload, so trailing data is seen; the end verifies the checksum.
 	d.body = slices.Grow(d.body[:0], int(length)+1)
-	if n, err := io.ReadFull(d.z, d.body[:length+1]); n != int(length) || !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+	if n, ok := readToEnd(d.z, d.body[:length+1]); !ok || n != int(length) {
 		return nil
 	}
 	c := &d.compact
@@ -75,6 +74,24 @@ func decodeCompact(s []byte) *bins {
 	out := *c
 	out.enc = bytes.Clone(c.enc)
 	return &out
+}
+
+// readToEnd reads r into b until b is full or r ends, and says how much it read; false when r
+// failed (a truncated or corrupt stream: io.ReadFull would call a stream cut short, and the
+// deflate reader's own unexpected end, both io.ErrUnexpectedEOF).
+func readToEnd(r io.Reader, b []byte) (int, bool) {
+	n := 0
+	for n < len(b) {
+		k, err := r.Read(b[n:])
+		n += k
+		if err == io.EOF {
+			return n, true
+		}
+		if err != nil {
+			return n, false
+		}
+	}
+	return n, true
 }
 
 // reset points the reused zlib reader at compressed.
