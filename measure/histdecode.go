@@ -37,6 +37,11 @@ func decodeCompact(s []byte) *bins {
 	decodeMu.Lock()
 	defer decodeMu.Unlock()
 	d := &decoder
+	defer func() {
+		if cap(d.raw) > 1<<20 { // not a histogram of the standard shape: not kept for the next
+			d.raw = nil
+		}
+	}()
 	d.raw = slices.Grow(d.raw[:0], base64.StdEncoding.DecodedLen(len(s)))
 	m, err := base64.StdEncoding.Decode(d.raw[:cap(d.raw)], s)
 	if err != nil || m < 8 {
