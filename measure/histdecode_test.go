@@ -6,8 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +81,91 @@ func decodeAllocs(h *Histogram, js []byte) (uint64, error) {
 	err := h.UnmarshalJSON(js)
 	runtime.ReadMemStats(&m)
 	return m.TotalAlloc - before, err
+}
+
+// libraryBuckets decodes s with hdrhistogram-go and returns its non-empty buckets and total,
+// false when the library refuses s.
+func libraryBuckets(s []byte) ([]Bucket, int64, bool) {
+	d, err := hdr.Decode(s)
+	if err != nil {
+		return nil, 0, false
+	}
+	h := &Histogram{h: d}
+	return h.Buckets(), d.TotalCount(), true
+}
+
+// checkCompactAsLibrary fails when decodeCompact accepts s and the library refuses it or
+// reads other buckets; it says whether decodeCompact accepted s.
+func checkCompactAsLibrary(t *testing.T, what string, s []byte) bool {
+	t.Helper()
+	c := decodeCompact(s)
+	if c == nil {
+		return false
+	}
+	want, total, ok := libraryBuckets(s)
+	got := (&Histogram{b: c}).Buckets()
+	if !ok || c.total != total || !slices.Equal(got, want) {
+		t.Errorf("%s: decodeCompact read %d buckets, %d samples; the library (accepted %v) %d buckets, %d samples", what, len(got), c.total, ok, len(want), total)
+	}
+	return true
+}
+
+// TestDecodeCompactAsLibrary: the direct decoding into the compact form reads what
+// hdrhistogram-go reads, for our encoder's output and the library's own (another zlib
+// level), and accepts no corrupt form the library refuses (truncations, flipped bytes).
+func TestDecodeCompactAsLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 40 {
+		h := NewHistogram()
+		for range rng.IntN(3000) { // trial 0 may be empty
+			h.RecordN(time.Duration(rng.ExpFloat64()*float64(time.Duration(1+rng.IntN(80))*time.Millisecond)), 1+int64(rng.IntN(200)))
+		}
+		if trial == 1 {
+			h.RecordN(time.Hour, 1<<40) // the last bucket, a count past 32 bits
+		}
+		ours, err := encodeV2(h.h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib, err := h.h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range [][]byte{ours, lib} {
+			if !checkCompactAsLibrary(t, fmt.Sprintf("trial %d", trial), s) {
+				t.Errorf("trial %d: decodeCompact refused a valid histogram of %d buckets", trial, len(h.Buckets()))
+			}
+		}
+		raw, _ := base64.StdEncoding.DecodeString(string(ours))
+		for k := range 30 {
+			bad := slices.Clone(raw)
+			switch k % 3 {
+			case 0:
+				bad = bad[:rng.IntN(len(bad))]
+			default:
+				bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+			}
+			checkCompactAsLibrary(t, fmt.Sprintf("trial %d, corruption %d", trial, k), base64.StdEncoding.AppendEncode(nil, bad))
+		}
+	}
+	// Another shape is left to the library's decoder (and re-homed by UnmarshalJSON).
+	o := hdr.New(1, 1e9, 2)
+	o.RecordValue(1500)
+	s, _ := o.Encode(hdr.V2CompressedEncodingCookieBase)
+	if decodeCompact(s) != nil {
+		t.Errorf("decodeCompact read a histogram of 1..1e9 at 2 digits; want it left to the library")
+	}
+}
+
+// FuzzDecodeCompact: whatever decodeCompact accepts, the library reads the same.
+func FuzzDecodeCompact(f *testing.F) {
+	h := NewHistogram()
+	h.Record(time.Millisecond)
+	h.Record(2 * time.Second)
+	b, _ := encodeV2(h.h)
+	f.Add(b)
+	f.Add([]byte("HISTFAAAAB"))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		checkCompactAsLibrary(t, fmt.Sprintf("%q", s), s)
+	})
 }

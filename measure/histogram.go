@@ -4,6 +4,7 @@
 package measure
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -193,6 +194,12 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the HdrHistogram V2 compressed base64 form.
 func (h *Histogram) UnmarshalJSON(data []byte) error {
+	if n := len(data); n >= 2 && data[0] == '"' && data[n-1] == '"' && bytes.IndexByte(data, '\\') < 0 {
+		if b := decodeCompact(data[1 : n-1]); b != nil { // a run document's: made compact directly
+			h.h, h.b = nil, b
+			return nil
+		}
+	}
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("histogram: %w", err)

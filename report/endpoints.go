@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"sync"
 
 	"github.com/apiperf/apiperf/measure"
@@ -77,18 +78,20 @@ var endpointsTmpl = sync.OnceValue(func() *template.Template {
 {{end}}</tbody></table>`))
 })
 
-// endpointSections is a table per step of a scenario mix (none for a single request).
-func endpointSections(r *result.Run) []Section {
-	var out []Section
-	for _, s := range r.Steps {
-		if len(s.Endpoints) == 0 {
-			continue
+// endpointSections yields a table per step of a scenario mix (none for a single request).
+func endpointSections(r *result.Run) iter.Seq[Section] {
+	return func(yield func(Section) bool) {
+		for _, s := range r.Steps {
+			if len(s.Endpoints) == 0 {
+				continue
+			}
+			rows, rates := endpointRows(r, s)
+			if !yield(section(stepTitle("Endpoints", r, s), endpointsTmpl(), struct {
+				Rows  []endpointRow
+				Rates string
+			}{rows, rates})) {
+				return
+			}
 		}
-		rows, rates := endpointRows(r, s)
-		out = append(out, section(stepTitle("Endpoints", r, s), endpointsTmpl(), struct {
-			Rows  []endpointRow
-			Rates string
-		}{rows, rates}))
 	}
-	return out
 }

@@ -1,9 +1,10 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
+	"iter"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,10 +56,9 @@ var timingTmpl = sync.OnceValue(func() *template.Template {
 
 // section renders data with t as a section of the report (an error shows in its place).
 func section(title string, t *template.Template, data any) Section {
-	var b bytes.Buffer
+	var b strings.Builder
 	if err := t.Execute(&b, data); err != nil {
-		b.Reset()
-		b.WriteString(template.HTMLEscapeString(err.Error()))
+		return Section{Title: title, Body: template.HTML(template.HTMLEscapeString(err.Error()))}
 	}
 	return Section{Title: title, Body: template.HTML(b.String())}
 }
@@ -83,36 +83,38 @@ func stepTitle(what string, r *result.Run, s *measure.Step) string {
 	return what
 }
 
-// exemplarSections is, per step that kept requests, the table of its slowest and band
-// requests, with a chart of its latency per second that marks them.
-func exemplarSections(r *result.Run) []Section {
-	var out []Section
-	for i, s := range r.Steps {
-		x := s.Exemplars
-		if x == nil || len(x.Slowest) == 0 {
-			continue
+// exemplarSections yields, per step that kept requests, the table of its slowest and band
+// requests, with a chart of its latency per second that marks them; each is made when asked.
+func exemplarSections(r *result.Run) iter.Seq[Section] {
+	return func(yield func(Section) bool) {
+		for i, s := range r.Steps {
+			x := s.Exemplars
+			if x == nil || len(x.Slowest) == 0 {
+				continue
+			}
+			d := struct {
+				Rows                     []exemplarRow
+				Open, Mix, Traced, Timed bool
+				N                        int
+				Responses                int64
+				Chart                    *htmlChart
+			}{Open: s.Open != nil, Mix: len(s.Endpoints) > 0, N: len(x.Slowest), Responses: s.Requests}
+			for k, e := range x.Slowest {
+				d.Rows = append(d.Rows, exemplarRowOf(fmt.Sprintf("slowest %d", k+1), e))
+				d.Traced = d.Traced || !e.Trace.IsZero()
+				d.Timed = d.Timed || len(e.Timing) > 0
+			}
+			for _, b := range x.Bands {
+				d.Rows = append(d.Rows, exemplarRowOf(BandName(b.Percentile), b.Exemplar))
+			}
+			if c, ok := slowestChart(s); ok {
+				d.Chart = chartOf(fmt.Sprintf("slowest_%d", i), "Latency per second, the slowest requests marked", c)
+			}
+			if !yield(section(stepTitle("Slowest requests", r, s), exemplarsTmpl(), d)) {
+				return
+			}
 		}
-		d := struct {
-			Rows                     []exemplarRow
-			Open, Mix, Traced, Timed bool
-			N                        int
-			Responses                int64
-			Chart                    *htmlChart
-		}{Open: s.Open != nil, Mix: len(s.Endpoints) > 0, N: len(x.Slowest), Responses: s.Requests}
-		for k, e := range x.Slowest {
-			d.Rows = append(d.Rows, exemplarRowOf(fmt.Sprintf("slowest %d", k+1), e))
-			d.Traced = d.Traced || !e.Trace.IsZero()
-			d.Timed = d.Timed || len(e.Timing) > 0
-		}
-		for _, b := range x.Bands {
-			d.Rows = append(d.Rows, exemplarRowOf(BandName(b.Percentile), b.Exemplar))
-		}
-		if c, ok := slowestChart(s); ok {
-			d.Chart = chartOf(fmt.Sprintf("slowest_%d", i), "Latency per second, the slowest requests marked", c)
-		}
-		out = append(out, section(stepTitle("Slowest requests", r, s), exemplarsTmpl(), d))
 	}
-	return out
 }
 
 // slowestChart draws step s's p50 and p99 per interval and its slowest requests as dots
@@ -137,49 +139,51 @@ func slowestChart(s *measure.Step) (chart.Chart, bool) {
 	return c, c.Validate() == nil
 }
 
-// timingSections is, per step whose responses sent Server-Timing, a table and a chart of
+// timingSections yields, per step whose responses sent Server-Timing, a table and a chart of
 // each metric at each percentile beside the client's latency and what is left.
-func timingSections(r *result.Run) []Section {
-	var out []Section
-	for i, s := range r.Steps {
-		st := s.ServerTiming
-		if st == nil || len(st.Metrics) == 0 {
-			continue
-		}
-		ps := measure.Bands[:]
-		d := struct {
-			Bands     []string
-			Rows      []timingRow
-			Malformed int64
-			Chart     *htmlChart
-		}{Malformed: st.Malformed}
-		c := chart.Chart{Title: "Where the time goes", XLabel: "percentile", YLabel: "ms"}
-		for _, p := range ps {
-			d.Bands = append(d.Bands, BandName(p))
-			c.X = append(c.X, BandName(p))
-		}
-		add := func(name string, h *measure.Histogram, n int64, dashed bool) {
-			row := timingRow{Name: name, Responses: n}
-			var ys []float64
-			for _, p := range ps {
-				v := h.Percentile(p)
-				row.At = append(row.At, FormatDuration(v))
-				ys = append(ys, float64(v)/float64(time.Millisecond))
+func timingSections(r *result.Run) iter.Seq[Section] {
+	return func(yield func(Section) bool) {
+		for i, s := range r.Steps {
+			st := s.ServerTiming
+			if st == nil || len(st.Metrics) == 0 {
+				continue
 			}
-			d.Rows = append(d.Rows, row)
-			c.Series = append(c.Series, chart.Series{Name: name, Y: ys, Dashed: dashed})
+			ps := measure.Bands[:]
+			d := struct {
+				Bands     []string
+				Rows      []timingRow
+				Malformed int64
+				Chart     *htmlChart
+			}{Malformed: st.Malformed}
+			c := chart.Chart{Title: "Where the time goes", XLabel: "percentile", YLabel: "ms"}
+			for _, p := range ps {
+				d.Bands = append(d.Bands, BandName(p))
+				c.X = append(c.X, BandName(p))
+			}
+			add := func(name string, h *measure.Histogram, n int64, dashed bool) {
+				row := timingRow{Name: name, Responses: n}
+				var ys []float64
+				for _, p := range ps {
+					v := h.Percentile(p)
+					row.At = append(row.At, FormatDuration(v))
+					ys = append(ys, float64(v)/float64(time.Millisecond))
+				}
+				d.Rows = append(d.Rows, row)
+				c.Series = append(c.Series, chart.Series{Name: name, Y: ys, Dashed: dashed})
+			}
+			add("client latency", s.Latency, s.Requests, false)
+			for _, m := range st.Metrics {
+				add(m.Name, m.Histogram, m.Responses, false)
+			}
+			if st.Unaccounted != nil {
+				add("not in Server-Timing", st.Unaccounted, st.Responses, true)
+			}
+			if c.Validate() == nil {
+				d.Chart = chartOf(fmt.Sprintf("server_timing_%d", i), "Client latency, each Server-Timing metric and what is left, by percentile", c)
+			}
+			if !yield(section(stepTitle("Server-Timing", r, s), timingTmpl(), d)) {
+				return
+			}
 		}
-		add("client latency", s.Latency, s.Requests, false)
-		for _, m := range st.Metrics {
-			add(m.Name, m.Histogram, m.Responses, false)
-		}
-		if st.Unaccounted != nil {
-			add("not in Server-Timing", st.Unaccounted, st.Responses, true)
-		}
-		if c.Validate() == nil {
-			d.Chart = chartOf(fmt.Sprintf("server_timing_%d", i), "Client latency, each Server-Timing metric and what is left, by percentile", c)
-		}
-		out = append(out, section(stepTitle("Server-Timing", r, s), timingTmpl(), d))
 	}
-	return out
 }

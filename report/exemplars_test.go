@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestExemplarsTextGolden(t *testing.T) {
 func TestExemplarsHTMLGolden(t *testing.T) {
 	r := timingRun().resultRun
 	var body strings.Builder
-	for _, s := range append(exemplarSections(r), timingSections(r)...) {
+	for _, s := range append(slices.Collect(exemplarSections(r)), slices.Collect(timingSections(r))...) {
 		body.WriteString("<h2>" + s.Title + "</h2>\n" + string(s.Body) + "\n")
 	}
 	golden.Check(t, "exemplars_section.html", []byte(body.String()))

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +50,7 @@ func WriteAll(dir string, r *result.Run) ([]string, error) {
 		out.render(name+".dat", func(w io.Writer) error { return WriteDat(w, rec.Levels) }),
 		out.charts(name+"_", runCharts(r, rec)),
 		out.render(BenchFile, func(w io.Writer) error { return WriteBench(w, r) }),
-		out.render(HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
+		out.render(HTMLFile, func(w io.Writer) error { return writeHTML(w, r, rec) }),
 	)
 	if r.Cluster != nil {
 		err = errors.Join(err, out.render(WorkersFile, func(w io.Writer) error { return Workers(w, r.Cluster) }))
@@ -64,14 +64,28 @@ type outputs struct {
 	paths []string
 }
 
-// render writes what fill produces to dir/name (nothing on a rendering error).
+// render writes what fill produces to dir/name as it is produced (nothing on a rendering
+// error: the file keeps its old content). A report is larger than its run.json: it is never
+// held whole in memory.
 func (o *outputs) render(name string, fill func(w io.Writer) error) error {
-	var b bytes.Buffer
-	if err := fill(&b); err != nil {
-		return fmt.Errorf("rendering %s: %w", name, err)
-	}
 	p := filepath.Join(o.dir, name)
-	if err := outfile.Write(p, b.Bytes()); err != nil {
+	var rerr error
+	err := outfile.WriteWith(p, func(f io.Writer) error {
+		fw := &errWriter{w: f}
+		bw := bufio.NewWriterSize(fw, 64<<10)
+		if rerr = fill(bw); rerr != nil && fw.err == nil {
+			return rerr
+		}
+		if ferr := bw.Flush(); ferr != nil {
+			rerr = nil // the file failed, not the rendering
+			return ferr
+		}
+		return nil
+	})
+	if rerr != nil {
+		return fmt.Errorf("rendering %s: %w", name, rerr)
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	o.paths = append(o.paths, p)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"math"
 	"strings"
 	"sync"
@@ -46,16 +47,36 @@ type Section struct {
 // added: profile top tables and the flame graph and target metrics charts (r.Target), and
 // per-endpoint tables (Step.Endpoints). They appear after the level table.
 // The verdict is not among them: it comes first, right after the headline (report/verdict.go).
-func extraSections(r *result.Run) []Section {
-	out := objectiveSections(r)               // report/objective.go
-	out = append(out, timelineSections(r)...) // report/timeline.go
-	out = append(out, processSections(r)...)  // report/process.go
-	out = append(out, endpointSections(r)...)
-	out = append(out, conditionsSections(r)...)
-	out = append(out, workersSections(r)...)  // report/workers.go
-	out = append(out, exemplarSections(r)...) // report/exemplars_html.go
-	out = append(out, timingSections(r)...)
-	return append(out, targetSections(r)...) // report/endpoints.go, report/target.go
+// Each is made when the page reaches it and dropped once written: a sweep has sections per
+// step, and a 2,000-level run held 45 MB of them at once.
+func extraSections(r *result.Run) iter.Seq[Section] {
+	return func(yield func(Section) bool) {
+		all := func(secs []Section) bool {
+			for _, s := range secs {
+				if !yield(s) {
+					return false
+				}
+			}
+			return true
+		}
+		each := func(secs iter.Seq[Section]) bool {
+			for s := range secs {
+				if !yield(s) {
+					return false
+				}
+			}
+			return true
+		}
+		_ = all(objectiveSections(r)) && // report/objective.go
+			all(timelineSections(r)) && // report/timeline.go
+			all(processSections(r)) && // report/process.go
+			each(endpointSections(r)) && // report/endpoints.go
+			all(conditionsSections(r)) &&
+			all(workersSections(r)) && // report/workers.go
+			each(exemplarSections(r)) && // report/exemplars_html.go
+			each(timingSections(r)) &&
+			all(targetSections(r)) // report/target.go
+	}
 }
 
 type htmlChart struct {
@@ -77,8 +98,8 @@ type htmlReport struct {
 	Charts                                        []htmlChart
 	Levels                                        []htmlLevel
 	Open                                          bool
-	Verdict                                       *Section // first, after the headline; nil when not judged
-	Sections                                      []Section
+	Verdict                                       *Section          // first, after the headline; nil when not judged
+	Sections                                      iter.Seq[Section] // made as the page is written
 	Warnings                                      []string
 	Load, Body, Tool, Host, Time                  string
 	Headers                                       []string
@@ -89,16 +110,19 @@ type htmlReport struct {
 // HTML writes the report of run r as one self-contained page that works offline: headline
 // (peak, knee, vs plain net/http), charts embedded as SVG data, a table per level, warnings,
 // the spec and the command to reproduce. Everything from the user or the target is escaped.
-func HTML(w io.Writer, r *result.Run) error {
+func HTML(w io.Writer, r *result.Run) error { return writeHTML(w, r, r.Levels()) }
+
+// writeHTML is HTML of run r whose levels rec are reduced already (WriteAll has them: a
+// run without a sweep record reduces its steps anew at each r.Levels call).
+func writeHTML(w io.Writer, r *result.Run, rec *sweep.Record) error {
 	name := r.Name
 	if name == "" {
 		name = DefaultName(r)
 	}
 	r.Redact()
-	rec := r.Levels()
 	d := htmlReport{
 		CSS: css(), Kind: r.Kind, Name: name, Method: r.Scenario.MethodOrDefault(), URL: r.Scenario.URL,
-		LevelName: xLabel(r.Load.OpenLoop()), Headline: Headline(r), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
+		LevelName: xLabel(r.Load.OpenLoop()), Headline: headline(r, rec), Open: r.Load.OpenLoop(), Objective: rec.Objective.String(),
 		Verdict: verdictSection(r), Sections: extraSections(r), Warnings: r.AllWarnings(),
 		Load: specLoad(r, rec), Tool: r.Tool, Host: r.Host, Command: ShellQuote(r.Command), Run: r,
 	}
@@ -147,8 +171,14 @@ func embedChart(id, title string, c chart.Chart) (htmlChart, error) {
 	if h == 0 {
 		h = chart.DefaultHeight
 	}
-	src := "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
-	return htmlChart{ID: id, Title: title, Src: template.URL(src), Width: w, Height: h}, nil
+	const scheme = "data:image/svg+xml;base64,"
+	var src strings.Builder // one copy of the encoded chart, not two
+	src.Grow(len(scheme) + base64.StdEncoding.EncodedLen(b.Len()))
+	src.WriteString(scheme)
+	enc := base64.NewEncoder(base64.StdEncoding, &src)
+	enc.Write(b.Bytes()) // a strings.Builder takes every write
+	enc.Close()
+	return htmlChart{ID: id, Title: title, Src: template.URL(src.String()), Width: w, Height: h}, nil
 }
 
 func htmlLevelOf(l sweep.Level, notes string) htmlLevel {
@@ -209,8 +239,9 @@ func statusText(m map[int]int64) string { return statusCodes(m, "%d: %d", ", ", 
 // level states its QPS, p99 and success rate; more levels state the peak, the knee (and
 // the largest level meeting the objective when it lies beyond the peak), why a sweep
 // stopped, and how the peak compares with plain net/http.
-func Headline(r *result.Run) []string {
-	rec := r.Levels()
+func Headline(r *result.Run) []string { return headline(r, r.Levels()) }
+
+func headline(r *result.Run, rec *sweep.Record) []string {
 	var out []string
 	if r.Capacity != nil {
 		out = append(out, r.Capacity.Headline())

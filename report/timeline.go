@@ -1,9 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"html/template"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,7 +128,7 @@ func timelineSections(r *result.Run) []Section {
 	if len(charts) == 0 {
 		return nil
 	}
-	var b bytes.Buffer
+	var b strings.Builder // its String is no copy: the section is MBs for a long sweep
 	if err := timelineTmpl().Execute(&b, charts); err != nil {
 		return []Section{{Title: "Over time", Body: template.HTML(template.HTMLEscapeString(err.Error()))}}
 	}

@@ -164,11 +164,18 @@ func (r *Run) Save(path string) error {
 }
 
 // Decode reads a run document; name is used in error messages, which carry the line.
-func Decode(name string, data []byte) (*Run, error) {
-	if v1, ok := decodeV1(data); ok {
+func Decode(name string, data []byte) (*Run, error) { return decode(name, data, nil) }
+
+// decode is Decode of a document whose steps, when not nil, were read already (Load): data
+// then holds everything else.
+func decode(name string, data []byte, steps []*measure.Step) (*Run, error) {
+	if v1, ok := decodeV1(data, steps); ok {
 		return finishDecode(name, data, v1)
 	}
 	var r Run
+	if steps != nil {
+		r.Steps = steps
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -199,10 +206,16 @@ func finishDecode(name string, data []byte, rp *Run) (*Run, error) {
 	return &r, nil
 }
 
-// Load reads a run document from a file or a run directory holding run.json.
+// Load reads a run document from a file or a run directory holding run.json. Its steps are
+// decoded one at a time as the file is read (load.go), so the document is not held whole
+// beside what it decodes to; one that does not read so is read whole by Decode, which says
+// what is wrong and where.
 func Load(path string) (*Run, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "run.json")
+	}
+	if r := loadSteps(path); r != nil {
+		return r, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

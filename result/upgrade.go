@@ -50,8 +50,9 @@ func (c *v1Capacity) upgrade(obj sweep.Objective) *sweep.Capacity {
 }
 
 // decodeV1 reads a version 1 document whose sweep the current layout cannot hold and
-// upgrades it; false when data is not such a document.
-func decodeV1(data []byte) (*Run, bool) {
+// upgrades it; false when data is not such a document. Steps, when not nil, are the
+// document's, read already (data holds everything else).
+func decodeV1(data []byte, steps []*measure.Step) (*Run, bool) {
 	var probe struct {
 		Version int `json:"version"`
 	}
@@ -64,6 +65,9 @@ func decodeV1(data []byte) (*Run, bool) {
 		Sweep    *v1Sweep        `json:"sweep"`
 		Capacity *v1Capacity     `json:"capacity"`
 		Native   json.RawMessage `json:"native"`
+	}
+	if steps != nil {
+		doc.Steps = steps
 	}
 	if json.Unmarshal(data, &doc) != nil {
 		return nil, false
@@ -84,7 +88,7 @@ func decodeV1(data []byte) (*Run, bool) {
 		r.Capacity = c.upgrade(obj)
 	}
 	if len(doc.Native) > 0 && string(doc.Native) != "null" {
-		n, ok := decodeV1(doc.Native)
+		n, ok := decodeV1(doc.Native, nil)
 		if !ok {
 			var plainNative Run
 			if json.Unmarshal(doc.Native, &plainNative) != nil {

@@ -168,12 +168,18 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 	l := Level{Label: label, Value: value, Open: open, Reps: len(idx), Steps: idx}
 	qps := make([]float64, 0, len(idx))
 	achieved := make([]float64, 0, len(idx))
-	lat := measure.NewHistogram()
+	var lat *measure.Histogram
+	if len(idx) == 1 && steps[idx[0]].Latency != nil {
+		lat = steps[idx[0]].Latency // one repetition: its own histogram, read, not a 188 KB copy
+	}
 	for _, j := range idx {
 		s := steps[j]
 		qps = append(qps, s.QPS())
 		achieved = append(achieved, s.SendRate()) // sent in the window, answered in it or not: not the QPS again
-		if s.Latency != nil {
+		if s.Latency != nil && len(idx) > 1 {
+			if lat == nil {
+				lat = measure.NewHistogram()
+			}
 			lat.Merge(s.Latency)
 		}
 		l.Attempts += s.Attempts
@@ -204,7 +210,9 @@ func Reduce(label string, value float64, open bool, steps []*measure.Step, idx [
 	if l.Responses > 0 {
 		l.Classic = 100 * float64(l.Responses-l.Errors.Socket()) / float64(l.Responses)
 	}
-	l.setLatency(lat)
+	if lat != nil {
+		l.setLatency(lat)
+	}
 	l.Stream = reduceStreams(steps, idx)
 	l.Endpoints = reduceEndpoints(steps, idx)
 	return l
