@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -230,6 +231,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	uncorrected := fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	asJSON := fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
 	out := fs.StringP("out", "o", "", "save the result (run.json) to this file")
+	resultsDir := fs.String("results-dir", "", "also write the run's directory (run.json, report.html, charts, .dat, bench.txt) as a new directory under this one, named for the target (`apiperf k8s --results-pvc` sets it)")
 	quiet := fs.BoolP("quiet", "q", false, "print nothing but the result")
 	cpuprofile := fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
 	bench := fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
@@ -275,6 +277,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	doc := newRun(result.KindRun, sc, cfg, args)
 	if err := errors.Join(rf.validate(), hf.label(ctx, doc), hf.check(), checkFiles(*out, *bench, *cpuprofile, lv.hlog)); err != nil {
 		return asUsage(err)
+	}
+	runDir := "" // --results-dir: made now, so that a directory that cannot be written fails before any load
+	if *resultsDir != "" {
+		name, err := runDirName(e, *resultsDir, "", report.SafeName(target.Host+"-"+target.Port), hf)
+		if err != nil {
+			return asUsage(err)
+		}
+		runDir = filepath.Join(*resultsDir, name)
 	}
 	capture, _ := tf.session(sc.URL, false) // a run's summary shows the target's process for --target-pid only
 	// what the run is measured on (conditions.go), read before --listen serves it
@@ -362,10 +372,18 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	if runDir != "" {
+		if err := writeRunDir(runDir, doc); err != nil {
+			return fmt.Errorf("--results-dir: %w (%s)", err, notRecorded)
+		}
+		if !*quiet {
+			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", runDir)
+		}
+	}
 	if err := hf.record(ctx, e, doc); err != nil {
 		fmt.Fprintf(e.stderr, "apiperf: warning: recording history: %v\n", err)
 	}
-	sess.serveRun(ctx, e, doc) // --serve-results
+	sess.serveRun(ctx, e, doc, runDir) // --serve-results
 	if err := ci.finish(e, "run", sc.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
 		return err
 	}

@@ -77,25 +77,38 @@ func (s *loadSession) serveResults(ctx context.Context, e *env, dir string) {
 	}
 }
 
-// serveRun is serveResults for a run, which has no directory: its run.json and the outputs
-// rendered from it, in a directory made under TMPDIR for the while it is served.
-func (s *loadSession) serveRun(ctx context.Context, e *env, doc *result.Run) {
+// serveRun is serveResults for a run: its --results-dir directory, or else one made under
+// TMPDIR for the while it is served, with run.json and the outputs rendered from it.
+func (s *loadSession) serveRun(ctx context.Context, e *env, doc *result.Run, dir string) {
 	if s.coord == nil || s.cf.serve <= 0 {
 		return
 	}
-	dir, err := os.MkdirTemp("", "apiperf-results-")
-	if err == nil {
-		defer os.RemoveAll(dir)
-		err = doc.Save(filepath.Join(dir, "run.json"))
-	}
-	if err == nil && len(doc.Steps) > 0 {
-		_, err = report.WriteAll(dir, doc)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "apiperf: warning: the results to serve: %v\n", err)
-		return
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "apiperf-results-")
+		if err == nil {
+			defer os.RemoveAll(tmp)
+			err = writeRunDir(tmp, doc)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "apiperf: warning: the results to serve: %v\n", err)
+			return
+		}
+		dir = tmp
 	}
 	s.serveResults(ctx, e, dir)
+}
+
+// writeRunDir writes a run's directory: run.json and, when it has steps, everything
+// rendered from it (report.html, charts, .dat, bench.txt, workers.txt).
+func writeRunDir(dir string, doc *result.Run) error {
+	if err := doc.Save(filepath.Join(dir, "run.json")); err != nil {
+		return err
+	}
+	if len(doc.Steps) == 0 {
+		return nil
+	}
+	_, err := report.WriteAll(dir, doc)
+	return err
 }
 
 // close ends the coordinator and its workers' connections.
