@@ -257,6 +257,10 @@ var k8sTemplate = sync.OnceValue(func() *template.Template {
         runAsNonRoot: true
         runAsUser: 65534
         runAsGroup: 65534
+        # the volumes are the group's, so that nobody can write a results claim whose root is
+        # root's (a new disk's is); its files are regrouped only when the root is not yet
+        fsGroup: 65534
+        fsGroupChangePolicy: OnRootMismatch
         seccompProfile:
           type: RuntimeDefault
 {{end}}# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator

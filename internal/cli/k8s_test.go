@@ -320,6 +320,12 @@ func TestK8sResultsPVC(t *testing.T) {
 		c0.WorkingDir != c0.VolumeMounts[0].MountPath {
 		t.Errorf("coordinator volumes %+v, working directory %q: want it working on the claim", pod.Volumes, c0.WorkingDir)
 	}
+	// A claim's root is root's 0755 on a new disk (k8s-e2e's local volume: "--db: cannot write
+	// .apiperf: permission denied"): the pod's group owns its volumes, so nobody can write.
+	if sc := pod.SecurityContext; sc == nil || sc.FSGroup == nil || sc.RunAsUser == nil || *sc.FSGroup != *sc.RunAsUser ||
+		sc.FSGroupChangePolicy == nil || *sc.FSGroupChangePolicy != corev1.FSGroupChangeOnRootMismatch {
+		t.Errorf("coordinator pod securityContext %+v: want fsGroup the user's (65534), changed on root mismatch only", sc)
+	}
 	if cmd := strings.Join(podCommand(t, o.workers), " "); strings.Contains(cmd, "--join-ca") || o.secret.Data["join-key.pem"] != nil {
 		t.Errorf("--plain-join: worker command %q, Secret keys %v; want no TLS", cmd, slices.Collect(maps.Keys(o.secret.Data)))
 	}
