@@ -62,8 +62,10 @@ worker-efficiency: build
 	flock /tmp/apiperf-bench.lock ./scripts/worker-efficiency.sh $(BIN)
 
 ## k8s-e2e: scale-out on a real single-node Kubernetes built here (root; NOT part of `make test`):
-## builds the cluster's components from Go modules into K8S_BUILD, applies `apiperf k8s` output
-## with kubectl, checks the merged run.json; the output is kept in docs/k8s-e2e.txt.
+## builds the cluster's components from Go modules into K8S_BUILD, checks `apiperf k8s` output
+## (kubectl dry-runs, TLS, claim, NetworkPolicy), applies it for two 3-worker runs, reads their
+## results from the claim and through `apiperf k8s fetch`, checks the Jobs' exit codes; the output
+## is kept in docs/k8s-e2e.txt.
 K8S_BUILD ?= /var/tmp/apiperf-k8s-e2e
 k8s-e2e:
 	K8S_BUILD=$(K8S_BUILD) bash -o pipefail -c './scripts/k8s-e2e.sh 2>&1 | tee docs/k8s-e2e.txt'

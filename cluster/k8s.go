@@ -76,6 +76,10 @@ func (m Manifests) Command() []string {
 	if m.serves() {
 		cmd = append(cmd, "--serve-results", m.FetchTimeout.String())
 	}
+	if m.ResultsPVC != "" && m.Args[0] == "run" && !hasFlag(m.Args[1:], "--results-dir") {
+		// a sweep or capacity search writes its directory under its --dir by itself
+		cmd = append(cmd, "--results-dir", resultsDir)
+	}
 	if m.MetricsPort > 0 {
 		cmd = append(cmd, "--listen", fmt.Sprintf("0.0.0.0:%d", m.MetricsPort))
 	}
@@ -84,6 +88,23 @@ func (m Manifests) Command() []string {
 		cmd = append(cmd, a.word(i))
 	}
 	return cmd
+}
+
+// resultsDir is where on the claim a run's directory goes: sweep's and capacity's --dir
+// default, relative to the coordinator's working directory (the claim's mount).
+const resultsDir = "apiperf-out"
+
+// hasFlag says whether args, a command's flags before any --, give flag.
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkerCommand is a worker container's command line.
@@ -236,6 +257,10 @@ var k8sTemplate = sync.OnceValue(func() *template.Template {
         runAsNonRoot: true
         runAsUser: 65534
         runAsGroup: 65534
+        # the volumes are the group's, so that nobody can write a results claim whose root is
+        # root's (a new disk's is); its files are regrouped only when the root is not yet
+        fsGroup: 65534
+        fsGroupChangePolicy: OnRootMismatch
         seccompProfile:
           type: RuntimeDefault
 {{end}}# apiperf scale-out: kubectl apply -f this; results: kubectl logs -n {{.Namespace}} job/{{.Name}}-coordinator

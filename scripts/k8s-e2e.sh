@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # k8s-e2e.sh: apiperf's scale-out on a real single-node Kubernetes made on this machine, used
-# as a user would: `apiperf k8s ... | kubectl apply -f -`, wait for the Jobs, read run.json
-# from `kubectl logs`. Not part of `make test` (root, minutes of building, a whole cluster).
+# as a user would: `apiperf k8s ... | kubectl apply -f -`, wait for the Jobs, read the results.
+# Two 3-worker runs, each over TLS with the manifests' CA (checked first: kubectl's client and
+# server dry-runs, the claim's mount, the Secret's CA and certificate for the Service's name,
+# the workers' CA mount, the NetworkPolicy):
+#   1. --results-pvc on a local PersistentVolume the script makes (no provisioner here), a
+#      passing objective: after the coordinator's pod ended, run.json and report.html are read
+#      from the volume's directory on the node; the pod's exit code is 0.
+#   2. no claim: `apiperf k8s fetch` (started right after apply; it waits for the run to end)
+#      unpacks run.json and report.html that the coordinator serves; the objective fails, and
+#      the coordinator pod's exit code is 1, the run's.
+# run.json is also read from `kubectl logs` (--json) and every copy checked against it. Not
+# part of `make test` (root, minutes of building, a whole cluster).
 #
 # What runs, all of it real processes on this machine:
 #   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy and
@@ -16,13 +26,14 @@
 # and the pods' bridge: nothing can leave it. The target is `apiperf serve` in a pod of a
 # Kubernetes namespace the script makes.
 # Build artifacts and state go to K8S_BUILD (default /var/tmp/apiperf-k8s-e2e), never the repo.
-# Env: K8S_BUILD, K8S_VERSION=1.37.2, COREDNS_VERSION=1.15.0, N=30000, CONNS=30, WORKERS=3, KEEP=1 (leave the cluster up)
+# Env: K8S_BUILD, K8S_VERSION=1.37.2, COREDNS_VERSION=1.15.0, N=30000, CONNS=30, WORKERS=3, RATE=600
+# (run 1's open-loop rate), KEEP=1 (leave the cluster up)
 set -euo pipefail
 TOP=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 B=${K8S_BUILD:-/var/tmp/apiperf-k8s-e2e}
 KV=${K8S_VERSION:-1.37.2}
 CV=${COREDNS_VERSION:-1.15.0}
-N=${N:-30000}; CONNS=${CONNS:-30}; WORKERS=${WORKERS:-3}
+N=${N:-30000}; CONNS=${CONNS:-30}; WORKERS=${WORKERS:-3}; RATE=${RATE:-600}
 NETNS=apiperf-k8s-e2e
 NODE_IP=198.18.0.1 # RFC 2544 benchmarking range, on an interface inside $NETNS only
 NODE=apiperf-node
@@ -332,34 +343,135 @@ EOF
 k -n "$NS" wait --for=condition=Ready pod/target --timeout=120s >/dev/null || { k -n "$NS" describe pod target | tail -20; die "the target pod is not ready"; }
 say "target pod ready: $(k -n "$NS" get pod target --no-headers -o wide | tr -s ' ')"
 
-# --fetch-timeout 0: this script reads run.json from the log, so the coordinator need not wait
-# to be fetched (apiperf k8s fetch is tested on loopback, not run here yet)
-ARGS=(--workers "$WORKERS" --namespace "$NS" --image apiperf:e2e --cpu 250m --memory 128Mi --fetch-timeout 0 -- run -n "$N" -c "$CONNS" --json "http://target.$NS.svc:8080/healthz")
-say "\$ apiperf k8s ${ARGS[*]} | kubectl apply -f -"
-apiperf k8s "${ARGS[@]}" >"$R/manifests.yaml"
-k apply -f "$R/manifests.yaml"
-# wait_job NAME SECONDS: until the Job succeeded (0) or failed (1)
-wait_job() {
+# The PersistentVolume a cluster without a provisioner needs: a local volume on the node whose
+# directory is made as a new disk's root is (root's, 0755), bound ahead to the claim that the
+# first run's manifests create (--results-pvc results --results-size 1Gi).
+PVDIR=$R/pv-results
+mkdir -m 755 "$PVDIR"
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: apiperf-e2e-results}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  claimRef: {namespace: $NS, name: results}
+  local: {path: $PVDIR}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$NODE]}]
+EOF
+say "persistent volume: local $PVDIR on $NODE (root's, 0755), for claim $NS/results"
+
+URL=http://target.$NS.svc:8080/healthz
+# manifests NAME CPU FLAGS... -- RUN ARGS...: apiperf k8s's output for the run NAME, in $R/NAME.yaml
+manifests() {
+  local name=$1 cpu=$2; shift 2
+  local a=(--name "$name" --workers "$WORKERS" --namespace "$NS" --image apiperf:e2e --cpu "$cpu" --memory 128Mi "$@")
+  say "\$ apiperf k8s ${a[*]} | kubectl apply -f -"
+  apiperf k8s "${a[@]}" >"$R/$name.yaml"
+}
+
+# check_manifests NAME CLAIM: kubectl (client, then server dry-run against this apiserver) takes
+# NAME's manifests, and they hold what they must: the claim's mount (CLAIM; "": an emptyDir and
+# --serve-results), the TLS Secret whose CA signed a certificate for the Service's DNS name, the
+# workers' mount of the CA alone, the NetworkPolicy.
+check_manifests() {
+  local name=$1 claim=$2 f=$R/$1.yaml svc=$1-coordinator.$NS.svc
+  k apply --dry-run=client -f "$f" >"$R/$name.dry-client" 2>&1 || { cat "$R/$name.dry-client"; die "kubectl apply --dry-run=client refused $f"; }
+  k apply --dry-run=server -f "$f" >"$R/$name.dry-server" 2>&1 || { cat "$R/$name.dry-server"; die "kubectl apply --dry-run=server refused $f"; }
+  say "kubectl apply --dry-run=client and --dry-run=server: $(tr '\n' ';' <"$R/$name.dry-server" | sed 's/;$//')"
+  k apply --dry-run=client -o json -f "$f" >"$R/$name.json"
+  python3 - "$R/$name.json" "$name" "$claim" "$R/$name" <<'EOF' || die "the manifests of $name lack what they must hold"
+import base64, json, sys
+doc, name, claim, out = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
+objs = {(o["kind"], o["metadata"]["name"]): o for o in doc["items"]}
+bad = []
+def want(ok, what):
+    print(f"  {'ok' if ok else 'MISSING'}: {what}")
+    ok or bad.append(what)
+sec = objs.get(("Secret", name + "-token"), {}).get("data", {})
+want(all(k in sec for k in ("token", "join-ca.pem", "join-cert.pem", "join-key.pem")), f"Secret {name}-token holds the token, join-ca.pem, join-cert.pem and join-key.pem")
+for k in ("join-ca.pem", "join-cert.pem"):
+    if k in sec:
+        open(f"{out}.{k}", "wb").write(base64.b64decode(sec[k]))
+cj = objs.get(("Job", name + "-coordinator"), {}).get("spec", {}).get("template", {}).get("spec", {})
+cc = (cj.get("containers") or [{}])[0]
+vols = {v["name"]: v for v in cj.get("volumes", [])}
+mounts = {m["name"]: m["mountPath"] for m in cc.get("volumeMounts", [])}
+cmd = cc.get("command", [])
+if claim:
+    want(vols.get("work", {}).get("persistentVolumeClaim", {}).get("claimName") == claim and mounts.get("work") == "/work" and cc.get("workingDir") == "/work",
+         f"the coordinator works on claim {claim} (mounted at /work, its working directory)")
+    want(("PersistentVolumeClaim", claim) in objs, f"PersistentVolumeClaim {claim} is created")
+    want("--results-dir" in cmd and "--serve-results" not in cmd, f"the coordinator writes its run directory there (--results-dir {cmd[cmd.index('--results-dir') + 1] if '--results-dir' in cmd else '?'})")
+else:
+    want("emptyDir" in vols.get("work", {}) and "--serve-results" in cmd, f"the coordinator works in an emptyDir and serves its results (--serve-results {cmd[cmd.index('--serve-results') + 1] if '--serve-results' in cmd else '?'})")
+tls = sorted(i["key"] for i in vols.get("tls", {}).get("secret", {}).get("items", []))
+want(tls == ["join-cert.pem", "join-key.pem"] and mounts.get("tls") == "/tls" and cmd[cmd.index("--join-cert") + 1:cmd.index("--join-cert") + 4:2] == ["/tls/join-cert.pem", "/tls/join-key.pem"] if "--join-cert" in cmd else False,
+     "the coordinator mounts the certificate and key at /tls and listens with --join-cert/--join-key")
+wj = objs.get(("Job", name + "-workers"), {}).get("spec", {}).get("template", {}).get("spec", {})
+wc = (wj.get("containers") or [{}])[0]
+wv = {v["name"]: v for v in wj.get("volumes", [])}
+wm = {m["name"]: m["mountPath"] for m in wc.get("volumeMounts", [])}
+wcmd = wc.get("command", [])
+want([i["key"] for i in wv.get("tls", {}).get("secret", {}).get("items", [])] == ["join-ca.pem"] and wm.get("tls") == "/tls", "the workers mount the CA alone at /tls")
+svc = f"{name}-coordinator.{doc['items'][0]['metadata']['namespace']}.svc"
+def after(c, flag):
+    return c[c.index(flag) + 1] if flag in c else None
+want(after(wcmd, "--join-ca") == "/tls/join-ca.pem" and after(wcmd, "--join-server-name") == svc and after(wcmd, "--join") == svc + ":7070",
+     f"the workers join {svc}:7070 verifying it with --join-ca /tls/join-ca.pem")
+np = objs.get(("NetworkPolicy", name + "-join"), {}).get("spec", {})
+ing = np.get("ingress", [{}])[0]
+want(np.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/component") == "coordinator"
+     and ing.get("from", [{}])[0].get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/component") == "worker"
+     and ing.get("ports", [{}])[0].get("port") == 7070,
+     f"NetworkPolicy {name}-join lets only the workers' pods reach the coordinator's port 7070")
+sys.exit(1 if bad else 0)
+EOF
+  local san
+  san=$(openssl x509 -in "$R/$name.join-cert.pem" -noout -ext subjectAltName | tail -1 | sed 's/^ *//')
+  [[ ", $san," == *", DNS:$svc,"* ]] || die "the coordinator's certificate names $san, not DNS:$svc"
+  openssl verify -CAfile "$R/$name.join-ca.pem" -verify_hostname "$svc" "$R/$name.join-cert.pem" >/dev/null 2>&1 ||
+    die "the coordinator's certificate does not verify for $svc against the Secret's CA"
+  say "  ok: the certificate ($(openssl x509 -in "$R/$name.join-cert.pem" -noout -subject -issuer | tr '\n' ' ')) carries $san and verifies for $svc against the Secret's CA"
+}
+
+# job_end JOB SECONDS: prints succeeded or failed once the Job has ended (timeout: it did not)
+job_end() {
   local st
   for _ in $(seq $(($2 * 2))); do
     st=$(k -n "$NS" get "job/$1" -o 'jsonpath={.status.succeeded}/{.status.failed}')
-    [[ $st == [1-9]*/* ]] && return 0
-    [[ $st == */[1-9]* ]] && return 1
+    [[ $st == [1-9]*/* ]] && { echo succeeded; return; }
+    [[ $st == */[1-9]* ]] && { echo failed; return; }
     sleep 0.5
   done
-  return 1
+  echo timeout
 }
-if ! wait_job apiperf-coordinator 300 || ! wait_job apiperf-workers 60; then
-  k -n "$NS" get pods -o wide
-  for p in $(k -n "$NS" get pods -o name); do echo "--- $p"; k -n "$NS" logs "$p" | tail -5; done
-  die "the Jobs did not succeed"
-fi
-say "pods:"; k -n "$NS" get pods -o wide | sed 's/^/  /'
-k -n "$NS" logs job/apiperf-coordinator >"$R/coordinator.log"
-say "coordinator log (stderr lines; stdout is run.json):"; grep '^apiperf:' "$R/coordinator.log" | sed 's/^/  /'
-grep -v '^apiperf:' "$R/coordinator.log" >"$R/run.json"
-say "run.json (the coordinator's stdout, read from its log):"
-python3 - "$R/run.json" "$N" "$WORKERS" <<'EOF'
+# pod_end JOB: the phase and the container's exit code of JOB's (one) pod
+pod_end() {
+  k -n "$NS" get pods -l "job-name=$1" -o 'jsonpath={.items[0].status.phase} {.items[0].status.containerStatuses[0].state.terminated.exitCode}'
+}
+# ran NAME WANT: both Jobs of run NAME ended; the coordinator's as WANT (succeeded|failed)
+ran() {
+  local c w
+  c=$(job_end "$1-coordinator" 300)
+  w=$(job_end "$1-workers" 60)
+  say "pods:"; k -n "$NS" get pods -o wide -l "app.kubernetes.io/name=$1" | sed 's/^/  /'
+  k -n "$NS" logs "job/$1-coordinator" >"$R/$1.log" 2>&1 || true
+  say "coordinator log (stderr lines):"; grep '^apiperf:' "$R/$1.log" | sed 's/^/  /'
+  if [[ $c != "$2" || $w != succeeded ]]; then
+    for p in $(k -n "$NS" get pods -o name -l "app.kubernetes.io/name=$1"); do echo "--- $p"; k -n "$NS" logs "$p" | tail -5; done
+    die "run $1: coordinator Job $c, workers Job $w; want $2 and succeeded"
+  fi
+  say "Jobs: $1-coordinator $c, $1-workers $w"
+}
+# check_run RUNJSON N WORKERS LOG: the merged result is exact, printed; it prints the run's
+# exit code as run.json judges it (1 when an objective term failed, else 0) on fd 3
+check_run() {
+  python3 - "$@" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1])); n, w = int(sys.argv[2]), int(sys.argv[3])
 s = doc["steps"][0]; c = doc["cluster"]
@@ -367,13 +479,83 @@ shares = [x["requests"] for x in c["shares"]]
 spread = c.get("start_spread")
 spread = f"{spread / 1e6:.1f}ms" if isinstance(spread, (int, float)) else spread
 print(f"  version {doc['version']}, {len(doc['steps'])} step: {s['requests']} requests, {s['successes']} successes "
-      f"in {s['elapsed']}, concurrency {s['concurrency']}; workers {c['workers']}, shares {shares} "
+      f"in {s['elapsed']}, concurrency {s.get('concurrency')}; workers {c['workers']}, shares {shares} "
       f"(sum {sum(shares)}), start spread {spread}")
 for x in c["shares"]:
     print(f"  worker {x['worker']}: host {x['host']}, {x['connections']} connections, {x['requests']} requests, "
           f"{x['responses']} responses, {x['errors']} errors")
 ok = s["requests"] == n and s["successes"] == n and c["workers"] == w and sum(shares) == n and len(shares) == w
 print("  merged result exact:", "yes" if ok else "NO")
-sys.exit(0 if ok else 1)
+obj = doc.get("objectives") or {}
+failed = [r for r in obj.get("results", []) if not r["pass"]]
+for r in obj.get("results", []):
+    print(f"  objective {r['term']} at {r['level']}: {'pass' if r['pass'] else 'FAIL'} (measured {r.get('measured', '-')}{'; ' + r['reason'] if r.get('reason') else ''})")
+with open(3, "w") as f:
+    f.write("1" if failed else "0")
+sys.exit(0 if ok and obj.get("results") else 1)
 EOF
-say "PASS: $WORKERS workers on Kubernetes $(k get --raw /version | tr -d '\n ' | sed 's/.*"gitVersion":"\([^"]*\)".*/\1/'), $N requests merged exactly"
+}
+# check_dir DIR RUNJSON: DIR, a run's directory read back, holds run.json (the same run as
+# RUNJSON) and a report.html of it
+check_dir() {
+  python3 - "$@" <<'EOF'
+import html as esc, json, os, sys
+d, ref = sys.argv[1], json.load(open(sys.argv[2]))
+doc = json.load(open(os.path.join(d, "run.json")))
+html = open(os.path.join(d, "report.html")).read()
+same = doc["start"] == ref["start"] and doc["steps"][0]["requests"] == ref["steps"][0]["requests"] and doc["cluster"]["shares"] == ref["cluster"]["shares"]
+hosts = [x["host"] for x in doc["cluster"]["shares"]]
+title = html[html.find("<title>") + 7:html.find("</title>")]
+terms = [r["term"] for r in (doc.get("objectives") or {}).get("results", [])]
+shown = all(h in html for h in hosts) and all(esc.escape(t, quote=False) in html for t in terms)
+print(f"  run.json: {os.path.getsize(os.path.join(d, 'run.json'))} bytes, start {doc['start']}, "
+      f"{doc['steps'][0]['requests']} requests: {'the same run as the log' if same else 'NOT the run of the log'}")
+print(f"  report.html: {len(html)} bytes, <title>{title}</title>, names the workers {hosts} and the objective {terms}: {'yes' if shown else 'NO'}")
+sys.exit(0 if same and html.startswith("<!DOCTYPE html>") and shown else 1)
+EOF
+}
+
+# --- run 1: 3 workers, the results on a claim, a passing objective ---------------------------------
+# Open loop at RATE, 500m per pod (4 pods: the node's 2 cores): an objective never passes on a
+# generator short of CPU, and workers within 250m on this shared machine were, in closed loop
+# and at 1000 req/s each ("objective not met: success>=99.9% at c=30: generator-bound", exit 1,
+# as the Job's status then said too: 0.18 of their 0.25 cores used, 0.47 s/s waiting for one),
+# and within 500m at 400 req/s each (0.123 of 0.5 cores, 0.3 s/s waiting: the merged 0.377 of
+# 1.5 cores just past the quarter from which waits count). 200 req/s each, 50 s.
+manifests apiperf-pvc 500m --results-pvc results --results-size 1Gi -- run -R "$RATE" -n "$N" -c "$CONNS" --json --objective 'success>=99.9%' "$URL"
+check_manifests apiperf-pvc results
+k apply -f "$R/apiperf-pvc.yaml"
+ran apiperf-pvc succeeded
+grep -v '^apiperf:' "$R/apiperf-pvc.log" >"$R/apiperf-pvc.run.json"
+say "run.json (the coordinator's stdout, read from its log):"
+check_run "$R/apiperf-pvc.run.json" "$N" "$WORKERS" 3>"$R/apiperf-pvc.want" || die "run apiperf-pvc: the merged result is not exact"
+read -r phase code <<<"$(pod_end apiperf-pvc-coordinator)"
+want=$(cat "$R/apiperf-pvc.want")
+say "exit codes: the run's (from run.json's objective) $want, the coordinator pod's $code (phase $phase)"
+[[ $phase == Succeeded && $code == "$want" && $code == 0 ]] || die "run apiperf-pvc: coordinator pod $phase exit $code; want Succeeded, exit $want (0)"
+say "the volume, read on the node after the coordinator's pod ended ($phase):"
+(cd "$PVDIR" && find . -mindepth 1 -maxdepth 3 -printf '%M %u:%g %7s %P\n' | sort -k4 | sed 's/^/  /')
+dirs=("$PVDIR"/apiperf-out/*/)
+[[ ${#dirs[@]} == 1 && -f ${dirs[0]}run.json ]] || die "the volume holds no run directory under apiperf-out/"
+check_dir "${dirs[0]}" "$R/apiperf-pvc.run.json" || die "the run directory on the volume is not the run's"
+
+# --- run 2: 3 workers, no claim, the results fetched with apiperf k8s fetch; an objective that fails
+manifests apiperf-fetch 250m --fetch-timeout 5m -- run -n "$N" -c "$CONNS" --json --objective 'p99<=1ns' "$URL"
+check_manifests apiperf-fetch ""
+k apply -f "$R/apiperf-fetch.yaml"
+say "\$ apiperf k8s fetch --name apiperf-fetch --namespace $NS --out $R/fetched (right after apply: it waits for the run to end)"
+inns apiperf k8s fetch --name apiperf-fetch --namespace "$NS" --out "$R/fetched" --wait 5m 2>&1 | sed 's/^/  /' || die "apiperf k8s fetch failed"
+ran apiperf-fetch failed
+say "the fetched directory:"
+(cd "$R/fetched" && find . -mindepth 1 -printf '%M %7s %P\n' | sort -k3 | sed 's/^/  /')
+grep -v '^apiperf:' "$R/apiperf-fetch.log" >"$R/apiperf-fetch.run.json"
+say "run.json (the coordinator's stdout, read from its log):"
+check_run "$R/apiperf-fetch.run.json" "$N" "$WORKERS" 3>"$R/apiperf-fetch.want" || die "run apiperf-fetch: the merged result is not exact"
+say "the fetched directory, checked against the log's run.json:"
+check_dir "$R/fetched" "$R/apiperf-fetch.run.json" || die "the fetched directory is not the run's"
+read -r phase code <<<"$(pod_end apiperf-fetch-coordinator)"
+want=$(cat "$R/apiperf-fetch.want")
+say "exit codes: the run's (from run.json's objective) $want, the coordinator pod's $code (phase $phase)"
+[[ $phase == Failed && $code == "$want" && $code == 1 ]] || die "run apiperf-fetch: coordinator pod $phase exit $code; want Failed, exit $want (1)"
+
+say "PASS: on Kubernetes $(k get --raw /version | tr -d '\n ' | sed 's/.*"gitVersion":"\([^"]*\)".*/\1/'), $WORKERS workers over TLS twice, $N requests merged exactly each time; run.json and report.html read from the claim after the coordinator's pod ended and through apiperf k8s fetch; the coordinator's exit code is the run's (0 and 1)"

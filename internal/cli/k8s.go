@@ -27,7 +27,7 @@ func cmdK8s(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&m.Memory, "memory", "512Mi", "memory request and limit of each pod")
 	fs.IntVar(&m.Port, "port", 7070, "the coordinator's join port")
 	fs.BoolVar(&m.PlainJoin, "plain-join", false, "workers join over plain TCP (default: over TLS, with a CA made for the run and the coordinator's certificate in the Secret)")
-	fs.StringVar(&m.ResultsPVC, "results-pvc", "", "the coordinator works on this PersistentVolumeClaim (history, run directories, -o files): its results outlive the pod")
+	fs.StringVar(&m.ResultsPVC, "results-pvc", "", "the coordinator works on this PersistentVolumeClaim (history; run directories, a run's too, under apiperf-out/; -o files): its results outlive the pod")
 	fs.StringVar(&m.ResultsSize, "results-size", "", "with --results-pvc: create that claim with this size (e.g. 1Gi); without, the claim must exist")
 	fs.IntVar(&m.MetricsPort, "metrics-port", 9464, "the coordinator's live /metrics (--listen) on this port, in the Service with prometheus.io annotations (0: none)")
 	fs.BoolVar(&m.ServiceMonitor, "service-monitor", false, "also print a Prometheus Operator ServiceMonitor for the metrics port (needs its CRD)")

@@ -307,7 +307,7 @@ func checkJoinPKI(t *testing.T, secret *corev1.Secret, name string) {
 }
 
 // TestK8sResultsPVC: --results-pvc puts the coordinator's working directory on the claim,
-// --results-size creates it; --plain-join leaves out the TLS files.
+// --results-size creates it, a run's directory goes on it; --plain-join leaves out the TLS files.
 func TestK8sResultsPVC(t *testing.T) {
 	t.Setenv(tokenEnv, "k8s-test-token-0123456789")
 	_, o := k8sManifests(t, "--workers", "2", "--results-pvc", "perf-results", "--results-size", "2Gi", "--plain-join", "--", "sweep", "--levels", "10,20", "http://api.perf.svc:8080/")
@@ -320,8 +320,42 @@ func TestK8sResultsPVC(t *testing.T) {
 		c0.WorkingDir != c0.VolumeMounts[0].MountPath {
 		t.Errorf("coordinator volumes %+v, working directory %q: want it working on the claim", pod.Volumes, c0.WorkingDir)
 	}
+	// A claim's root is root's 0755 on a new disk (k8s-e2e's local volume: "--db: cannot write
+	// .apiperf: permission denied"): the pod's group owns its volumes, so nobody can write.
+	if sc := pod.SecurityContext; sc == nil || sc.FSGroup == nil || sc.RunAsUser == nil || *sc.FSGroup != *sc.RunAsUser ||
+		sc.FSGroupChangePolicy == nil || *sc.FSGroupChangePolicy != corev1.FSGroupChangeOnRootMismatch {
+		t.Errorf("coordinator pod securityContext %+v: want fsGroup the user's (65534), changed on root mismatch only", sc)
+	}
 	if cmd := strings.Join(podCommand(t, o.workers), " "); strings.Contains(cmd, "--join-ca") || o.secret.Data["join-key.pem"] != nil {
 		t.Errorf("--plain-join: worker command %q, Secret keys %v; want no TLS", cmd, slices.Collect(maps.Keys(o.secret.Data)))
+	}
+	if cmd := podCommand(t, o.coordinator); slices.Contains(cmd, "--results-dir") {
+		t.Errorf("sweep on a claim: coordinator command %q has --results-dir; want its own --dir only", cmd)
+	}
+	// a run has no directory of its own: on a claim it writes one under apiperf-out (the
+	// claim's), unless it names its own
+	for _, tc := range []struct {
+		run  []string
+		want []string
+	}{
+		{[]string{"-n", "100"}, []string{"--results-dir", "apiperf-out"}},
+		{[]string{"-n", "100", "--results-dir", "mine"}, []string{"--results-dir", "mine"}},
+		{[]string{"-n", "100", "--results-dir=mine"}, []string{"--results-dir=mine"}},
+	} {
+		args := append(append([]string{"--workers", "2", "--results-pvc", "perf-results", "--", "run"}, tc.run...), "http://api.perf.svc:8080/")
+		_, o := k8sManifests(t, args...)
+		cmd := podCommand(t, o.coordinator)
+		var got []string
+		for i, a := range cmd {
+			if a == "--results-dir" && i+1 < len(cmd) {
+				got = append(got, a, cmd[i+1])
+			} else if strings.HasPrefix(a, "--results-dir=") {
+				got = append(got, a)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("apiperf k8s %q: coordinator command %q has %q; want %q", args, cmd, got, tc.want)
+		}
 	}
 	for _, bad := range [][]string{{"--results-size", "2Gi"}, {"--results-pvc", "Bad_Name"}, {"--results-pvc", "r", "--results-size", "lots"}} {
 		args := append(append([]string{"k8s", "--workers", "2"}, bad...), "--", "sweep", "--levels", "10", "http://api.perf.svc:8080/")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -218,6 +219,8 @@ type runFlags struct {
 	rf                                  repeatFlags
 	latency, uncorrected, asJSON, quiet *bool
 	out, cpuprofile, bench              *string
+	resultsDir                          *string
+	runDir                              string // under --results-dir, named for the target
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -226,6 +229,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	f.uncorrected = fs.BoolP("u_latency", "U", false, "open loop: also print the uncorrected latency distribution")
 	f.asJSON = fs.Bool("json", false, "print the result as JSON (run.json) instead of text")
 	f.out = fs.StringP("out", "o", "", "save the result (run.json) to this file")
+	f.resultsDir = fs.String("results-dir", "", "also write the run's directory (run.json, report.html, charts, .dat, bench.txt) as a new directory under this one, named for the target (`apiperf k8s --results-pvc` sets it)")
 	f.quiet = fs.BoolP("quiet", "q", false, "print nothing but the result")
 	f.cpuprofile = fs.String("cpuprofile", "", "write apiperf's own CPU profile to this file (to tune the engine)")
 	f.bench = fs.String("bench", "", "also write the result in Go benchmark format to this file (for benchstat)")
@@ -261,6 +265,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(f.rf.validate(), c.hf.check(), checkFiles(*f.out, *f.bench, *f.cpuprofile, c.lv.hlog)); err != nil {
 		return asUsage(err)
 	}
+	if err := f.makeRunDir(e, s); err != nil {
+		return asUsage(err)
+	}
 	// a run's summary shows the target's process for --target-pid only
 	if err := s.begin(ctx, doc, cfg, "", false); err != nil {
 		return err
@@ -276,7 +283,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := f.save(ctx, s); err != nil {
 		return err
 	}
-	s.serve(ctx, "") // --serve-results
+	s.serve(ctx, f.runDir) // --serve-results
 	if err := c.ci.finish(e, "run", doc.Scenario.URL, doc.Start, []*result.Run{doc}, nil); err != nil {
 		return err
 	}
@@ -337,7 +344,21 @@ func (f *runFlags) print(s *loadSession) error {
 	return nil
 }
 
-// save writes -o's run.json and --bench's file and records the run in the history (a
+// makeRunDir makes --results-dir's new directory for the run before any load, so that one
+// that cannot be written fails first.
+func (f *runFlags) makeRunDir(e *env, s *loadSession) error {
+	if *f.resultsDir == "" {
+		return nil
+	}
+	name, err := runDirName(e, *f.resultsDir, "", report.SafeName(s.tgt.Host+"-"+s.tgt.Port), s.c.hf)
+	if err != nil {
+		return err
+	}
+	f.runDir = filepath.Join(*f.resultsDir, name)
+	return nil
+}
+
+// save writes -o's run.json, --bench's file and --results-dir's directory and records the run in the history (a
 // history that cannot record is a warning).
 func (f *runFlags) save(ctx context.Context, s *loadSession) error {
 	e, doc := s.e, s.doc
@@ -352,6 +373,14 @@ func (f *runFlags) save(ctx context.Context, s *loadSession) error {
 	if *f.bench != "" {
 		if err := writeBenchFile(*f.bench, doc); err != nil {
 			return err
+		}
+	}
+	if f.runDir != "" {
+		if err := writeRunDir(f.runDir, doc); err != nil {
+			return fmt.Errorf("--results-dir: %w (%s)", err, notRecorded)
+		}
+		if !*f.quiet {
+			fmt.Fprintf(e.stderr, "apiperf: saved %s\n", f.runDir)
 		}
 	}
 	if err := s.c.hf.record(ctx, e, doc); err != nil {

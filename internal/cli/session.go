@@ -171,8 +171,9 @@ func (s *loadSession) record() *conditions.Record { return s.cond.Record() }
 func (s *loadSession) finishCapture(dir string) { finishCapture(s.e, s.doc, s.capture, dir) }
 
 // serve serves the finished results to `apiperf k8s fetch` when --serve-results asks
-// (scaled out only): dir, the run's directory, or for a run without one ("") its run.json
-// and the outputs rendered from it, in a directory made under TMPDIR for the while. Not
+// (scaled out only): dir, the run's directory (a run's --results-dir), or for a run without
+// one ("") its run.json and the outputs rendered from it, in a directory made under TMPDIR
+// for the while. Not
 // fetched in time is a warning: the run's outcome stays its own.
 func (s *loadSession) serve(ctx context.Context, dir string) {
 	if s.coord == nil || s.c.cf.serve <= 0 {
@@ -182,10 +183,7 @@ func (s *loadSession) serve(ctx context.Context, dir string) {
 		tmp, err := os.MkdirTemp("", "apiperf-results-")
 		if err == nil {
 			defer os.RemoveAll(tmp)
-			err = s.doc.Save(filepath.Join(tmp, "run.json"))
-		}
-		if err == nil && len(s.doc.Steps) > 0 {
-			_, err = report.WriteAll(tmp, s.doc)
+			err = writeRunDir(tmp, s.doc)
 		}
 		if err != nil {
 			fmt.Fprintf(s.e.stderr, "apiperf: warning: the results to serve: %v\n", err)
@@ -197,6 +195,19 @@ func (s *loadSession) serve(ctx context.Context, dir string) {
 	if err := cluster.ServeResults(ctx, cf.joinAddr, dir, cf.token, cf.serve, s.e.stderr); err != nil {
 		fmt.Fprintf(s.e.stderr, "apiperf: warning: %v\n", err)
 	}
+}
+
+// writeRunDir writes a run's directory: run.json and, when it has steps, everything
+// rendered from it (report.html, charts, .dat, bench.txt, workers.txt).
+func writeRunDir(dir string, doc *result.Run) error {
+	if err := doc.Save(filepath.Join(dir, "run.json")); err != nil {
+		return err
+	}
+	if len(doc.Steps) == 0 {
+		return nil
+	}
+	_, err := report.WriteAll(dir, doc)
+	return err
 }
 
 // close ends the coordinator and its workers' connections.
