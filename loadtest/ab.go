@@ -65,8 +65,8 @@ func AB(ctx context.Context, a, b Target, opts []Option, abOpts ...ABOption) (*c
 	sa, errA := settingsFor(a, opts)
 	sb, errB := settingsFor(b, opts)
 	errs := []error{errA, errB, ab.gate.Validate()}
-	if sa.cost || sb.cost {
-		errs = append(errs, errors.New("AB compares the loads, not the handlers' cost: give no MeasureCost"))
+	if sa.cost || sb.cost || sa.targetProcess || sb.targetProcess {
+		errs = append(errs, errors.New("AB compares the loads, not the targets' cost: give no MeasureCost or TargetProcess"))
 	}
 	if ab.pairs < 1 || ab.maxPairs < ab.pairs || ab.maxPairs > 1000 {
 		errs = append(errs, fmt.Errorf("pairs %d, at most %d: want 1 <= pairs <= most pairs <= 1000", ab.pairs, ab.maxPairs))

@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"runtime/metrics"
+	"strconv"
 	"time"
 
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/procfs"
+	"github.com/apiperf/apiperf/scenario"
 )
 
 // Cost is what serving one request cost, on average.
@@ -157,4 +159,34 @@ func (s *server) close(grace time.Duration) {
 		s.srv.Close()
 	}
 	<-s.done
+}
+
+// findTarget checks the process TargetProcess names, or finds the one listening on rawURL's
+// loopback address, before any request.
+func (s *settings) findTarget(rawURL string) error {
+	if s.targetPID == 0 {
+		t, err := scenario.ParseTarget(rawURL)
+		if err != nil {
+			return err
+		}
+		port, err := strconv.ParseUint(t.Port, 10, 16)
+		if err != nil {
+			return fmt.Errorf("TargetProcess: port %q: %w", t.Port, err)
+		}
+		if s.targetPID, _, err = procfs.LoopbackListener(t.Host, uint16(port)); err != nil {
+			return fmt.Errorf("TargetProcess: the process of %s: %w", scenario.RedactURL(rawURL), err)
+		}
+	}
+	if _, err := procfs.ReadSched(s.targetPID); err != nil {
+		return fmt.Errorf("TargetProcess: %w", err)
+	}
+	return nil
+}
+
+// targetSched reads the target process's scheduler times around a measured step (TargetProcess).
+func (s *settings) targetSched(measured bool) (procfs.Sched, error) {
+	if !measured || !s.targetProcess {
+		return procfs.Sched{}, nil
+	}
+	return procfs.ReadSched(s.targetPID)
 }

@@ -72,6 +72,10 @@ type settings struct {
 	mixFile     string
 	mix         *scenario.Mix // the mix loaded from mixFile
 	cost        bool
+	// targetProcess: TargetProcess was given; targetPID is the process (found before any
+	// request when given as 0).
+	targetProcess bool
+	targetPID     int
 	// measuring is called just before the measured step and measured just after it
 	// (Benchmark starts and stops its timer there); either may be nil.
 	measuring, measured func()
@@ -165,6 +169,20 @@ func Expect(lo, hi int) Option {
 // load takes about twice as long.
 func MeasureCost() Option { return func(s *settings) { s.cost = true } }
 
+// TargetProcess measures the CPU time a URL target's process spends per request, as `apiperf
+// ab --pid-a` and the CLI's target capture read it (the scheduler's run time of its threads
+// in /proc, around the measured step; Linux): pid, or with pid 0 the process listening on the
+// URL's loopback address. Result.TargetCPU has it. For a Handler target, use MeasureCost.
+func TargetProcess(pid int) Option {
+	return func(s *settings) {
+		if pid < 0 {
+			s.errs = append(s.errs, fmt.Errorf("TargetProcess(%d): want a process id, or 0 for the process listening on the URL", pid))
+			return
+		}
+		s.targetPID, s.targetProcess = pid, true
+	}
+}
+
 // settingsFor applies opts over the defaults for t and reports every problem at once.
 func settingsFor(t Target, opts []Option) (*settings, error) {
 	s := &settings{connections: DefaultConnections, timeout: DefaultTimeout}
@@ -182,6 +200,13 @@ func settingsFor(t Target, opts []Option) (*settings, error) {
 		errs = append(errs, errors.New("MeasureCost needs a Handler target: a URL's process is not this one"))
 	case s.cost && s.warmup > 0:
 		errs = append(errs, errors.New("MeasureCost divides the whole load's cost by its requests: give no Warmup"))
+	case t.handler != nil && s.targetProcess:
+		errs = append(errs, errors.New("TargetProcess is for a URL target: a Handler's cost is MeasureCost's"))
+	case s.targetProcess && s.warmup > 0:
+		errs = append(errs, errors.New("TargetProcess divides the target's CPU over the load by its requests: give no Warmup"))
+	}
+	if s.targetProcess && len(errs) == 0 {
+		errs = append(errs, s.findTarget(t.url))
 	}
 	if s.script != "" && s.mixFile != "" {
 		errs = append(errs, errors.New("give Script or Mix, not both"))
@@ -275,6 +300,16 @@ func (r *Result) Percentile(p float64) time.Duration {
 	return 0
 }
 
+// TargetCPU is the CPU time the target's process spent per request over the measured step
+// (TargetProcess); 0 when it was not asked for or no request completed.
+func (r *Result) TargetCPU() time.Duration {
+	s := r.Step()
+	if s.TargetCPU <= 0 || s.Requests <= 0 {
+		return 0
+	}
+	return s.TargetCPU.Duration() / time.Duration(s.Requests)
+}
+
 // QPS is responses completed in the measured window per second of it.
 func (r *Result) QPS() float64 { return r.Step().QPS() }
 
@@ -292,6 +327,9 @@ func (r *Result) String() string {
 		ms(r.Percentile(99.9)), s.SuccessRate(), errs)
 	if r.Handler != nil {
 		line += "; handler " + r.Handler.Handler.String()
+	}
+	if cpu := r.TargetCPU(); cpu > 0 {
+		line += fmt.Sprintf("; target process %v CPU per request", cpu.Round(10*time.Nanosecond))
 	}
 	if s.Interrupted {
 		line += " (interrupted)"
@@ -362,9 +400,18 @@ func (s *settings) step(ctx context.Context, cfg load.Config, sc scenario.Scenar
 	if measured && s.measuring != nil {
 		s.measuring()
 	}
+	t0, err := s.targetSched(measured)
+	if err != nil {
+		return nil, usage{}, err
+	}
 	u0 := readUsage()
 	step, err := load.Run(ctx, cfg, src, target, opts...)
 	u1 := readUsage()
+	if t1, terr := s.targetSched(measured); err == nil && terr != nil {
+		err = terr
+	} else if err == nil && measured && s.targetProcess {
+		step.TargetCPU = measure.Duration(t1.Run - t0.Run)
+	}
 	if measured && s.measured != nil {
 		s.measured()
 	}

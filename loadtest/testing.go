@@ -10,7 +10,8 @@ import (
 
 // Benchmark sends exactly b.N requests to t (Requests and Duration options are replaced by
 // b.N) and reports, with b.ReportMetric, req/s, p50-ns, p99-ns and p999-ns, and for a
-// Handler target the handler's CPU-ns/req, allocs/req and B/req (MeasureCost is implied). The
+// Handler target the handler's CPU-ns/req, allocs/req and B/req (MeasureCost is implied), for a
+// URL with TargetProcess its process's target-CPU-ns/req. The
 // benchmark's timer runs only during the measured load, so ns/op is its wall time per
 // request. It fails the benchmark when the load cannot run or no response came back.
 func Benchmark(b *testing.B, t Target, opts ...Option) *Result {
@@ -36,6 +37,9 @@ func Benchmark(b *testing.B, t Target, opts ...Option) *Result {
 		b.ReportMetric(float64(h.Handler.CPU), "CPU-ns/req")
 		b.ReportMetric(h.Handler.Allocs, "allocs/req")
 		b.ReportMetric(h.Handler.Bytes, "B/req")
+	}
+	if cpu := res.TargetCPU(); cpu > 0 {
+		b.ReportMetric(float64(cpu), "target-CPU-ns/req")
 	}
 	return res
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ErrNotFound is wrapped by ListenPID when no process it may see listens on the address.
@@ -138,4 +139,38 @@ func scanHolders(root string, want map[uint64]listener, found func(pid int, inod
 		}
 	}
 	return denied
+}
+
+// ErrNotLoopback: a target not on loopback may be on another host, whose processes are not in
+// this /proc; its process is not looked for.
+var ErrNotLoopback = errors.New("not a loopback address, the target may be on another host")
+
+// LoopbackListener finds the process listening on host:port when host is this machine's
+// loopback ("localhost": 127.0.0.1, then ::1); how says where it was found ("listening on
+// 127.0.0.1:8080"). A host that is not loopback is an error wrapping ErrNotLoopback, read
+// from nothing.
+func LoopbackListener(host string, port uint16) (pid int, how string, err error) {
+	var addrs []netip.Addr
+	if strings.EqualFold(host, "localhost") {
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	} else if a, perr := netip.ParseAddr(host); perr == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		return 0, "", fmt.Errorf("%s is a host name: %w", host, ErrNotLoopback)
+	}
+	if !addrs[0].Unmap().IsLoopback() {
+		return 0, "", fmt.Errorf("%s: %w", host, ErrNotLoopback)
+	}
+	var first error
+	for _, a := range addrs {
+		ap := netip.AddrPortFrom(a, port)
+		pid, err := ListenPID(ap)
+		if err == nil {
+			return pid, "listening on " + ap.String(), nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return 0, "", first
 }
