@@ -150,7 +150,7 @@ var abMetrics = []abMetric{
 			return math.NaN()
 		}
 		return float64(s.Latency.Percentile(50)) / 1e6
-	}, true}, true, false},
+	}, true, false}, true, false},
 	{gateMetrics[1], true, true}, // p99
 	{gateMetrics[2], false, true},
 	{gateMetric{MetricCPU, "µs", func(s *measure.Step) float64 {
@@ -158,7 +158,7 @@ var abMetrics = []abMetric{
 			return math.NaN()
 		}
 		return float64(s.TargetCPU.Duration().Microseconds()) / float64(s.Requests)
-	}, true}, true, true},
+	}, true, false}, true, true},
 }
 
 // abMetricsFor returns the metrics an A/B comparison of steps checks: the CPU per request

@@ -28,6 +28,9 @@ const (
 	MetricQPS       = "qps"
 	MetricP99       = "p99"
 	MetricErrorRate = "error_rate"
+	// MetricFirstP99 is the p99 time to a stream's first message (gRPC server streams, SSE:
+	// the first token), checked against MaxP99Rise when both runs streamed.
+	MetricFirstP99 = "first_p99"
 )
 
 // GateConfig is a CI gate's budgets and significance level. A change fails the gate only
@@ -89,7 +92,7 @@ func (c GateConfig) alpha() float64 {
 // GateCheck is the decision on one metric at one level.
 type GateCheck struct {
 	Level  string `json:"level"`  // step label, e.g. "c=50"
-	Metric string `json:"metric"` // MetricQPS, MetricP99 or MetricErrorRate
+	Metric string `json:"metric"` // MetricQPS, MetricP99, MetricErrorRate or MetricFirstP99
 	Unit   string `json:"unit"`   // "req/s", "ms", "%"
 	// Baseline and Current are the samples: one value per repetition.
 	Baseline []float64 `json:"baseline"`
@@ -233,6 +236,9 @@ func gate(baseline, current *result.Run, cfg GateConfig, history []*result.Run, 
 			if power && len(chk.Baseline) > 0 && len(chk.Current) > 0 {
 				chk.Power = m.power(cfg, chk, cfg.alpha())
 			}
+			if m.streams && len(chk.Baseline) == 0 && len(chk.Current) == 0 {
+				continue // neither run streamed
+			}
 			if len(chk.Baseline) == 0 || len(chk.Current) == 0 {
 				g.Warnings = append(g.Warnings, fmt.Sprintf("%s %s: no values (no complete responses), not checked", c.label, m.name))
 				continue
@@ -288,30 +294,39 @@ func gateLabels(ls []gateLevel) string {
 	return strings.Join(s, ", ")
 }
 
-// gateMetric is one checked metric: how to read it from a step and which way is worse.
+// gateMetric is one checked metric: how to read it from a step and which way is worse;
+// streams: a streams' metric, not checked (nor warned of) when neither run streamed.
 type gateMetric struct {
 	name, unit string
 	value      func(s *measure.Step) float64 // NaN when the step has none
 	higherBad  bool
+	streams    bool
 }
 
 var gateMetrics = []gateMetric{
-	{MetricQPS, "req/s", func(s *measure.Step) float64 { return s.QPS() }, false},
+	{MetricQPS, "req/s", func(s *measure.Step) float64 { return s.QPS() }, false, false},
 	{MetricP99, "ms", func(s *measure.Step) float64 {
 		if s.Latency == nil || s.Latency.Count() == 0 {
 			return math.NaN()
 		}
 		return float64(s.Latency.Percentile(99)) / 1e6
-	}, true},
+	}, true, false},
 	{MetricErrorRate, "%", func(s *measure.Step) float64 {
 		if s.Attempts == 0 {
 			return math.NaN()
 		}
 		return 100 - s.SuccessRate()
-	}, true},
+	}, true, false},
+	{MetricFirstP99, "ms", func(s *measure.Step) float64 {
+		if s.Streams == nil || s.Streams.First == nil || s.Streams.First.Count() == 0 {
+			return math.NaN()
+		}
+		return float64(s.Streams.First.Percentile(99)) / 1e6
+	}, true, true},
 }
 
-// GateSamples returns the values of metric (MetricQPS, MetricP99, MetricErrorRate) of steps,
+// GateSamples returns the values of metric (MetricQPS, MetricP99, MetricErrorRate,
+// MetricFirstP99) of steps,
 // one per step that has it.
 func GateSamples(metric string, steps []*measure.Step) []float64 {
 	for _, m := range gateMetrics {
@@ -355,7 +370,7 @@ func (m gateMetric) check(cfg GateConfig, label string, base, cur []*measure.Ste
 	case MetricQPS:
 		c.Change = stats.PercentChange(c.BaselineMedian, c.CurrentMedian)
 		c.OverBudget = worse && -c.Change > cfg.MaxQPSDrop
-	case MetricP99:
+	case MetricP99, MetricFirstP99:
 		c.Change = stats.PercentChange(c.BaselineMedian, c.CurrentMedian)
 		c.OverBudget = worse && c.Change > cfg.MaxP99Rise
 	}
@@ -389,7 +404,7 @@ func (m gateMetric) power(cfg GateConfig, c GateCheck, alpha float64) *Power {
 		switch m.name {
 		case MetricQPS:
 			return -pct > cfg.MaxQPSDrop && -pct > band
-		case MetricP99:
+		case MetricP99, MetricFirstP99:
 			return pct > cfg.MaxP99Rise && pct > band
 		}
 		return pct > band && c.BaselineMedian+pct > cfg.MaxErrorRate

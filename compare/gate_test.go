@@ -252,3 +252,54 @@ func TestGateInconclusive(t *testing.T) {
 		t.Errorf("JSON outcome %q (%v), want inconclusive", back.Outcome, err)
 	}
 }
+
+// withStreams gives every step of r streams whose first message came at firstMS times
+// (1 + 2% noise, fixed seed), p99 and all.
+func withStreams(r *result.Run, seed uint64, firstMS float64) *result.Run {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	for _, s := range r.Steps {
+		f := measure.NewHistogram()
+		f.RecordN(time.Duration(firstMS*(1+0.02*rng.NormFloat64())*1e6), 1000)
+		s.Streams = &measure.Streams{Kind: "sse", Streams: 1000, Messages: 20000, First: f, Gap: measure.NewHistogram()}
+	}
+	return r
+}
+
+// The gate checks a streamed run's p99 time to first message (the first token) against the
+// p99 budget: 100 ms -> 150 ms over five repetitions fails, its QPS and request p99 alike;
+// the same time passes; runs that did not stream get no such check and no warning of it.
+func TestGateFirstMessage(t *testing.T) {
+	one := []string{"c=10"}
+	base := withStreams(gateRun(one, 5, noisy(1, 1000, 20, 0)), 3, 100)
+	slower := withStreams(gateRun(one, 5, noisy(2, 1000, 20, 0)), 4, 150)
+	same := withStreams(gateRun(one, 5, noisy(5, 1000, 20, 0)), 6, 100)
+	g, err := Gate(base, slower, DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, c := range g.Checks {
+		if c.Regression {
+			failed = append(failed, c.Level+"/"+c.Metric)
+		}
+	}
+	if strings.Join(failed, ",") != "c=10/"+MetricFirstP99 || g.Outcome() != OutcomeFail {
+		t.Errorf("first message 100 -> 150 ms: regressions %v, outcome %s; want c=10/first_p99 only, fail", failed, g.Outcome())
+	}
+	if g, err := Gate(base, same, DefaultGateConfig); err != nil || g.Outcome() != OutcomePass {
+		t.Errorf("first message unchanged: %v, outcome %v; want pass", err, g.Outcome())
+	}
+	plain := gateRun(one, 5, noisy(1, 1000, 20, 0))
+	g, err = Gate(plain, gateRun(one, 5, noisy(2, 1000, 20, 0)), DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.Checks {
+		if c.Metric == MetricFirstP99 {
+			t.Errorf("runs without streams got a %s check: %+v", MetricFirstP99, c)
+		}
+	}
+	if w := strings.Join(g.Warnings, "; "); strings.Contains(w, MetricFirstP99) {
+		t.Errorf("runs without streams warn of %s: %s", MetricFirstP99, w)
+	}
+}
