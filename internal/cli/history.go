@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/report"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/store"
@@ -224,6 +226,13 @@ var trendMetrics = map[string]func(sweep.Level) float64{
 	"qps":     func(l sweep.Level) float64 { return l.QPS },
 	"p99":     func(l sweep.Level) float64 { return l.Millis(l.P99) },
 	"success": func(l sweep.Level) float64 { return l.Success },
+	// the p99 time to a stream's first message (gRPC server streams, SSE): NaN without streams
+	"first_p99": func(l sweep.Level) float64 {
+		if l.Stream == nil {
+			return math.NaN()
+		}
+		return l.Millis(measure.Duration(l.Percentile("first_p99")))
+	},
 }
 
 func cmdHistoryImport(ctx context.Context, e *env, args []string) error {
@@ -265,7 +274,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("history trend", e)
 	var ff filterFlags
 	ff.register(fs)
-	metric := fs.String("metric", "p99", "metric to chart: p99, qps or success")
+	metric := fs.String("metric", "p99", "metric to chart: p99, qps, success or first_p99 (streams: the p99 time to the first message)")
 	level := fs.String("level", "", "only this level (e.g. c=50); default: every level")
 	dir := fs.String("dir", DefaultSweepDir, "write the page and charts into this directory")
 	out := fs.StringP("out", "o", "", "file name stem: OUT.html, and OUT.svg/.png or OUT-<target>.svg/.png (default DIR/trend-METRIC)")
@@ -279,7 +288,7 @@ func cmdHistoryTrend(ctx context.Context, e *env, args []string) error {
 	}
 	get, ok := trendMetrics[*metric]
 	if !ok {
-		return usagef("history trend: --metric %q: want p99, qps or success", *metric)
+		return usagef("history trend: --metric %q: want p99, qps, success or first_p99", *metric)
 	}
 	if fs.NArg() > 0 {
 		return usagef("history trend: unexpected argument %q", fs.Arg(0))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -60,5 +61,43 @@ func TestTrendRunsProtocolAndCapacity(t *testing.T) {
 	}
 	if v, ok := trs[2].Values["answer"]; len(trs[2].Values) != 1 || !ok || v < 0.14 || v > 0.16 {
 		t.Errorf("capacity run's values = %v, want one point, answer, p99 about 0.15 ms (the 150/s probe)", trs[2].Values)
+	}
+}
+
+// `history trend --metric first_p99` charts a streamed run's p99 time to first message, read
+// back from a real history database: 120 ms at c=10; a run without streams has no value.
+func TestTrendFirstMessage(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	h, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const url = "http://127.0.0.1:8080/events"
+	streamed, plain := historyRun(url, t0, nil, time.Millisecond), historyRun(url, t0.Add(time.Hour), nil, time.Millisecond)
+	for _, s := range streamed.Steps {
+		first := measure.NewHistogram()
+		first.RecordN(120*time.Millisecond, 100)
+		s.Streams = &measure.Streams{Kind: "sse", Streams: 100, Messages: 2000, First: first, Gap: measure.NewHistogram()}
+	}
+	for _, r := range []*result.Run{streamed, plain} {
+		if _, _, err := h.Record(context.Background(), r, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := h.List(context.Background(), store.Filter{})
+	h.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs := trendRuns(runs, trendMetrics["first_p99"], "c=10")
+	if len(trs) != 2 {
+		t.Fatalf("trendRuns: %d points, want 2: %+v", len(trs), trs)
+	}
+	if v := trs[0].Values["c=10"]; v < 119 || v > 121.5 {
+		t.Errorf("streamed run's first_p99 = %v ms, want about 120", v)
+	}
+	if v := trs[1].Values["c=10"]; !math.IsNaN(v) {
+		t.Errorf("run without streams: first_p99 = %v, want none (NaN)", v)
 	}
 }
