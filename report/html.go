@@ -44,8 +44,8 @@ type Section struct {
 }
 
 // extraSections is where the parts of the report that come from other packages are
-// added: profile top tables and the flame graph and target metrics charts (r.Target), and
-// per-endpoint tables (Step.Endpoints). They appear after the level table.
+// added: profile top tables and the flame graph and target metrics charts (r.Target),
+// per-endpoint tables (Step.Endpoints) and the streams' table (Step.Streams). They appear after the level table.
 // The verdict is not among them: it comes first, right after the headline (report/verdict.go).
 // Each is made when the page reaches it and dropped once written: a sweep has sections per
 // step, and a 2,000-level run held 45 MB of them at once.
@@ -71,6 +71,7 @@ func extraSections(r *result.Run) iter.Seq[Section] {
 			all(timelineSections(r)) && // report/timeline.go
 			all(processSections(r)) && // report/process.go
 			each(endpointSections(r)) && // report/endpoints.go
+			all(streamSections(r)) && // report/stream_html.go
 			all(conditionsSections(r)) &&
 			all(workersSections(r)) && // report/workers.go
 			each(exemplarSections(r)) && // report/exemplars_html.go

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +57,35 @@ func TestSweepTableStreams(t *testing.T) {
 	var b bytes.Buffer
 	SweepTable(&b, r)
 	golden.Check(t, "sweep_table_streams.golden", b.Bytes())
+}
+
+// TestHTMLStreams: report.html of a sweep of server-sent events has a Streams section with
+// each level's time to first event and gaps; a sweep without streams has none.
+func TestHTMLStreams(t *testing.T) {
+	r := synthSweep()
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte(`class="streams"`)) {
+		t.Error("report.html of a sweep without streams has a Streams table")
+	}
+	for i, s := range r.Steps {
+		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 200, MinMessages: 20, MaxMessages: 20, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
+		st.Gap.RecordN(10*time.Millisecond, 190)
+		s.Streams = st
+	}
+	r.Sweep.Analyze(r.Steps)
+	b.Reset()
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`<h2>Streams</h2>`, "Server-sent events: the time to the first event", `class="streams"`,
+		"<td>" + r.Steps[0].Label + "</td><td>10</td><td>20.0 (20 to 20)</td><td>0</td><td>100.03ms</td>", "<td>10.01ms</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html of an SSE sweep lacks %q", want)
+		}
+	}
 }
