@@ -153,6 +153,7 @@ var abMetrics = []abMetric{
 	}, true, false}, true, false},
 	{gateMetrics[1], true, true}, // p99
 	{gateMetrics[2], false, true},
+	{gateMetrics[3], true, false}, // first_p99, streams only: reported, not gated
 	{gateMetric{MetricCPU, "µs", func(s *measure.Step) float64 {
 		if s.TargetCPU <= 0 || s.Requests == 0 {
 			return math.NaN()
@@ -161,19 +162,20 @@ var abMetrics = []abMetric{
 	}, true, false}, true, true},
 }
 
-// abMetricsFor returns the metrics an A/B comparison of steps checks: the CPU per request
-// only when every step measured the target's CPU.
-func abMetricsFor(steps ...[]*measure.Step) []abMetric {
-	cpu := true
+// abMetricsFor returns the metrics an A/B comparison of steps checks, and whether the CPU
+// per request is among them: it is only when every step measured the target's CPU, and a
+// streams' metric only when every step streamed.
+func abMetricsFor(steps ...[]*measure.Step) (metrics []abMetric, cpu bool) {
+	cpu, streams := true, true
 	for _, ss := range steps {
 		for _, s := range ss {
 			cpu = cpu && s != nil && s.TargetCPU > 0
+			streams = streams && s != nil && s.Streams != nil
 		}
 	}
-	if cpu {
-		return abMetrics
-	}
-	return slices.DeleteFunc(slices.Clone(abMetrics), func(m abMetric) bool { return m.name == MetricCPU })
+	return slices.DeleteFunc(slices.Clone(abMetrics), func(m abMetric) bool {
+		return m.name == MetricCPU && !cpu || m.streams && !streams
+	}), cpu
 }
 
 // ABMinPairs is the fewest pairs with which a signed-rank test of each of checks gated
@@ -228,8 +230,7 @@ func ABSequence(cfg GateConfig, levels int, cpu bool, pairs, maxPairs int) (seq 
 // budget. The primary check is the target's CPU per request when the steps have it (it
 // moves least with the machine's contention), else QPS and p99.
 func ABSettled(cfg GateConfig, alpha float64, a, b []*measure.Step) bool {
-	metrics := abMetricsFor(a, b)
-	cpu := len(metrics) == len(abMetrics)
+	metrics, cpu := abMetricsFor(a, b)
 	var checks []*ABCheck
 	for _, m := range metrics {
 		c, _ := m.check(cfg, alpha, "", a, b)
@@ -311,8 +312,8 @@ func AB(a, b *result.Run, cfg GateConfig) (*ABResult, error) {
 	for _, l := range levels {
 		all = append(all, l.a, l.b)
 	}
-	metrics := abMetricsFor(all...)
-	gated := ABChecks(len(levels), len(metrics) == len(abMetrics))
+	metrics, cpu := abMetricsFor(all...)
+	gated := ABChecks(len(levels), cpu)
 	if a.AB != nil && a.AB.Looks > 1 {
 		res.Looks = a.AB.Looks
 	}

@@ -231,3 +231,35 @@ func TestABInconclusive(t *testing.T) {
 		t.Errorf("JSON lacks the inconclusive outcome:\n%s", js)
 	}
 }
+
+// An A/B comparison of streamed runs reports the change of the p99 time to first message,
+// not gated (its Bonferroni share is the gated checks'); runs without streams have no such
+// check, and their gated count is the same either way.
+func TestABFirstMessage(t *testing.T) {
+	a, b := abRuns(12, 0.05, 0.01, 1, 1, 3)
+	plain, err := AB(a, b, DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withStreams(a, 5, 100)
+	withStreams(b, 6, 150)
+	res, err := AB(a, b, DefaultGateConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *ABCheck
+	for i, c := range res.Checks {
+		if c.Metric == MetricFirstP99 {
+			first = &res.Checks[i]
+		}
+	}
+	if first == nil || first.Gated || first.Change < 40 || first.Change > 60 || res.CheckAlpha != plain.CheckAlpha {
+		t.Errorf("first_p99 100 -> 150 ms: check %+v, check alpha %g (without streams %g); want reported, not gated, about +50%%, the same alpha",
+			first, res.CheckAlpha, plain.CheckAlpha)
+	}
+	for _, c := range plain.Checks {
+		if c.Metric == MetricFirstP99 {
+			t.Errorf("runs without streams got a %s check: %+v", MetricFirstP99, c)
+		}
+	}
+}
