@@ -3,25 +3,18 @@ package loadtest
 import (
 	"context"
 	"crypto/sha256"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apiperf/apiperf/internal/testenv"
 )
 
 // TestHelperHashServer is not a test: run by TestTargetProcessCPU as a child, it serves on
-// the listener it inherited as fd 3, hashing 256 KiB per request, until killed.
+// the listener it inherited, hashing 256 KiB per request, until killed.
 func TestHelperHashServer(t *testing.T) {
-	if os.Getenv("APIPERF_LOADTEST_HELPER") != "1" {
-		t.Skip("a helper process of TestTargetProcessCPU")
-	}
-	ln, err := net.FileListener(os.NewFile(3, "listener"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testenv.ChildListener(t)
 	buf := make([]byte, 256<<10)
 	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sum := sha256.Sum256(buf)
@@ -29,36 +22,12 @@ func TestHelperHashServer(t *testing.T) {
 	}))
 }
 
-// hashServer serves TestHelperHashServer from a child process (killed at the test's end)
-// and returns its URL and pid.
-func hashServer(t *testing.T) (string, int) {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ln.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperHashServer$")
-	child.Env = append(os.Environ(), "APIPERF_LOADTEST_HELPER=1")
-	child.ExtraFiles = []*os.File{f}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-	f.Close()
-	url := "http://" + ln.Addr().String() + "/"
-	ln.Close() // the child holds the socket; connections queue on it until it serves
-	return url, child.Process.Pid
-}
-
 // A URL target's CPU per request, read from its process as the CLI reads it: found by its
 // loopback port or given by pid, at least the 256 KiB hash each request costs (an empty
 // handler costs a few tens of µs); bad uses refused before any request.
 func TestTargetProcessCPU(t *testing.T) {
-	url, pid := hashServer(t)
+	addr, child := testenv.ServeInChild(t, "TestHelperHashServer")
+	url, pid := "http://"+addr+"/", child.Process.Pid
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, p := range []int{0, pid} {

@@ -3,54 +3,28 @@ package cli
 import (
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/profcap"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/scenario"
 )
 
-// TestHelperServeInherited is not a test: run by TestSweepFindsTargetPID as a child, it
-// serves HTTP on the listener it inherited as fd 3 until killed.
+// TestHelperServeInherited is not a test: run by the tests below as a child, it serves HTTP
+// on the listener it inherited until killed.
 func TestHelperServeInherited(t *testing.T) {
-	if os.Getenv("APIPERF_HELPER_SERVE") != "1" {
-		t.Skip("a helper process of TestSweepFindsTargetPID")
-	}
-	ln, err := net.FileListener(os.NewFile(3, "listener"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	http.Serve(testenv.ChildListener(t), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 }
 
 // serveInOtherProcess serves HTTP on a loopback port from a child process (killed at the
 // test's end) and returns its address and the child.
 func serveInOtherProcess(t *testing.T) (string, *exec.Cmd) {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ln.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperServeInherited$")
-	child.Env = append(os.Environ(), "APIPERF_HELPER_SERVE=1")
-	child.ExtraFiles = []*os.File{f}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-	f.Close()
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr, child
+	return testenv.ServeInChild(t, "TestHelperServeInherited")
 }
 
 // A capacity search finds the target's process as a sweep does, and measures its CPU per

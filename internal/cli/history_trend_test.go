@@ -39,17 +39,7 @@ func TestTrendRunsProtocolAndCapacity(t *testing.T) {
 			Attempts: 100, Requests: 100, Successes: 100, Latency: hist, AllAttempts: hist,
 			Open: &measure.OpenLoop{TargetRate: rate, Scheduled: 100}})
 	}
-	for _, r := range []*result.Run{h1, h2, capRun} {
-		if _, _, err := h.Record(context.Background(), r, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	runs, err := h.List(context.Background(), store.Filter{})
-	h.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	trs := trendRuns(runs, trendMetrics["p99"], "")
+	trs := trendRuns(recordAll(t, h, h1, h2, capRun), trendMetrics["p99"], "")
 	if len(trs) != 3 {
 		t.Fatalf("trendRuns: %d points, want 3: %+v", len(trs), trs)
 	}
@@ -80,17 +70,7 @@ func TestTrendFirstMessage(t *testing.T) {
 		first.RecordN(120*time.Millisecond, 100)
 		s.Streams = &measure.Streams{Kind: "sse", Streams: 100, Messages: 2000, First: first, Gap: measure.NewHistogram()}
 	}
-	for _, r := range []*result.Run{streamed, plain} {
-		if _, _, err := h.Record(context.Background(), r, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	runs, err := h.List(context.Background(), store.Filter{})
-	h.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	trs := trendRuns(runs, trendMetrics["first_p99"], "c=10")
+	trs := trendRuns(recordAll(t, h, streamed, plain), trendMetrics["first_p99"], "c=10")
 	if len(trs) != 2 {
 		t.Fatalf("trendRuns: %d points, want 2: %+v", len(trs), trs)
 	}
@@ -100,4 +80,20 @@ func TestTrendFirstMessage(t *testing.T) {
 	if v := trs[1].Values["c=10"]; !math.IsNaN(v) {
 		t.Errorf("run without streams: first_p99 = %v, want none (NaN)", v)
 	}
+}
+
+// recordAll records runs in the history h, closes it and returns what it lists.
+func recordAll(t *testing.T, h *store.DB, runs ...*result.Run) []store.Entry {
+	t.Helper()
+	defer h.Close()
+	for _, r := range runs {
+		if _, _, err := h.Record(context.Background(), r, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := h.List(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }
