@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/metrics"
-	"strconv"
 	"time"
 
 	"github.com/apiperf/apiperf/load"
@@ -169,11 +168,7 @@ func (s *settings) findTarget(rawURL string) error {
 		if err != nil {
 			return err
 		}
-		port, err := strconv.ParseUint(t.Port, 10, 16)
-		if err != nil {
-			return fmt.Errorf("TargetProcess: port %q: %w", t.Port, err)
-		}
-		if s.targetPID, _, err = procfs.LoopbackListener(t.Host, uint16(port)); err != nil {
+		if s.targetPID, _, err = procfs.LoopbackListener(t.Host, t.Port); err != nil {
 			return fmt.Errorf("TargetProcess: the process of %s: %w", scenario.RedactURL(rawURL), err)
 		}
 	}

@@ -149,7 +149,11 @@ var ErrNotLoopback = errors.New("not a loopback address, the target may be on an
 // loopback ("localhost": 127.0.0.1, then ::1); how says where it was found ("listening on
 // 127.0.0.1:8080"). A host that is not loopback is an error wrapping ErrNotLoopback, read
 // from nothing.
-func LoopbackListener(host string, port uint16) (pid int, how string, err error) {
+func LoopbackListener(host, port string) (pid int, how string, err error) {
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return 0, "", fmt.Errorf("port %q: %w", port, err)
+	}
 	var addrs []netip.Addr
 	if strings.EqualFold(host, "localhost") {
 		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
@@ -163,7 +167,7 @@ func LoopbackListener(host string, port uint16) (pid int, how string, err error)
 	}
 	var first error
 	for _, a := range addrs {
-		ap := netip.AddrPortFrom(a, port)
+		ap := netip.AddrPortFrom(a, uint16(pn))
 		pid, err := ListenPID(ap)
 		if err == nil {
 			return pid, "listening on " + ap.String(), nil

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -138,38 +136,12 @@ func (f *targetFlags) session(p targetProcess, find bool) (s *profcap.Session, n
 }
 
 // errNotLoopback: a target not on loopback may be on another host; its process is not sought.
-var errNotLoopback = errors.New("not a loopback address, the target may be on another host")
+var errNotLoopback = procfs.ErrNotLoopback
 
 // findTargetPIDOf finds the process listening on a loopback target's address: for
 // "localhost", on 127.0.0.1 or ::1.
 func findTargetPIDOf(t scenario.Target) (int, string, error) {
-	port, err := strconv.ParseUint(t.Port, 10, 16)
-	if err != nil {
-		return 0, "", fmt.Errorf("port %q: %w", t.Port, err)
-	}
-	var addrs []netip.Addr
-	if t.Host == "localhost" {
-		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
-	} else if a, err := netip.ParseAddr(t.Host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		return 0, "", fmt.Errorf("%s is a host name: %w", t.Host, errNotLoopback)
-	}
-	if !addrs[0].Unmap().IsLoopback() {
-		return 0, "", fmt.Errorf("%s: %w", t.Host, errNotLoopback)
-	}
-	var first error
-	for _, a := range addrs {
-		ap := netip.AddrPortFrom(a, uint16(port))
-		pid, err := procfs.ListenPID(ap)
-		if err == nil {
-			return pid, "listening on " + ap.String(), nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return 0, "", first
+	return procfs.LoopbackListener(t.Host, t.Port)
 }
 
 // captureHook starts the session's capture of every measured step (warmups are not
