@@ -24,9 +24,10 @@ vet:
 unit:
 	$(GO) test -race -timeout 45m $(PKGS)
 
-# Tests named TestTiming* assert latencies and rates; they skip in `unit` and run here alone.
+# Tests named TestTiming* assert latencies and rates; they skip in `unit` and run here alone,
+# one package at a time; one that fails gets one more try, alone (scripts/timing.sh says why).
 timing:
-	APIPERF_TIMING=1 $(GO) test -count=1 -p 1 -timeout 30m -run 'TestTiming' $(PKGS)
+	GO=$(GO) ./scripts/timing.sh
 
 e2e: build
 	./scripts/e2e.sh $(BIN)

@@ -140,7 +140,12 @@ func (s *settings) served(t Target) (scenario.Scenario, func(), error) {
 		sc, err := s.scenario(t.url)
 		return sc, func() {}, err
 	}
-	srv, err := serve(t.handler, s.http2)
+	h := t.handler
+	if s.cost {
+		s.timed = &timedHandler{h: h}
+		h = s.timed
+	}
+	srv, err := serve(h, s.http2)
 	if err != nil {
 		return scenario.Scenario{}, nil, err
 	}

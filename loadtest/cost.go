@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 
 	"github.com/apiperf/apiperf/load"
@@ -30,18 +32,25 @@ func (c Cost) String() string {
 // HandlerCost is a handler's cost per request and how it was separated: Process is what
 // the whole process spent per request while the handler was loaded (the handler, the HTTP
 // server and the generator); Baseline is the same load against an empty handler (the server
-// and the generator alone); Handler is their difference.
+// and the generator alone). Handler's allocations and bytes are their difference; its CPU
+// is the CPU time of the handler's own calls, each read on its thread (see the package doc),
+// or where the thread's clock cannot be read, the difference too.
 type HandlerCost struct {
-	Handler  Cost // the handler's own: Process minus Baseline, never below zero
+	Handler  Cost
 	Process  Cost
 	Baseline Cost
+	// CPUTimed: Handler.CPU was read around the handler's calls, not taken as a difference.
+	CPUTimed bool
 }
 
 // String writes the handler's cost.
 func (c *HandlerCost) String() string { return c.Handler.String() }
 
-func newCost(process, baseline Cost) *HandlerCost {
-	return &HandlerCost{
+// newCost separates the handler's cost from process's (per request, u over the step) with
+// baseline's; the handler's CPU is its calls' own when they were timed.
+func newCost(u usage, s *measure.Step, baseline Cost) *HandlerCost {
+	process := u.perRequest(s)
+	c := &HandlerCost{
 		Process: process, Baseline: baseline,
 		Handler: Cost{
 			CPU:    max(process.CPU-baseline.CPU, 0),
@@ -49,13 +58,60 @@ func newCost(process, baseline Cost) *HandlerCost {
 			Bytes:  max(process.Bytes-baseline.Bytes, 0),
 		},
 	}
+	if u.handlerCalls > 0 && u.handlerTimed {
+		c.Handler.CPU = u.handlerCPU / time.Duration(u.handlerCalls)
+		c.CPUTimed = true
+	}
+	return c
 }
 
-// usage is the process's CPU time and heap allocations so far (or between two readings).
+// timedHandler serves h and adds up the CPU time of its calls: each call runs locked to its
+// thread (runtime.LockOSThread), so the thread runs nothing else from the first reading of
+// its CPU clock to the second, even when the handler blocks and resumes. Goroutines the
+// handler starts are not counted: their CPU is in Process only.
+type timedHandler struct {
+	h     http.Handler
+	cpu   atomic.Int64 // nanoseconds, over calls
+	calls atomic.Int64
+	// untimed counts calls whose thread clock could not be read (then CPU is a difference).
+	untimed atomic.Int64
+}
+
+func (t *timedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	runtime.LockOSThread()
+	c0, ok := threadCPU()
+	defer func() {
+		c1, ok1 := threadCPU()
+		runtime.UnlockOSThread()
+		if ok && ok1 {
+			t.cpu.Add(int64(c1 - c0))
+		} else {
+			t.untimed.Add(1)
+		}
+		t.calls.Add(1)
+	}()
+	t.h.ServeHTTP(w, r)
+}
+
+// read adds the handler's calls and their CPU so far to u.
+func (t *timedHandler) read(u *usage) {
+	if t == nil {
+		return
+	}
+	u.handlerCPU = time.Duration(t.cpu.Load())
+	u.handlerCalls = t.calls.Load()
+	u.handlerTimed = t.untimed.Load() == 0
+}
+
+// usage is the process's CPU time and heap allocations so far (or between two readings),
+// and a timed handler's calls and their CPU time.
 type usage struct {
 	cpu           time.Duration
 	allocs, bytes uint64
 	cpuKnown      bool
+	handlerCPU    time.Duration
+	handlerCalls  int64
+	handlerTimed  bool
 }
 
 var allocMetrics = []string{"/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/heap/tiny/allocs:objects"}
@@ -84,7 +140,11 @@ func readUsage() usage {
 
 // since is what was used from u0 to u.
 func (u usage) since(u0 usage) usage {
-	return usage{cpu: u.cpu - u0.cpu, allocs: u.allocs - u0.allocs, bytes: u.bytes - u0.bytes, cpuKnown: u.cpuKnown && u0.cpuKnown}
+	return usage{
+		cpu: u.cpu - u0.cpu, allocs: u.allocs - u0.allocs, bytes: u.bytes - u0.bytes, cpuKnown: u.cpuKnown && u0.cpuKnown,
+		handlerCPU: u.handlerCPU - u0.handlerCPU, handlerCalls: u.handlerCalls - u0.handlerCalls,
+		handlerTimed: u.handlerTimed && u0.handlerTimed,
+	}
 }
 
 // perRequest divides u over the step's attempts (each reached the server or failed trying).

@@ -16,6 +16,7 @@ import (
 // allocs-1 slices of 64 bytes) and rounds of SHA-256 over a 1 kB block per request.
 type costly struct {
 	allocs, rounds int
+	sleep          time.Duration // slept before the work (the handler blocks, as on a database)
 	mu             sync.Mutex
 	sink           [][]byte // keeps the allocations on the heap
 }
@@ -23,6 +24,9 @@ type costly struct {
 var costlyBody = []byte("done")
 
 func (c *costly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if c.sleep > 0 {
+		time.Sleep(c.sleep)
+	}
 	keep := make([][]byte, 0, c.allocs)
 	for range c.allocs - 1 {
 		keep = append(keep, make([]byte, 64))
@@ -88,29 +92,45 @@ func TestMeasureCostAllocs(t *testing.T) {
 }
 
 // TestTimingMeasureCostCPU compares the handler's CPU per request under load with the
-// handler timed alone (15%).
+// handler timed alone (issue 37 asks for 15%), for a handler that only computes and for one
+// that first blocks (sleeps) while other connections' requests run. A blocking handler's
+// thread is charged its hand-over each time it blocks (MeasureCost's doc), so there the work
+// is the difference from the same handler without it: a sleep alone.
 func TestTimingMeasureCostCPU(t *testing.T) {
 	testenv.Timing(t)
 	h := &costly{allocs: 2, rounds: 200}
 	_, want := alone(h)
-	// The median of three loads: the generator's and the server's CPU per request in this
-	// process vary from one identical load to the next (35 to 94 µs for the empty handler on a
-	// quiet 2-core machine), and the baseline takes out one load's, not the other's.
-	var got []time.Duration
-	for range 3 {
-		res, err := Run(t.Context(), Handler(h), MeasureCost(), Connections(1), Requests(3000))
+	cost := func(h http.Handler, conns int) time.Duration {
+		res, err := Run(t.Context(), Handler(h), MeasureCost(), Connections(conns), Requests(3000))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, res.Handler.Handler.CPU)
-		t.Logf("handler alone: %v CPU/op; under load: %s (process %s, baseline %s)", want, res.Handler.Handler, res.Handler.Process, res.Handler.Baseline)
+		if !res.Handler.CPUTimed {
+			t.Fatal("the handler's calls were not timed on their threads")
+		}
+		t.Logf("handler alone %v CPU/op; under load: %s (process %s, baseline %s)", want, res.Handler.Handler, res.Handler.Process, res.Handler.Baseline)
+		return res.Handler.Handler.CPU
 	}
-	slices.Sort(got)
-	// Issue 37 asks for 15%. On a quiet machine (load 0.1-1, 2026-12-01) single loads came 9%
-	// to 102% over the handler timed alone, a median of three 20%: the bound says the handler's
-	// cost is separated from the generator's, not yet that it is separated that closely.
-	if d := float64(got[1] - want); d > 0.5*float64(want) || d < -0.5*float64(want) {
-		t.Errorf("handler CPU/req median %v of %v, timed alone %v: want within 50%%", got[1], got, want)
+	sleeping := &costly{allocs: 2, sleep: time.Millisecond}
+	blocking := &costly{allocs: 2, rounds: 200, sleep: time.Millisecond}
+	// Medians of three loads. Before the handler's calls were timed on their threads (the
+	// process's CPU minus the baseline's), single loads came 9% to 102% over the handler
+	// timed alone on a quiet machine and 17% to 70% on a CI machine with 41% steal: the
+	// generator's and the server's CPU per request vary from load to load.
+	var computing, blocked []time.Duration
+	for range 3 {
+		computing = append(computing, cost(h, 1))
+		blocked = append(blocked, cost(blocking, 4)-cost(sleeping, 4))
+	}
+	slices.Sort(computing)
+	slices.Sort(blocked)
+	for _, c := range []struct {
+		name string
+		got  []time.Duration
+	}{{"computing", computing}, {"blocking 1ms first, less a 1ms sleep alone", blocked}} {
+		if d := float64(c.got[1] - want); d > 0.15*float64(want) || d < -0.15*float64(want) {
+			t.Errorf("%s: handler CPU/req median %v of %v, timed alone %v: want within 15%%", c.name, c.got[1], c.got, want)
+		}
 	}
 }
 

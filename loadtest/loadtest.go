@@ -72,6 +72,7 @@ type settings struct {
 	mixFile     string
 	mix         *scenario.Mix // the mix loaded from mixFile
 	cost        bool
+	timed       *timedHandler // the served handler under MeasureCost
 	// targetProcess: TargetProcess was given; targetPID is the process (found before any
 	// request when given as 0).
 	targetProcess bool
@@ -377,7 +378,7 @@ func (s *settings) run(ctx context.Context, cfg load.Config, sc scenario.Scenari
 	doc.Redact()
 	res := &Result{Run: doc, inProcess: inProcess}
 	if baseline != nil {
-		res.Handler = newCost(use.perRequest(step), *baseline)
+		res.Handler = newCost(use, step, *baseline)
 	}
 	return res, nil
 }
@@ -405,8 +406,10 @@ func (s *settings) step(ctx context.Context, cfg load.Config, sc scenario.Scenar
 		return nil, usage{}, err
 	}
 	u0 := readUsage()
+	s.timed.read(&u0)
 	step, err := load.Run(ctx, cfg, src, target, opts...)
 	u1 := readUsage()
+	s.timed.read(&u1)
 	if t1, terr := s.targetSched(measured); err == nil && terr != nil {
 		err = terr
 	} else if err == nil && measured && s.targetProcess {

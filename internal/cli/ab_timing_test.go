@@ -74,7 +74,7 @@ func pinAB(t *testing.T, a, b int) {
 }
 
 // TestTimingAB runs `apiperf ab` against two identical targets (separate processes on
-// separate ports) several times: it must never fail; then with B doing about 15% more CPU
+// separate ports) several times: it must never fail (pass or inconclusive); then with B doing about 15% more CPU
 // work per request: it must fail every time. It runs the README's recipe with its default
 // budgets (QPS, p99, error rate and CPU per request all gated): ab watches both processes'
 // CPU time (--pid-a/--pid-b), since on a busy machine QPS and latency swing by tens of
@@ -104,9 +104,12 @@ func TestTimingAB(t *testing.T) {
 		return code, stdout
 	}
 	const runs = 3
+	// A false alarm is a failure (exit 1). Inconclusive (exit 3: over budget, not significant
+	// after the maximum pairs) is an honest answer on a noisy machine: on a CI machine with
+	// 41% steal, one A/A run in three ended so on p99 (x1.139 [0.734, 1.843], p=0.19).
 	for range runs {
-		if code, stdout := ab(b.URL() + "/knob?work=" + abTimingWork); code != ExitOK {
-			t.Errorf("apiperf ab of two identical targets = exit %d, want 0 (a false alarm):\n%s", code, stdout)
+		if code, stdout := ab(b.URL() + "/knob?work=" + abTimingWork); code != ExitOK && code != ExitInconclusive {
+			t.Errorf("apiperf ab of two identical targets = exit %d, want 0 or 3 (inconclusive), never a failure:\n%s", code, stdout)
 		}
 	}
 	for range runs {
