@@ -64,7 +64,7 @@ type recInterval struct {
 	attempts, requests, successes, bytes int64
 	errors                               Errors
 	codes                                []int64 // endpoint*1000 + status
-	latency, uncorrected                 *Histogram
+	latency, uncorrected                 *intervalHistogram
 	traced                               *[poolBuckets]keptRequest // responses with a trace id, one per bucket; nil until one
 }
 
@@ -83,9 +83,9 @@ func (r *Recorder) newInterval(index int64) *recInterval {
 		iv.index = index
 		return iv
 	}
-	iv := &recInterval{index: index, codes: make([]int64, 1000*max(1, len(r.endpoints))), latency: NewHistogram()}
+	iv := &recInterval{index: index, codes: make([]int64, 1000*max(1, len(r.endpoints))), latency: newIntervalHistogram()}
 	if r.open {
-		iv.uncorrected = NewHistogram()
+		iv.uncorrected = newIntervalHistogram()
 	}
 	return iv
 }
@@ -194,7 +194,7 @@ func (s *IntervalStream) histogram() *Histogram {
 		h.reset()
 		return h
 	}
-	return NewHistogram()
+	return newSparseHistogram()
 }
 
 // Every is the length of an interval.
@@ -242,12 +242,12 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 			iv.Successes += ri.successes
 			iv.Bytes += ri.bytes
 			iv.Errors.Add(ri.errors)
-			iv.Latency.Merge(ri.latency)
+			ri.latency.take(iv.Latency)
 			if ri.uncorrected != nil {
 				if iv.Uncorrected == nil {
 					iv.Uncorrected = s.histogram()
 				}
-				iv.Uncorrected.Merge(ri.uncorrected)
+				ri.uncorrected.take(iv.Uncorrected)
 			}
 			if eps > 1 && iv.ByEnd == nil {
 				iv.ByEnd = make([]map[int]int64, eps)
