@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -35,9 +36,14 @@ func (h *Histogram) addBucket(v, n int64) {
 // bytes each, not with the 23,552 buckets of the shape).
 type intervalHistogram struct {
 	h          *hdr.Histogram       // every sample recorded into it
-	then, now  *hdr.PackedHistogram // h's counts at the last take, and at this one
+	then       *hdr.PackedHistogram // h's counts at the last take (nil before the first)
 	takenTotal int64                // h's count at the last take
 }
+
+// snapshots are sparse histograms to read a full one's counts into; a take keeps the one it read
+// into as its histogram's new snapshot and gives back the old, so a recorder's intervals share
+// one spare instead of holding one each.
+var snapshots = sync.Pool{New: func() any { return newSparseHistogram().p }}
 
 func newIntervalHistogram() *intervalHistogram {
 	return &intervalHistogram{h: NewHistogram().h}
@@ -54,18 +60,21 @@ func (h *intervalHistogram) take(dst *Histogram) {
 	if h.h.TotalCount() == h.takenTotal {
 		return
 	}
-	if h.now == nil {
-		h.then, h.now = newSparseHistogram().p, newSparseHistogram().p
-	}
-	h.now.Reset()
-	h.now.MergeFrom(h.h)
-	for v, n := range h.now.ForEachBucket {
-		if n -= h.then.CountAtValue(v); n > 0 && dst != nil {
+	now := snapshots.Get().(*hdr.PackedHistogram)
+	now.Reset()
+	now.MergeFrom(h.h)
+	for v, n := range now.ForEachBucket {
+		if h.then != nil {
+			n -= h.then.CountAtValue(v)
+		}
+		if n > 0 && dst != nil {
 			dst.addBucket(v, n)
 		}
 	}
-	h.then, h.now = h.now, h.then
-	h.takenTotal = h.h.TotalCount()
+	if h.then != nil {
+		snapshots.Put(h.then)
+	}
+	h.then, h.takenTotal = now, h.h.TotalCount()
 }
 
 // reset makes the histogram empty again, handing what it held to nobody.
