@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,31 +94,8 @@ func BenchmarkKnown(b *testing.B) {
 // (a p99 row).
 func TestTimingOutsideModuleCost(t *testing.T) {
 	testenv.Timing(t)
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	goMod := "module example.com/api\n\ngo 1.26\n\nrequire github.com/apiperf/apiperf v0.0.0\n\nreplace github.com/apiperf/apiperf => " + root + "\n"
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"go.mod": goMod, "go.sum": string(sum), "api_test.go": outsideModule} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gobin, "test", "-count=6", "-run", "TestAlone", "-bench", ".", "-benchtime=3000x", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false")
-	out, err := cmd.CombinedOutput()
+	dir := userModule(t, outsideModule)
+	out, err := goTestIn(t, dir, 6*time.Minute, "-count=6", "-run", "TestAlone", "-bench", ".", "-benchtime=3000x", ".")
 	if err != nil {
 		t.Fatalf("go test -bench . -count 6 in a module of its own: %v\n%s", err, out)
 	}
