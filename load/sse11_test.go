@@ -56,50 +56,34 @@ func TestSSEOverHTTP1Identity(t *testing.T) {
 // TestSSEOverHTTP1CloseDelimited: an event stream whose body ends when the server closes
 // the connection, its events written apart.
 func TestSSEOverHTTP1CloseDelimited(t *testing.T) {
-	addr := closingSSEServer(t, 20, sseEvents(20))
+	url := closingSSEServer(t, 20, sseEvents(20))
 	eachIO(t, func(t *testing.T, mode ioMode) {
-		s := run(t, mode, context.Background(), "http://"+addr+"/events", Config{Connections: 2, Requests: 6})
+		s := run(t, mode, context.Background(), url+"events", Config{Connections: 2, Requests: 6})
 		checkStreamCounts(t, s, "sse", 6, 20)
 	})
 }
 
 // closingSSEServer answers each connection's request with a close-delimited event stream:
-// body in parts writes a millisecond apart, then the close.
+// body in parts written a millisecond apart, then the close. It returns the URL of "/".
 func closingSSEServer(t *testing.T, parts int, body string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
+	return serveLoopback(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for got := ""; !strings.Contains(got, "\r\n\r\n"); {
+			n, err := c.Read(buf)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for got := ""; !strings.Contains(got, "\r\n\r\n"); {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					got += string(buf[:n])
-				}
-				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
-				step := (len(body) + parts - 1) / parts
-				for i := 0; i < len(body); i += step {
-					time.Sleep(time.Millisecond)
-					if _, err := c.Write([]byte(body[i:min(i+step, len(body))])); err != nil {
-						return
-					}
-				}
-			}()
+			got += string(buf[:n])
 		}
-	}()
-	return ln.Addr().String()
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"))
+		step := (len(body) + parts - 1) / parts
+		for i := 0; i < len(body); i += step {
+			time.Sleep(time.Millisecond)
+			if _, err := c.Write([]byte(body[i:min(i+step, len(body))])); err != nil {
+				return
+			}
+		}
+	})
 }
 
 // TestSSEOverHTTP1TLS: an event stream over TLS on each I/O path (the event loops open its
