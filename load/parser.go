@@ -38,7 +38,7 @@ type parser struct {
 	lineLen  int   // length of the current header line (0 at a line start)
 	sawDigit bool  // a chunk size line had a digit
 	untilEOF bool  // body delimited by the connection closing
-	// sse: a text/event-stream response (2xx, from endHeaders on), whose body bytes go to
+	// sse: a text/event-stream response (2xx, not to HEAD, from endHeaders on), whose body bytes go to
 	// scan, which has found events of it so far; times is the caller's, who has the clock
 	// (the parser resets it with the response). sse.go, stream.go
 	sse    bool
@@ -411,7 +411,7 @@ func (p *parser) endHeaders() error {
 		return nil
 	}
 	p.close = p.close || (p.http10 && !p.alive)
-	p.sse = p.sse && sseStatus(p.status)
+	p.sse = p.sse && sseStatus(p.status) && !p.noBody // a HEAD response has no body to stream
 	switch {
 	case p.noBody || p.status == 204 || p.status == 304:
 		p.state = sDone

@@ -70,21 +70,23 @@ func TestParserEventStream(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		resp   string
+		head   bool
 		sse    bool
 		events int32
 	}{
-		{"chunked, an event split across chunks", head + "Transfer-Encoding: chunked\r\n\r\n6\r\ndata: \r\n4\r\na\n\n:\r\n9\r\n ping\n\nx\n\r\n2\r\n\r\n\r\n0\r\n\r\n", true, 2},
-		{"Content-Length", head + "Content-Length: 16\r\n\r\ndata: a\n\nid: 1\r\r", true, 2},
-		{"close-delimited", head + "\r\ndata: a\r\n\r\ndata: b\r\n\r\n", true, 2},
-		{"a parameter, case and spaces", "HTTP/1.1 200 OK\r\ncontent-TYPE:   TEXT/event-stream;charset=utf-8\r\nContent-Length: 9\r\n\r\ndata: a\n\n", true, 1},
-		{"an error page is not a stream", "HTTP/1.1 503 No\r\nContent-Type: text/event-stream\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, 0},
-		{"another type is not a stream", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, 0},
-		{"the type in another header is not a stream", "HTTP/1.1 200 OK\r\nX-Type: text/event-stream\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, 0},
-		{"an interim response's type does not count", "HTTP/1.1 103 Early\r\nContent-Type: text/event-stream\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, 0},
+		{"chunked, an event split across chunks", head + "Transfer-Encoding: chunked\r\n\r\n6\r\ndata: \r\n4\r\na\n\n:\r\n9\r\n ping\n\nx\n\r\n2\r\n\r\n\r\n0\r\n\r\n", false, true, 2},
+		{"Content-Length", head + "Content-Length: 16\r\n\r\ndata: a\n\nid: 1\r\r", false, true, 2},
+		{"close-delimited", head + "\r\ndata: a\r\n\r\ndata: b\r\n\r\n", false, true, 2},
+		{"a parameter, case and spaces", "HTTP/1.1 200 OK\r\ncontent-TYPE:   TEXT/event-stream;charset=utf-8\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, true, 1},
+		{"an error page is not a stream", "HTTP/1.1 503 No\r\nContent-Type: text/event-stream\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, false, 0},
+		{"another type is not a stream", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, false, 0},
+		{"the type in another header is not a stream", "HTTP/1.1 200 OK\r\nX-Type: text/event-stream\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, false, 0},
+		{"a response to HEAD has no body to stream", head + "Content-Length: 9\r\n\r\n", true, false, 0},
+		{"an interim response's type does not count", "HTTP/1.1 103 Early\r\nContent-Type: text/event-stream\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\ndata: a\n\n", false, false, 0},
 	} {
 		for _, step := range []int{1, 2, 7, len(c.resp)} {
 			var p parser
-			p.reset(false)
+			p.reset(c.head)
 			for used := 0; used < len(c.resp) && !p.done(); {
 				n, err := p.feed([]byte(c.resp[used:min(used+step, len(c.resp))]))
 				if err != nil {
