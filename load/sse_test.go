@@ -1,6 +1,9 @@
 package load
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestSSEScanCounts(t *testing.T) {
 	for _, c := range []struct {
@@ -97,6 +100,22 @@ func TestParserEventStream(t *testing.T) {
 			if p.sse != c.sse || p.events != c.events {
 				t.Errorf("%s, in pieces of %d: sse %v, %d events; want %v, %d", c.name, step, p.sse, p.events, c.sse, c.events)
 			}
+		}
+	}
+}
+
+// BenchmarkParseEventStream parses a chunked event stream of 20 events, its body scanned
+// for them (BenchmarkParseChunked is the same framing without the scan).
+func BenchmarkParseEventStream(b *testing.B) {
+	body := sseEvents(20)
+	resp := []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body))
+	var p parser
+	b.ReportAllocs()
+	b.SetBytes(int64(len(resp)))
+	for b.Loop() {
+		p.reset(false)
+		if _, err := p.feed(resp); err != nil || !p.done() || p.events != 20 {
+			b.Fatalf("feed: %v done=%v events=%d", err, p.done(), p.events)
 		}
 	}
 }
