@@ -85,6 +85,7 @@ type h2conn struct {
 
 	grpc *measure.GRPC // a gRPC target: its messages (h2grpc.go); nil: plain HTTP/2
 	gaps []int64       // gaps between streams' messages not yet recorded (h2stream.go)
+	ends []int64       // when each of gaps ended
 }
 
 // h2codec is a connection's framing: framers, buffers, and the header block being decoded.

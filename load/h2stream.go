@@ -2,6 +2,7 @@ package load
 
 import (
 	"strings"
+	"time"
 
 	"golang.org/x/net/http2/hpack"
 
@@ -12,8 +13,12 @@ import (
 // events of a text/event-stream response, each timed as it completes: the first one from the
 // stream's send (open loop: from when it was due), the others from the one before (gaps).
 
-// gapBatch is how many gaps a connection collects before handing them to its recorder.
-const gapBatch = 256
+// gapBatch is how many gaps a connection collects before handing them to its recorder, and
+// gapHold how long it holds the oldest of them (so that the live intervals have them).
+const (
+	gapBatch = 256
+	gapHold  = int64(100 * time.Millisecond)
+)
 
 // h2timed is the timing of one stream's messages, and the state of its event parser (SSE).
 type h2timed struct {
@@ -56,8 +61,8 @@ func (c *h2conn) streamData(s *h2stream, p []byte) {
 		if n == 0 {
 			m.first = now
 		} else if now >= int64(c.e.from) {
-			c.gaps = append(c.gaps, now-m.last)
-			if len(c.gaps) == gapBatch {
+			c.gaps, c.ends = append(c.gaps, now-m.last), append(c.ends, now)
+			if len(c.gaps) == gapBatch || now-c.ends[0] >= gapHold {
 				c.flushGaps()
 			}
 		}
@@ -95,8 +100,8 @@ func (m *h2msgs) events(p []byte) {
 
 // flushGaps hands the gaps collected to the connection's recorder.
 func (c *h2conn) flushGaps() {
-	c.w.samples.rec.AddGaps(c.gaps)
-	c.gaps = c.gaps[:0]
+	c.w.samples.rec.AddGaps(c.ends, c.gaps)
+	c.gaps, c.ends = c.gaps[:0], c.ends[:0]
 }
 
 // streamSample adds what a complete stream measured to its response's sample.
