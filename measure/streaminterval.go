@@ -1,9 +1,6 @@
 package measure
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // IntervalStreams is what the streams of one interval measured: the streams that completed
 // in it with their messages and times to first message (as Streams counts them, so the
@@ -52,17 +49,6 @@ func (s *IntervalStreams) Clone() *IntervalStreams {
 		c.Gap = s.Gap.Clone()
 	}
 	return &c
-}
-
-// String is the interval's stream figures, e.g. "first p50 100ms p99 120ms, gap p99 11ms, 200 messages".
-func (s *IntervalStreams) String() string {
-	ms := func(h *Histogram, p float64) string {
-		if h == nil || h.Count() == 0 {
-			return "-"
-		}
-		return h.Percentile(p).Round(10 * time.Microsecond).String()
-	}
-	return fmt.Sprintf("first p50 %s p99 %s, gap p99 %s, %d messages", ms(s.First, 50), ms(s.First, 99), ms(s.Gap, 99), s.Messages)
 }
 
 // recStreams is the stream part of one recorder's interval; made at its first stream or gap.
