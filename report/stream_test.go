@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,37 @@ func TestHTMLStreams(t *testing.T) {
 		"<td>" + r.Steps[0].Label + "</td><td>10</td><td>20.0 (20 to 20)</td><td>0</td><td>100.03ms</td>", "<td>10.01ms</td>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html of an SSE sweep lacks %q", want)
+		}
+	}
+}
+
+// TestDatStreams: a sweep of streams writes its .dat with the stream columns after the four
+// classic ones, named by a comment line, and reads back as the same levels; the classic .dat
+// of a sweep without streams is unchanged (demo.dat's golden).
+func TestDatStreams(t *testing.T) {
+	r := synthSweep()
+	for i, s := range r.Steps {
+		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 200, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
+		st.Gap.RecordN(10*time.Millisecond, 190)
+		s.Streams = st
+	}
+	r.Sweep.Analyze(r.Steps)
+	var b bytes.Buffer
+	if err := WriteDat(&b, r.Sweep.Levels); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "streams.dat", b.Bytes())
+	rows, err := ReadDat("streams.dat", bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatalf("ReadDat of WriteDat's streamed output: %v\n%s", err, b.String())
+	}
+	if len(rows) != len(r.Sweep.Levels) {
+		t.Fatalf("ReadDat read %d levels, want %d", len(rows), len(r.Sweep.Levels))
+	}
+	for i, l := range r.Sweep.Levels {
+		if rows[i].Value != l.Value || math.Abs(rows[i].QPS-l.QPS) > 0.01 {
+			t.Errorf("level %d read back as %v at %.2f req/s, want %v at %.2f", i, rows[i].Value, rows[i].QPS, l.Value, l.QPS)
 		}
 	}
 }
