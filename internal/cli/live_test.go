@@ -155,16 +155,29 @@ func TestListenPrometheus(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	promtool, err2 := exec.LookPath("promtool")
 	needTool(t, "prometheus or promtool", err == nil && err2 == nil, "`apt-get install prometheus` (.ci/run does)")
-	url := liveTarget(t)
+	run := promRun{url: liveTarget(t), args: []string{"-R", "300", "-d", "4s", "-c", "4", "-t", "2"},
+		want: []string{"apiperf_requests_total{", "apiperf_errors_total{", "apiperf_request_duration_seconds_bucket{",
+			"apiperf_request_duration_uncorrected_seconds_bucket{", "apiperf_target_rate 300", "apiperf_schedule_lag_seconds",
+			"apiperf_connections", "apiperf_in_flight", "apiperf_run_info{"}}
 	for _, native := range []bool{false, true} {
 		t.Run(map[bool]string{false: "text", true: "native"}[native], func(t *testing.T) {
 			t.Parallel()
-			listenPrometheus(t, prom, promtool, url, native)
+			listenPrometheus(t, prom, promtool, run, native)
 		})
 	}
 }
 
-func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
+// promRun is a run that listenPrometheus loads while Prometheus scrapes it: its target and
+// load, the series /metrics must have during it, and a check of Prometheus's answers after it
+// (query asks Prometheus for an expression at the moment the run ended).
+type promRun struct {
+	url   string
+	args  []string
+	want  []string
+	check func(t *testing.T, query func(string) float64, r *result.Run, native bool)
+}
+
+func listenPrometheus(t *testing.T, prom, promtool string, run promRun, native bool) {
 	listen, promAddr := freeAddr(t), freeAddr(t)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\nscrape_configs:\n  - job_name: apiperf\n    static_configs:\n      - targets: ['%s']\n", listen)
@@ -201,7 +214,7 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 	}
 
 	out := filepath.Join(dir, "run.json")
-	wait := startRun(ctx, "run", "-q", "--listen", listen, "-R", "300", "-d", "4s", "-c", "4", "-t", "2", "-o", out, url)
+	wait := startRun(ctx, append(append([]string{"run", "-q", "--listen", listen, "-o", out}, run.args...), run.url)...)
 	time.Sleep(2500 * time.Millisecond)
 	metrics := waitHTTP(t, "http://"+listen+"/metrics", 5*time.Second)
 	check := exec.Command(promtool, "check", "metrics")
@@ -209,8 +222,7 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 	if b, err := check.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s\n--- /metrics:\n%s", err, b, metrics)
 	}
-	for _, name := range []string{"apiperf_requests_total{", "apiperf_errors_total{", "apiperf_request_duration_seconds_bucket{",
-		"apiperf_request_duration_uncorrected_seconds_bucket{", "apiperf_target_rate 300", "apiperf_schedule_lag_seconds", "apiperf_connections", "apiperf_in_flight", "apiperf_run_info{"} {
+	for _, name := range run.want {
 		if !bytes.Contains(metrics, []byte(name)) {
 			t.Errorf("/metrics has no %q", name)
 		}
@@ -220,7 +232,8 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 		t.Fatalf("run exited %d: %s", code, stderr)
 	}
 	ended := time.Now()
-	total := readRun(t, out).Steps[0].Requests
+	rec := readRun(t, out)
+	total := rec.Steps[0].Requests
 	query := func(expr string) float64 {
 		q := "http://" + promAddr + "/api/v1/query?query=" + neturl.QueryEscape(expr) + fmt.Sprintf("&time=%.3f", float64(ended.UnixMilli())/1000)
 		var resp struct {
@@ -254,6 +267,9 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 			t.Errorf("p99 from the native histogram = %v s, want a latency of this run (0 to 2s)", p99)
 		}
 		t.Logf("the native histogram counts %v responses", counted)
+	}
+	if run.check != nil {
+		run.check(t, query, rec, native)
 	}
 }
 
