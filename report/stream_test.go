@@ -9,6 +9,7 @@ import (
 
 	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
 )
 
 // TestTextGRPCStreamGolden: a gRPC server-stream step (a fixture) in open loop: gRPC codes by
@@ -44,17 +45,24 @@ func TestTextGRPCStreamGolden(t *testing.T) {
 	}
 }
 
-// TestSweepTableStreams: a sweep of streams shows each level's p99 time to first message and
-// p99 gap; a sweep without streams keeps its columns (the other goldens).
-func TestSweepTableStreams(t *testing.T) {
+// streamedSweep is synthSweep with 10 server-sent event streams of n events in every step,
+// the first after 100 ms x the step's number, then one every 10 ms.
+func streamedSweep(n int64) *result.Run {
 	r := synthSweep()
 	for i, s := range r.Steps {
-		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 100, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 10 * n, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
 		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
-		st.Gap.RecordN(10*time.Millisecond, 90)
+		st.Gap.RecordN(10*time.Millisecond, 10*(n-1))
 		s.Streams = st
 	}
 	r.Sweep.Analyze(r.Steps)
+	return r
+}
+
+// TestSweepTableStreams: a sweep of streams shows each level's p99 time to first message and
+// p99 gap; a sweep without streams keeps its columns (the other goldens).
+func TestSweepTableStreams(t *testing.T) {
+	r := streamedSweep(10)
 	var b bytes.Buffer
 	SweepTable(&b, r)
 	golden.Check(t, "sweep_table_streams.golden", b.Bytes())
@@ -95,14 +103,7 @@ func TestHTMLStreams(t *testing.T) {
 // classic ones, named by a comment line, and reads back as the same levels; the classic .dat
 // of a sweep without streams is unchanged (demo.dat's golden).
 func TestDatStreams(t *testing.T) {
-	r := synthSweep()
-	for i, s := range r.Steps {
-		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 200, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
-		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
-		st.Gap.RecordN(10*time.Millisecond, 190)
-		s.Streams = st
-	}
-	r.Sweep.Analyze(r.Steps)
+	r := streamedSweep(20)
 	var b bytes.Buffer
 	if err := WriteDat(&b, r.Sweep.Levels); err != nil {
 		t.Fatal(err)
