@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,22 @@ func TestHlogStreams(t *testing.T) {
 		if !strings.Contains(log[plain-1:], want) {
 			t.Errorf("the log of a streamed interval lacks %q:\n%s", want, log[plain:])
 		}
+	}
+}
+
+// TestPagePointStreams: the live page's point of a streamed interval carries its stream
+// figures (a time without a sample as null); a plain interval's has none.
+func TestPagePointStreams(t *testing.T) {
+	iv := streamedInterval()
+	iv.Streams.Gap = measure.NewHistogram() // no gap ended in this interval
+	b, err := json.Marshal(newPoint(Phase{}, iv, iv.StepStart))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"stream":{"first_p50_ms":100.031,"first_p99_ms":200.063,"gap_p99_ms":null,"messages_per_s":200}`; !strings.Contains(string(b), want) {
+		t.Errorf("point = %s\nwant it to contain %s", b, want)
+	}
+	if b, _ := json.Marshal(newPoint(Phase{}, testInterval(0, 10, false), time.Time{})); strings.Contains(string(b), `"stream"`) {
+		t.Errorf("point of a plain interval = %s, want no stream", b)
 	}
 }
