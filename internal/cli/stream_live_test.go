@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/apiperf/apiperf/internal/browsertest"
 	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/target"
 )
@@ -101,4 +105,34 @@ func checkStreamScrape(t *testing.T, query func(string) float64, r *result.Run, 
 		near("first messages", "apiperf_stream_first_message_seconds_count", st.First.Count(), 20)
 	}
 	t.Logf("Prometheus scraped the stream figures of the run's %d streams, %d messages", st.Streams, st.Messages)
+}
+
+// TestLivePageStreams opens the live page in headless Chromium during `run --listen` of a
+// gRPC server stream: its Streams card is shown with the last second's time to first message
+// and gap, and the page logs no errors.
+func TestLivePageStreams(t *testing.T) {
+	if browsertest.Find() == "" && os.Getenv("CI") == "" {
+		t.Skip("skipping: no Chromium found")
+	}
+	g := startGRPC(t, target.GRPCConfig{})
+	listen := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	wait := startRun(ctx, "run", "-q", "--no-history", "--listen", listen, "-c", "2", "--streams", "4", "-d", "10s", "--body", watchBody, g.URL("Watch"))
+	waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
+	time.Sleep(2500 * time.Millisecond)
+	p := browsertest.OpenURL(t, "http://"+listen+"/")
+	time.Sleep(1200 * time.Millisecond) // one more update
+	if errs := p.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("the live page logged errors: %v", errs)
+	}
+	var hidden bool
+	p.Eval(t, `document.getElementById("streams").hidden`, &hidden)
+	if now := p.Text(t, "#now-stream"); hidden || !strings.Contains(now, "first p50 ") || !strings.Contains(now, "gap p99 ") || !strings.Contains(now, "msg/s") {
+		t.Errorf("live page of a streamed run: Streams card hidden %v, showing %q; want it shown with the first-message and gap figures", hidden, now)
+	}
+	cancel()
+	if code, _, stderr := wait(); code != 0 && code != 1 {
+		t.Errorf("run exited %d: %s", code, stderr)
+	}
 }
