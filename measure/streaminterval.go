@@ -71,7 +71,7 @@ func (iv *recInterval) stream() *recStreams {
 	return iv.streams
 }
 
-// addStreamTo counts the complete stream of s, first its time to first message (0: none), in iv.
+// addStream counts the complete stream of s in iv, with its time to first message first (0: none).
 func (iv *recInterval) addStream(s *Sample, first int64) {
 	rs := iv.stream()
 	rs.streams++
