@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,6 +103,24 @@ func TestRunHlogReadByHdrHistogramJS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // freeAddr returns a loopback address with a free port.
@@ -192,7 +212,7 @@ func listenPrometheus(t *testing.T, prom, promtool string, run promRun, native b
 		args = append(args, "--enable-feature=native-histograms")
 	}
 	cmd := exec.CommandContext(ctx, prom, args...)
-	var plog bytes.Buffer
+	var plog lockedBuffer // Prometheus writes it while the test may print it
 	cmd.Stdout, cmd.Stderr = &plog, &plog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -216,7 +236,7 @@ func listenPrometheus(t *testing.T, prom, promtool string, run promRun, native b
 	out := filepath.Join(dir, "run.json")
 	wait := startRun(ctx, append(append([]string{"run", "-q", "--listen", listen, "-o", out}, run.args...), run.url)...)
 	time.Sleep(2500 * time.Millisecond)
-	metrics := waitHTTP(t, "http://"+listen+"/metrics", 5*time.Second)
+	metrics := scrapeFor(t, "http://"+listen+"/metrics", run.want, 3*time.Second)
 	check := exec.Command(promtool, "check", "metrics")
 	check.Stdin = bytes.NewReader(metrics)
 	if b, err := check.CombinedOutput(); err != nil {
@@ -231,28 +251,11 @@ func listenPrometheus(t *testing.T, prom, promtool string, run promRun, native b
 	if code != 0 {
 		t.Fatalf("run exited %d: %s", code, stderr)
 	}
-	ended := time.Now()
 	rec := readRun(t, out)
 	total := rec.Steps[0].Requests
-	query := func(expr string) float64 {
-		q := "http://" + promAddr + "/api/v1/query?query=" + neturl.QueryEscape(expr) + fmt.Sprintf("&time=%.3f", float64(ended.UnixMilli())/1000)
-		var resp struct {
-			Data struct {
-				Result []struct {
-					Value [2]any `json:"value"`
-				} `json:"result"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(waitHTTP(t, q, 5*time.Second), &resp); err != nil || len(resp.Data.Result) != 1 {
-			t.Fatalf("querying Prometheus for %s: %v %+v\n%s", expr, err, resp, plog.String())
-		}
-		var v float64
-		fmt.Sscan(fmt.Sprint(resp.Data.Result[0].Value[1]), &v)
-		return v
-	}
+	query := promQuery(t, promAddr, &plog)
 	// Within one scrape interval (500ms at 300 req/s): apiperf waits for a last scrape, so
-	// it is usually exact. Asked at the moment the run ended, Prometheus answers with that
-	// last scrape.
+	// it is usually exact. Asked at that last scrape, Prometheus answers with it.
 	scraped := query("sum(max_over_time(apiperf_requests_total[1m]))")
 	if d := float64(total) - scraped; d < 0 || d > 150 {
 		t.Errorf("Prometheus scraped apiperf_requests_total = %v, the run has %d requests", scraped, total)
@@ -270,6 +273,66 @@ func listenPrometheus(t *testing.T, prom, promtool string, run promRun, native b
 	}
 	if run.check != nil {
 		run.check(t, query, rec, native)
+	}
+}
+
+// scrapeFor gets url until its page has every one of want or the time is up (a busy machine
+// starts the run late), and returns the last page.
+func scrapeFor(t *testing.T, url string, want []string, within time.Duration) []byte {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		page := waitHTTP(t, url, 5*time.Second)
+		missing := slices.ContainsFunc(want, func(w string) bool { return !bytes.Contains(page, []byte(w)) })
+		if !missing || time.Now().After(deadline) {
+			return page
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// promQuery returns a function that asks the Prometheus at addr for an expression's single
+// value at its last successful scrape of apiperf (apiperf_run_info's last sample): after it,
+// apiperf stopped answering and the series went stale. log is Prometheus's output, for errors.
+func promQuery(t *testing.T, addr string, log *lockedBuffer) func(expr string) float64 {
+	t.Helper()
+	get := func(expr string, at float64, v any) {
+		q := "http://" + addr + "/api/v1/query?query=" + neturl.QueryEscape(expr)
+		if at > 0 {
+			q += fmt.Sprintf("&time=%.3f", at)
+		}
+		if err := json.Unmarshal(waitHTTP(t, q, 5*time.Second), v); err != nil {
+			t.Fatalf("querying Prometheus for %s: %v\n%s", expr, err, log.String())
+		}
+	}
+	var raw struct {
+		Data struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	get("apiperf_run_info[2m]", 0, &raw)
+	if len(raw.Data.Result) != 1 || len(raw.Data.Result[0].Values) == 0 {
+		t.Fatalf("Prometheus has no scrape of apiperf_run_info: %+v\n%s", raw, log.String())
+	}
+	vs := raw.Data.Result[0].Values
+	last, _ := vs[len(vs)-1][0].(float64)
+	return func(expr string) float64 {
+		var resp struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		get(expr, last, &resp)
+		if len(resp.Data.Result) != 1 {
+			t.Fatalf("querying Prometheus for %s at its last scrape: %+v\n%s", expr, resp, log.String())
+		}
+		var v float64
+		fmt.Sscan(fmt.Sprint(resp.Data.Result[0].Value[1]), &v)
+		return v
 	}
 }
 
