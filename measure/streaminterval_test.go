@@ -3,7 +3,6 @@ package measure
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"testing"
 	"time"
 
@@ -114,46 +113,6 @@ func TestIntervalsWithoutStreams(t *testing.T) {
 			t.Errorf("interval %d has Streams %v, want nil", iv.Index, iv.Streams)
 		}
 	})
-}
-
-// TestIntervalStreamReuseStreams: a stream that reuses its intervals emits the same stream
-// figures as one that does not, with a bounded set of histograms.
-func TestIntervalStreamReuseStreams(t *testing.T) {
-	type seen struct{ streams, messages, first, gaps, p99 int64 }
-	run := func(reuse bool) ([]seen, int) {
-		recs := []*Recorder{NewRecorder(DefaultExpected(), false, 0), NewRecorder(DefaultExpected(), false, 0)}
-		st := NewIntervalStream(recs, time.Second)
-		if reuse {
-			st.ReuseIntervals()
-		}
-		var got []seen
-		fresh := map[*Histogram]bool{}
-		emit := func(iv *Interval) {
-			s := iv.Streams
-			fresh[s.First], fresh[s.Gap] = true, true
-			got = append(got, seen{s.Streams, s.Messages, s.First.Count(), s.Gap.Count(), int64(s.First.Percentile(99))})
-		}
-		for sec := range 6 {
-			at := time.Duration(sec) * time.Second
-			for i, r := range recs {
-				r.Add([]Sample{streamSample(at+time.Millisecond, int32(i+2), time.Duration(sec+1)*10*time.Millisecond)})
-				if sec != 3 { // a second without gaps
-					r.AddGaps([]int64{int64(at + 2*time.Millisecond)}, []int64{int64(time.Millisecond)})
-				}
-			}
-			st.Seal(at+time.Second, emit)
-		}
-		st.Close(emit)
-		return got, len(fresh)
-	}
-	want, _ := run(false)
-	got, histograms := run(true)
-	if len(want) != 6 || !slices.Equal(got, want) {
-		t.Errorf("stream figures with reuse %v; want %v", got, want)
-	}
-	if histograms > 8 {
-		t.Errorf("a reusing stream used %d stream histograms for 6 intervals; want at most 8", histograms)
-	}
 }
 
 // TestHlogStreamsRoundTrip: hdrhistogram-go reads a streamed run's interval log, whose
