@@ -251,26 +251,29 @@ func TestHlogRoundTrip(t *testing.T) {
 		}
 	})
 	s := st.Step(start, 2*time.Second, nil)
-	rd := hdr.NewHistogramLogReader(&buf)
-	var corrected, uncorrected int64
-	var lines int
+	counts, lines := hlogCounts(t, buf.Bytes())
+	corrected, uncorrected := counts[""], counts[HlogUncorrectedTag]
+	if lines != 4 || corrected != s.Requests || uncorrected != s.Requests {
+		t.Errorf("log has %d histograms, %d corrected and %d uncorrected samples; want 4, %d, %d\n%s", lines, corrected, uncorrected, s.Requests, s.Requests, buf.String())
+	}
+}
+
+// hlogCounts reads an interval log with hdrhistogram-go's reader: the samples by tag ("":
+// untagged) and the number of histograms.
+func hlogCounts(t *testing.T, log []byte) (map[string]int64, int) {
+	t.Helper()
+	rd := hdr.NewHistogramLogReader(bytes.NewReader(log))
+	counts, lines := map[string]int64{}, 0
 	for {
 		h, err := rd.NextIntervalHistogram()
 		if err != nil {
-			t.Fatalf("reading the log back: %v\n%s", err, buf.String())
+			t.Fatalf("reading the log back: %v\n%s", err, log)
 		}
 		if h == nil {
-			break
+			return counts, lines
 		}
 		lines++
-		if h.Tag() == HlogUncorrectedTag {
-			uncorrected += h.TotalCount()
-		} else {
-			corrected += h.TotalCount()
-		}
-	}
-	if lines != 4 || corrected != s.Requests || uncorrected != s.Requests {
-		t.Errorf("log has %d histograms, %d corrected and %d uncorrected samples; want 4, %d, %d\n%s", lines, corrected, uncorrected, s.Requests, s.Requests, buf.String())
+		counts[h.Tag()] += h.TotalCount()
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // streamSample is a complete stream done at done with n messages, the first after first.
@@ -129,18 +127,7 @@ func TestHlogStreamsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rd := hdr.NewHistogramLogReader(&buf)
-	counts := map[string]int64{}
-	for {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("reading the log back: %v\n%s", err, buf.String())
-		}
-		if h == nil {
-			break
-		}
-		counts[h.Tag()] += h.TotalCount()
-	}
+	counts, _ := hlogCounts(t, buf.Bytes())
 	if counts[""] != st.Requests || counts[HlogFirstTag] != st.Streams.First.Count() || counts[HlogGapTag] != st.Streams.Gap.Count() {
 		t.Errorf("log holds %v samples by tag; the step has %d responses, %d first messages, %d gaps",
 			counts, st.Requests, st.Streams.First.Count(), st.Streams.Gap.Count())

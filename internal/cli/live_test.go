@@ -336,6 +336,20 @@ func promQuery(t *testing.T, addr string, log *lockedBuffer) func(expr string) f
 	}
 }
 
+// openLivePage opens the live page of the run listening on listen in headless Chromium after
+// the run has measured for a while, lets it update once more and checks it logged no errors.
+func openLivePage(t *testing.T, listen string, after time.Duration) *browsertest.Page {
+	t.Helper()
+	waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
+	time.Sleep(after)
+	p := browsertest.OpenURL(t, "http://"+listen+"/")
+	time.Sleep(1200 * time.Millisecond) // one more update
+	if errs := p.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("the live page logged errors: %v", errs)
+	}
+	return p
+}
+
 // TestLivePageScreenshot opens the live page in headless Chromium during a sweep-free run and
 // checks that it draws charts from the stream, loads nothing from elsewhere and logs no
 // errors. With -update it saves the screenshot as docs/live-page.png.
@@ -348,13 +362,7 @@ func TestLivePageScreenshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	wait := startRun(ctx, "run", "-q", "--listen", listen, "-R", "200", "-d", "20s", "-c", "4", "-t", "2", url)
-	waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
-	time.Sleep(3500 * time.Millisecond)
-	p := browsertest.OpenURL(t, "http://"+listen+"/")
-	time.Sleep(1200 * time.Millisecond) // one more update
-	if errs := p.ConsoleErrors(); len(errs) > 0 {
-		t.Errorf("the live page logged errors: %v", errs)
-	}
+	p := openLivePage(t, listen, 3500*time.Millisecond)
 	for _, r := range p.Requests() {
 		if !strings.HasPrefix(r, "http://"+listen+"/") {
 			t.Errorf("the live page requested %s: it must load nothing from elsewhere", r)

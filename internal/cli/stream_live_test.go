@@ -119,13 +119,7 @@ func TestLivePageStreams(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	wait := startRun(ctx, "run", "-q", "--no-history", "--listen", listen, "-c", "2", "--streams", "4", "-d", "10s", "--body", watchBody, g.URL("Watch"))
-	waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
-	time.Sleep(2500 * time.Millisecond)
-	p := browsertest.OpenURL(t, "http://"+listen+"/")
-	time.Sleep(1200 * time.Millisecond) // one more update
-	if errs := p.ConsoleErrors(); len(errs) > 0 {
-		t.Errorf("the live page logged errors: %v", errs)
-	}
+	p := openLivePage(t, listen, 2500*time.Millisecond)
 	var hidden bool
 	p.Eval(t, `document.getElementById("streams").hidden`, &hidden)
 	if now := p.Text(t, "#now-stream"); hidden || !strings.Contains(now, "first p50 ") || !strings.Contains(now, "gap p99 ") || !strings.Contains(now, "msg/s") {
