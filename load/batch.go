@@ -18,6 +18,7 @@ type sampleBatch struct {
 	buf      []measure.Sample // len is the batch size; n of them are filled
 	extra    []measure.Extra  // beside buf: what its samples carry besides timing (nil until one does)
 	gaps     []int64          // gaps between streams' messages not yet recorded (stream.go)
+	gapEnds  []int64          // when each of gaps ended
 	n        int
 	flushed  int64 // when the batch was last handed over
 	lastDone int64 // when the latest attempt ended (the measured window ends at the latest)
@@ -63,16 +64,23 @@ func (b *sampleBatch) stream(s *measure.Sample, messages int32, t streamTimes, d
 	s.X.Stream, s.X.Messages, s.X.First = true, messages, first
 }
 
-// gap collects the gap g between two messages of a stream, handing the gaps over when
-// gapBatch are there.
-func (b *sampleBatch) gap(g int64) {
+// gap collects the gap g between two messages of a stream, which ended at end, handing the
+// gaps over when gapBatch are there or the oldest has waited gapHold (so that the live
+// intervals have them).
+func (b *sampleBatch) gap(g, end int64) {
 	if b.gaps == nil {
-		b.gaps = make([]int64, 0, gapBatch)
+		b.gaps, b.gapEnds = make([]int64, 0, gapBatch), make([]int64, 0, gapBatch)
 	}
-	if b.gaps = append(b.gaps, g); len(b.gaps) == gapBatch {
-		b.rec.AddGaps(b.gaps)
-		b.gaps = b.gaps[:0]
+	b.gaps, b.gapEnds = append(b.gaps, g), append(b.gapEnds, end)
+	if len(b.gaps) == gapBatch || end-b.gapEnds[0] >= gapHold {
+		b.flushGaps()
 	}
+}
+
+// flushGaps hands the gaps collected to the recorder.
+func (b *sampleBatch) flushGaps() {
+	b.rec.AddGaps(b.gapEnds, b.gaps)
+	b.gaps, b.gapEnds = b.gaps[:0], b.gapEnds[:0]
 }
 
 // slot is the Extra of the slot the next add fills; the Extras are made when first needed.
@@ -91,8 +99,7 @@ func (b *sampleBatch) flush(now int64) {
 		b.n = 0
 	}
 	if len(b.gaps) > 0 {
-		b.rec.AddGaps(b.gaps)
-		b.gaps = b.gaps[:0]
+		b.flushGaps()
 	}
 	b.flushed = now
 }

@@ -1,6 +1,10 @@
 package load
 
-import "github.com/apiperf/apiperf/measure"
+import (
+	"time"
+
+	"github.com/apiperf/apiperf/measure"
+)
 
 // Streams measured as streams, on every path: a gRPC server stream's messages (HTTP/2) or
 // the events of a text/event-stream response (HTTP/1.1 and HTTP/2), each timed as it
@@ -9,8 +13,12 @@ import "github.com/apiperf/apiperf/measure"
 // HTTP/1.1 the parser does) and calls arrived with the time they came; the response's sample
 // takes the count and the first one's time (sampleBatch.stream).
 
-// gapBatch is how many gaps a batch collects before handing them to its recorder.
-const gapBatch = 256
+// gapBatch is how many gaps a batch collects before handing them to its recorder, and
+// gapHold how long it holds the oldest of them.
+const (
+	gapBatch = 256
+	gapHold  = int64(100 * time.Millisecond)
+)
 
 // streamTimes is when the first and the latest message of one stream completed.
 type streamTimes struct {
@@ -25,7 +33,7 @@ func (t *streamTimes) arrived(b *sampleBatch, before, count int32, now, from int
 		if n == 0 {
 			t.first = now
 		} else if now >= from {
-			b.gap(now - t.last)
+			b.gap(now-t.last, now)
 		}
 		t.last = now
 	}
