@@ -47,10 +47,12 @@ zoo-busy:
 demo: build
 	$(BIN) sweep
 
-## bench: apiperf against wrk, side by side (see docs/PERFORMANCE.md): efficiency, then peak RSS
-## against wrk and wrk2 (scripts/footprint.sh, written into the footprint table).
+## bench: apiperf against its peers, side by side (see docs/PERFORMANCE.md): plain HTTP and HTTPS
+## against wrk, open loop against wrk2, private memory against wrk (scripts/bench.sh), HTTP/2 against
+## h2load (scripts/bench-h2.sh), then peak RSS against wrk and wrk2 (scripts/footprint.sh).
 bench: build
 	./scripts/bench.sh $(BIN)
+	OUT=docs/PERFORMANCE.md ./scripts/bench-h2.sh $(BIN)
 	OUT=docs/PERFORMANCE.md ./scripts/footprint.sh $(BIN)
 
 ## bench-h2: apiperf's HTTP/2 engine against h2load, side by side (the HTTP/2 section of docs/PERFORMANCE.md).

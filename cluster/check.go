@@ -234,6 +234,9 @@ func (l limits) checkInterval(m *member, iv *measure.Interval, now time.Time) er
 	if err := c.check(what, l.maxSize, l.maxSize); err != nil {
 		return err
 	}
+	if err := checkIntervalStreams(what, iv.Streams, iv.Requests, l.maxSize); err != nil {
+		return err
+	}
 	if len(iv.Exemplars) > maxExemplars {
 		return forged("%s: %d exemplars", what, len(iv.Exemplars))
 	}

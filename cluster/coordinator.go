@@ -28,6 +28,9 @@ type Job struct {
 	ScriptCode string            // the wrk script's text, when Scenario.Script is set
 	ScriptArgs []string
 	Expected   measure.StatusSet
+	// Encoded, when set, is the request encoded by the coordinator's source (a gRPC call:
+	// workers have no schema), sent instead of one built from Scenario.
+	Encoded *scenario.Encoded
 }
 
 // Options configure a coordinator.

@@ -32,6 +32,8 @@ func Engine(stdout io.Writer) RunFunc {
 func Source(ctx context.Context, p *Plan, stdout io.Writer) (scenario.Source, func(), error) {
 	sc := p.Scenario
 	switch {
+	case p.Encoded != nil:
+		return p.Encoded, func() {}, nil
 	case p.ScriptCode != "":
 		src, err := lua.NewString(sc.Script, p.ScriptCode, sc, lua.Options{Args: p.ScriptArgs, Stdout: stdout, Context: ctx, Threads: p.Load.Threads})
 		if err != nil {

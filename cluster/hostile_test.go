@@ -231,6 +231,17 @@ func TestForgedReportsDropped(t *testing.T) {
 			send(intervalMsg(honestInterval(time.Now(), 0, 1)))
 			send(intervalMsg(honestInterval(time.Now(), 0, 1)))
 		}, "out of order"},
+		{"interval of more streams than responses", timed, func(p *Plan, send func(*message)) {
+			iv := honestInterval(time.Now(), 0, 5)
+			iv.Streams = &measure.IntervalStreams{Streams: 1 << 40, Messages: 5, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+			send(intervalMsg(iv))
+		}, "1099511627776 streams of 5 messages for 5 responses"},
+		{"interval of more first messages than streams", timed, func(p *Plan, send func(*message)) {
+			iv := honestInterval(time.Now(), 0, 5)
+			iv.Streams = &measure.IntervalStreams{Streams: 2, Messages: 5, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+			iv.Streams.First.RecordN(time.Microsecond, 1000)
+			send(intervalMsg(iv))
+		}, "1000 first messages for 2 streams"},
 		{"interval without latency", timed, func(p *Plan, send func(*message)) {
 			iv := honestInterval(time.Now(), 0, 5)
 			iv.Latency = nil

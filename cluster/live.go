@@ -63,6 +63,7 @@ func mergeIntervals(ivs []*measure.Interval) *measure.Interval {
 	m.ByEnd = nil
 	m.Latency = nil
 	m.Uncorrected = nil
+	m.Streams = nil
 	var start time.Time
 	for i, iv := range ivs {
 		if i > 0 {
@@ -88,6 +89,7 @@ func mergeIntervals(ivs []*measure.Interval) *measure.Interval {
 		}
 		m.Latency = mergeHistogram(m.Latency, iv.Latency)
 		m.Uncorrected = mergeHistogram(m.Uncorrected, iv.Uncorrected)
+		m.Streams = m.Streams.Merge(iv.Streams)
 	}
 	m.StepStart = start
 	return &m

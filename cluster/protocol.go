@@ -101,10 +101,13 @@ type Plan struct {
 	Scenario scenario.Scenario `json:"scenario"`
 	// ScriptCode is the wrk Lua script's text (Scenario.Script names it), ScriptArgs the
 	// words after "--".
-	ScriptCode string            `json:"script_code,omitempty"`
-	ScriptArgs []string          `json:"script_args,omitempty"`
-	Load       load.Config       `json:"load"`
-	Expected   measure.StatusSet `json:"expected"`
+	ScriptCode string   `json:"script_code,omitempty"`
+	ScriptArgs []string `json:"script_args,omitempty"`
+	// Encoded is the request as the coordinator's source encoded it (a gRPC call), sent
+	// as given; Scenario still names the target.
+	Encoded  *scenario.Encoded `json:"encoded,omitempty"`
+	Load     load.Config       `json:"load"`
+	Expected measure.StatusSet `json:"expected"`
 	// StartAt is when to start, on the worker's own clock (the coordinator corrected it by
 	// the measured offset); it includes the worker's open-loop phase (Offset).
 	StartAt time.Time `json:"start_at"`

@@ -69,7 +69,7 @@ func (c *Coordinator) Step(ctx context.Context, cfg load.Config) (*measure.Step,
 		m.share, m.phase, m.step, m.cond, m.intervals, m.lostAt = share, time.Duration(phases[k]), nil, nil, nil, 0
 		p := &Plan{
 			Worker: k, Workers: len(c.members), Scenario: c.job.Scenario, ScriptCode: c.job.ScriptCode,
-			ScriptArgs: c.job.ScriptArgs, Load: share, Expected: c.job.Expected,
+			ScriptArgs: c.job.ScriptArgs, Encoded: c.job.Encoded, Load: share, Expected: c.job.Expected,
 			StartAt: start.Add(m.offset + m.phase), Offset: phases[k],
 		}
 		if err := m.c.send(&message{Type: msgPlan, Plan: p}, 5*time.Second); err != nil {

@@ -134,6 +134,11 @@ func (s *Source) Endpoints() []string { return nil }
 // Request returns the encoded call.
 func (s *Source) Request() ([]byte, int, int, bool) { return s.raw, 1, 0, false }
 
+// Encoded is the call as bytes, for workers that send it without the schema.
+func (s *Source) Encoded() *scenario.Encoded {
+	return &scenario.Encoded{Raw: s.raw, Streaming: s.ServerStreaming()}
+}
+
 // ServerStreaming reports whether the method answers with a stream of messages.
 func (s *Source) ServerStreaming() bool { return s.method.IsStreamingServer() }
 

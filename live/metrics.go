@@ -28,6 +28,7 @@ type metrics struct {
 	errors      map[string]float64    // by class; nil until the first interval
 	latency     *exposition.Histogram
 	uncorrected *exposition.Histogram // nil until an open-loop interval
+	streams     *streamMetrics        // nil until an interval with streams (stream.go)
 	conns       float64
 	inFlight    float64
 	target      float64
@@ -113,6 +114,7 @@ func (m *metrics) interval(iv *measure.Interval) {
 		}
 		observe(m.uncorrected, iv.Uncorrected)
 	}
+	m.streamInterval(iv)
 	m.conns = float64(iv.Connections)
 	if iv.InFlight >= 0 {
 		m.inFlight = float64(iv.InFlight)
@@ -160,6 +162,7 @@ func (m *metrics) write(p *exposition.Page) {
 	if m.uncorrected != nil {
 		p.Histogram("apiperf_request_duration_uncorrected_seconds", "Open loop: latency of complete responses from the actual send.", m.uncorrected)
 	}
+	m.writeStreams(p)
 	p.Metric("apiperf_connections", "Connections open.", "gauge", m.conns)
 	p.Metric("apiperf_in_flight", "Requests in flight at the end of the last interval (closed loop: connections x streams).", "gauge", m.inFlight)
 	p.Metric("apiperf_target_rate", "Open loop: requests per second the schedule starts (0 in closed loop).", "gauge", m.target)

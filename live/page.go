@@ -30,6 +30,7 @@ type point struct {
 	InFlight   *int             `json:"in_flight,omitempty"`
 	TargetRate float64          `json:"target_rate,omitempty"`
 	LagMs      float64          `json:"lag_ms,omitempty"`
+	Stream     *streamPoint     `json:"stream,omitempty"` // a streamed run's figures (stream.go)
 }
 
 func newPoint(st Phase, iv *measure.Interval, start time.Time) point {
@@ -40,6 +41,7 @@ func newPoint(st Phase, iv *measure.Interval, start time.Time) point {
 		QPS: iv.QPS(), P50: sec.P50, P99: sec.P99, Max: sec.Max,
 		Errors: iv.Errors.Total(), ByClass: iv.Errors, Status: map[string]int64{},
 		Conns: iv.Connections, TargetRate: iv.TargetRate, LagMs: float64(iv.Lag) / float64(time.Millisecond),
+		Stream: newStreamPoint(iv),
 	}
 	for code, n := range iv.Status {
 		p.Status[itoa(code)] += n

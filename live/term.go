@@ -139,6 +139,7 @@ func render(st Phase, iv *measure.Interval, sec measure.Second, qps, p99 []float
 	}
 	b.WriteString(rate + "\n")
 	fmt.Fprintf(&b, "  latency  p50 %s  p99 %s  max %s  %s\n", fmtMs(sec.P50), fmtMs(sec.P99), fmtMs(sec.Max), spark(p99))
+	b.WriteString(streamLine(iv))
 	errs := "0"
 	if n := iv.Errors.Total(); n > 0 {
 		errs = fmt.Sprintf("%d (%s)", n, iv.Errors)

@@ -17,6 +17,8 @@ type sampleBatch struct {
 	rec      *measure.Recorder
 	buf      []measure.Sample // len is the batch size; n of them are filled
 	extra    []measure.Extra  // beside buf: what its samples carry besides timing (nil until one does)
+	gaps     []int64          // gaps between streams' messages not yet recorded (stream.go)
+	gapEnds  []int64          // when each of gaps ended
 	n        int
 	flushed  int64 // when the batch was last handed over
 	lastDone int64 // when the latest attempt ended (the measured window ends at the latest)
@@ -48,14 +50,37 @@ func (b *sampleBatch) extras(s *measure.Sample, tr measure.TraceID, t *measure.T
 	*s.X = measure.Extra{Trace: tr, Timing: *t}
 }
 
-// stream marks s a streamed response of messages messages, the first first after it was due
-// (0: none), in the Extra beside it (made when s has none yet).
-func (b *sampleBatch) stream(s *measure.Sample, messages int32, first int64) {
+// stream marks s a streamed response of messages messages, timed t, due at due, in the Extra
+// beside it (made when s has none yet): the time to its first message is from due.
+func (b *sampleBatch) stream(s *measure.Sample, messages int32, t streamTimes, due int64) {
 	if s.X == nil {
 		s.X = b.slot()
 		*s.X = measure.Extra{}
 	}
+	var first int64
+	if messages > 0 {
+		first = max(t.first-due, 1)
+	}
 	s.X.Stream, s.X.Messages, s.X.First = true, messages, first
+}
+
+// gap collects the gap g between two messages of a stream, which ended at end, handing the
+// gaps over when gapBatch are there or the oldest has waited gapHold (so that the live
+// intervals have them).
+func (b *sampleBatch) gap(g, end int64) {
+	if b.gaps == nil {
+		b.gaps, b.gapEnds = make([]int64, 0, gapBatch), make([]int64, 0, gapBatch)
+	}
+	b.gaps, b.gapEnds = append(b.gaps, g), append(b.gapEnds, end)
+	if len(b.gaps) == gapBatch || end-b.gapEnds[0] >= gapHold {
+		b.flushGaps()
+	}
+}
+
+// flushGaps hands the gaps collected to the recorder.
+func (b *sampleBatch) flushGaps() {
+	b.rec.AddGaps(b.gapEnds, b.gaps)
+	b.gaps, b.gapEnds = b.gaps[:0], b.gapEnds[:0]
 }
 
 // slot is the Extra of the slot the next add fills; the Extras are made when first needed.
@@ -66,11 +91,15 @@ func (b *sampleBatch) slot() *measure.Extra {
 	return &b.extra[b.n]
 }
 
-// flush hands the collected samples over; now is the current time since the step's start.
+// flush hands the collected samples and gaps over; now is the current time since the step's
+// start.
 func (b *sampleBatch) flush(now int64) {
 	if b.n > 0 {
 		b.rec.Add(b.buf[:b.n])
 		b.n = 0
+	}
+	if len(b.gaps) > 0 {
+		b.flushGaps()
 	}
 	b.flushed = now
 }

@@ -102,7 +102,7 @@ type engine struct {
 	starved   atomic.Bool // open loop: the generator is short of CPU now (the clock does not spin)
 	drv       driver      // the I/O strategy running the connections
 	// grpcStream: the source calls a server-streaming gRPC method; its responses are timed as
-	// streams (h2stream.go).
+	// streams (stream.go).
 	grpcStream bool
 }
 

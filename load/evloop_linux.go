@@ -36,6 +36,7 @@ type evloop struct {
 	kind     evkind      // closed or open loop
 	ring     *ringChoice // whether the run asked for io_uring, and where a refused one is noted
 	shakes   tlsQueue    // TLS: the handshakes in progress, and the connections waiting to start one
+	streamed bool        // it read an event stream: it reads on arrival from then on (evstream_linux.go)
 }
 
 // evkind is what differs between the closed loop (closedLoop) and the open loop (openLoop) on
@@ -367,7 +368,7 @@ func (l *evloop) consume(c *econn, b []byte) {
 		c.carry = c.carry[:0]
 	}
 	for c.state == cReading {
-		used, err := c.p.feed(b)
+		used, err := l.feed(c, b)
 		c.rbytes += int64(used)
 		if err != nil {
 			l.fail(c, l.e.classify(err))
@@ -398,6 +399,7 @@ func (l *evloop) complete(c *econn, rest []byte) bool {
 	s := measure.Sample{Done: now, Latency: now - c.due, Uncorrected: now - c.start, Bytes: int32(min(c.rbytes, 1<<31-1)),
 		Status: int16(c.p.status), Class: measure.Response, Endpoint: uint8(c.ep)}
 	c.x.explain(&s, c.got, &c.p.timing, &l.samples)
+	c.p.stream(&s, &l.samples, c.due)
 	l.record(c, s)
 	c.got++
 	if c.p.close || c.p.untilEOF {

@@ -135,14 +135,15 @@ func (p pause) woken(at int64, n int) wakeup {
 
 // pauseFor is the loop's wait for want: how long, and whether it sleeps through arrivals
 // (while requests are in flight and their arrival times are stamped by the kernel, until
-// the next send, at most a quantum while none can be sent).
+// the next send, at most a quantum while none can be sent; never once the loop read an event
+// stream, whose events would look simultaneous).
 func (o *openLoop) pauseFor(now, want int64) pause {
 	d := maxBlock
 	if want != math.MaxInt64 {
 		d = min(max(want-now, 0), maxBlock)
 	}
 	starved := o.free.n == 0 && o.ready(now) // due requests wait for a connection
-	through := d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !o.writeBlocked()
+	through := d > 0 && o.stamps && o.busy > 0 && o.dialing == 0 && !starved && !o.writeBlocked() && !o.l.streamed
 	if through && (o.over || o.free.n == 0) {
 		d = min(d, o.quantum)
 	}

@@ -18,6 +18,9 @@ func (e *engine) finish(names []string) *measure.Step {
 	e.stream.Close(e.emit)
 	s := e.stream.Step(e.base.Add(e.from), max(end-e.from, 0), names)
 	s.Concurrency = e.cfg.Connections
+	if s.Streams != nil {
+		s.Streams.Kind = e.streamKind()
+	}
 	s.Connects, s.ConnectTime = e.conns.Load(), measure.Duration(e.connTime.Load())
 	s.Generator = generator(e.usage0, readUsage())
 	s.GeneratorLimit = e.generatorLimit()

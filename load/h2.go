@@ -122,13 +122,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	if transErr != nil {
 		return nil, transErr
 	}
-	for _, c := range conns {
-		c.flushGaps()
-	}
 	s := e.finish(names)
-	if s.Streams != nil {
-		s.Streams.Kind = e.streamKind()
-	}
 	h := &measure.HTTP2{Protocol: "h2c", Streams: e.cfg.StreamsPerConn()}
 	if e.target.Scheme == "https" {
 		h.Protocol = "h2"

@@ -84,7 +84,6 @@ type h2conn struct {
 	tpBlock  []byte // a header block with a traceparent field added (--traceparent)
 
 	grpc *measure.GRPC // a gRPC target: its messages (h2grpc.go); nil: plain HTTP/2
-	gaps []int64       // gaps between streams' messages not yet recorded (h2stream.go)
 }
 
 // h2codec is a connection's framing: framers, buffers, and the header block being decoded.
@@ -339,7 +338,7 @@ func (c *h2conn) record(s *h2stream, class measure.Class, now int64) {
 		smp.Conn = c.w.x.conn
 		c.w.samples.extras(&smp, s.tp.id, &s.timing)
 		if s.msgs.timed {
-			streamSample(&smp, s, &c.w.samples)
+			c.w.samples.stream(&smp, s.msgs.count, s.msgs.times, s.due)
 		}
 	}
 	c.w.samples.add(smp)

@@ -1,29 +1,16 @@
 package load
 
 import (
-	"strings"
-
 	"golang.org/x/net/http2/hpack"
-
-	"github.com/apiperf/apiperf/measure"
 )
 
-// Streams measured as streams on the HTTP/2 loop: a gRPC server stream's messages, or the
-// events of a text/event-stream response, each timed as it completes: the first one from the
-// stream's send (open loop: from when it was due), the others from the one before (gaps).
-
-// gapBatch is how many gaps a connection collects before handing them to its recorder.
-const gapBatch = 256
-
-// h2timed is the timing of one stream's messages, and the state of its event parser (SSE).
+// h2timed is how one HTTP/2 response is measured as a stream (stream.go): its messages'
+// times and, for server-sent events, the scan of its DATA.
 type h2timed struct {
-	timed       bool  // the response is measured as a stream
-	sse         bool  // its messages are server-sent events (else gRPC messages)
-	first, last int64 // when the first and the latest message completed
-	lineStart   bool  // SSE: at the start of a line
-	inEvent     bool  // SSE: a field line of an event not yet dispatched was read
-	comment     bool  // SSE: the current line is a comment (":...")
-	cr          bool  // SSE: the last byte was CR (a CRLF counts once)
+	timed bool // the response is measured as a stream
+	sse   bool // its messages are server-sent events (else gRPC messages)
+	times streamTimes
+	scan  sseScan
 }
 
 // streamField notes the response fields that matter to streams: grpc-status of a gRPC
@@ -32,8 +19,8 @@ func (c *h2conn) streamField(s *h2stream, f hpack.HeaderField) bool {
 	if c.grpc != nil {
 		return c.grpcField(s, f)
 	}
-	if f.Name == "content-type" && s.status >= 200 && strings.HasPrefix(f.Value, "text/event-stream") {
-		s.msgs.timed, s.msgs.sse, s.msgs.lineStart = true, true, true
+	if f.Name == "content-type" && sseStatus(s.status) && isEventStream(f.Value) {
+		s.msgs.timed, s.msgs.sse = true, true
 	}
 	return false
 }
@@ -44,74 +31,11 @@ func (c *h2conn) streamData(s *h2stream, p []byte) {
 	m := &s.msgs
 	before := m.count
 	if m.sse {
-		m.events(p)
+		m.count += m.scan.events(p)
 	} else {
 		m.feed(p)
 	}
-	if !m.timed || m.count == before {
-		return
+	if m.timed && m.count != before {
+		m.times.arrived(&c.w.samples, before, m.count, c.e.now(), int64(c.e.from))
 	}
-	now := c.e.now()
-	for n := before; n < m.count; n++ {
-		if n == 0 {
-			m.first = now
-		} else if now >= int64(c.e.from) {
-			c.gaps = append(c.gaps, now-m.last)
-			if len(c.gaps) == gapBatch {
-				c.flushGaps()
-			}
-		}
-		m.last = now
-	}
-}
-
-// events counts the server-sent events p completes: an event is a block of field lines
-// ended by an empty line; comment lines (":keep-alive") are not events. CR, LF and CRLF
-// each end a line.
-func (m *h2msgs) events(p []byte) {
-	for _, b := range p {
-		switch {
-		case b == '\n' && m.cr:
-			m.cr = false
-		case b == '\n' || b == '\r':
-			m.cr = b == '\r'
-			if m.lineStart && m.inEvent {
-				m.count++
-				m.inEvent = false
-			}
-			m.lineStart, m.comment = true, false
-		default:
-			m.cr = false
-			if m.lineStart {
-				m.comment = b == ':'
-				m.lineStart = false
-			}
-			if !m.comment {
-				m.inEvent = true
-			}
-		}
-	}
-}
-
-// flushGaps hands the gaps collected to the connection's recorder.
-func (c *h2conn) flushGaps() {
-	c.w.samples.rec.AddGaps(c.gaps)
-	c.gaps = c.gaps[:0]
-}
-
-// streamSample adds what a complete stream measured to its response's sample.
-func streamSample(smp *measure.Sample, s *h2stream, b *sampleBatch) {
-	var first int64
-	if s.msgs.count > 0 {
-		first = max(s.msgs.first-s.due, 1)
-	}
-	b.stream(smp, s.msgs.count, first)
-}
-
-// streamKind names the streams of a run for its record.
-func (e *engine) streamKind() string {
-	if e.target.GRPC {
-		return "grpc"
-	}
-	return "sse"
 }

@@ -59,3 +59,18 @@ func matchWord(c byte, word string, match *int, flag *bool) {
 		*match = 1
 	}
 }
+
+// matchPrefix sets *flag when the value, spaces before it aside, starts with word
+// (case-insensitively), c being its next byte and *match the progress so far (past
+// len(word): it does not).
+func matchPrefix(c byte, word string, match *int, flag *bool) {
+	switch {
+	case *match >= len(word):
+	case *match == 0 && (c == ' ' || c == '\t'):
+	case lower(c) == word[*match]:
+		*match++
+		*flag = *flag || *match == len(word)
+	default:
+		*match = len(word) + 1
+	}
+}

@@ -38,6 +38,13 @@ type parser struct {
 	lineLen  int   // length of the current header line (0 at a line start)
 	sawDigit bool  // a chunk size line had a digit
 	untilEOF bool  // body delimited by the connection closing
+	// sse: a text/event-stream response (2xx, not to HEAD, from endHeaders on), whose body bytes go to
+	// scan, which has found events of it so far; times is the caller's, who has the clock
+	// (the parser resets it with the response). sse.go, stream.go
+	sse    bool
+	events int32
+	scan   sseScan
+	times  streamTimes
 	// metric numbers Server-Timing metric names (the thread's recorder's Metric); nil: the
 	// header is not read. timing holds the response's metrics; stBuf collects a
 	// Server-Timing value that arrives byte by byte.
@@ -73,10 +80,11 @@ const (
 	hTransferEncoding
 	hConnection
 	hServerTiming
-	hAll = hContentLength | hTransferEncoding | hConnection | hServerTiming
+	hContentType
+	hAll = hContentLength | hTransferEncoding | hConnection | hServerTiming | hContentType
 )
 
-var hdrNames = [4]string{"content-length", "transfer-encoding", "connection", "server-timing"}
+var hdrNames = [5]string{"content-length", "transfer-encoding", "connection", "server-timing", "content-type"}
 
 // tracked reports whether a header we read can start with the (lower-case) letter c.
 func tracked(c byte) bool { return c == 'c' || c == 't' || c == 's' }
@@ -95,6 +103,14 @@ func (p *parser) serverTiming(v []byte) {
 	}
 }
 
+// body reads body bytes b (chunk data: without the framing); only an event stream's are
+// scanned.
+func (p *parser) body(b []byte) {
+	if p.sse {
+		p.events += p.scan.events(b)
+	}
+}
+
 // done reports whether a complete response has been parsed.
 func (p *parser) done() bool { return p.state == sDone }
 
@@ -106,6 +122,7 @@ func (p *parser) feed(b []byte) (int, error) {
 		switch p.state {
 		case sBody:
 			n := min(int64(len(b)-i), p.remain)
+			p.body(b[i : i+int(n)])
 			i += int(n)
 			p.remain -= n
 			if p.remain == 0 {
@@ -114,6 +131,7 @@ func (p *parser) feed(b []byte) (int, error) {
 			continue
 		case sChunkData:
 			n := min(int64(len(b)-i), p.remain)
+			p.body(b[i : i+int(n)])
 			i += int(n)
 			p.remain -= n
 			if p.remain == 0 {
@@ -121,6 +139,7 @@ func (p *parser) feed(b []byte) (int, error) {
 			}
 			continue
 		case sEOFBody:
+			p.body(b[i:])
 			i = len(b)
 			continue
 		case sDone:
@@ -169,83 +188,6 @@ func (p *parser) feed(b []byte) (int, error) {
 		i++
 	}
 	return i, nil
-}
-
-// statusLine parses "HTTP/1.x NNN reason" (without the LF).
-func (p *parser) statusLine(line []byte) error {
-	const prefix = "HTTP/1."
-	if len(line) < 12 || string(line[:len(prefix)]) != prefix || line[7] < '0' || line[7] > '9' || line[8] != ' ' {
-		return errProtocol
-	}
-	code := 0
-	for _, c := range line[9:12] {
-		if c < '0' || c > '9' {
-			return errProtocol
-		}
-		code = code*10 + int(c-'0')
-	}
-	if len(line) > 12 && line[12] != ' ' && line[12] != '\r' {
-		return errProtocol
-	}
-	p.status, p.digits, p.state, p.http10 = code, 3, sLineStart, line[7] == '0'
-	return nil
-}
-
-// headerLine parses one whole header line (without the LF), or the blank line.
-func (p *parser) headerLine(line []byte) error {
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	if len(line) == 0 {
-		return p.endHeaders()
-	}
-	switch line[0] {
-	case ' ', '\t', ':', '\r':
-		return errProtocol
-	}
-	if !tracked(lower(line[0])) {
-		return nil
-	}
-	colon := bytes.IndexByte(line, ':')
-	if colon < 0 {
-		return nil // not a header we track (the byte path ignores it too)
-	}
-	name, value := line[:colon], line[colon+1:]
-	switch {
-	case equalFold(name, hdrNames[0]):
-		if p.clen >= 0 {
-			return errProtocol // a second Content-Length
-		}
-		var n int64
-		digits := 0
-		for _, c := range value {
-			switch {
-			case c >= '0' && c <= '9':
-				if n > 1<<50 {
-					return errProtocol
-				}
-				n = n*10 + int64(c-'0')
-				digits++
-			case c == ' ' || c == '\t' || c == '\r': // as the byte path allows
-			default:
-				return errProtocol
-			}
-		}
-		if digits == 0 {
-			return errProtocol
-		}
-		p.clen = n
-	case equalFold(name, hdrNames[1]):
-		if containsFold(value, "chunked") {
-			p.chunked = true
-		}
-	case equalFold(name, hdrNames[2]):
-		p.close = p.close || containsFold(value, "close")
-		p.alive = p.alive || containsFold(value, "keep-alive")
-	case equalFold(name, hdrNames[3]):
-		p.serverTiming(value)
-	}
-	return nil
 }
 
 // eof tells the parser the connection closed; it reports whether the response is complete.
@@ -453,6 +395,8 @@ func (p *parser) valueByte(c byte) error {
 		if p.metric != nil {
 			p.stBuf = append(p.stBuf, c)
 		}
+	case hContentType:
+		matchPrefix(c, eventStreamType, &p.match, &p.sse)
 	}
 	return nil
 }
@@ -467,6 +411,7 @@ func (p *parser) endHeaders() error {
 		return nil
 	}
 	p.close = p.close || (p.http10 && !p.alive)
+	p.sse = p.sse && sseStatus(p.status) && !p.noBody // a HEAD response has no body to stream
 	switch {
 	case p.noBody || p.status == 204 || p.status == 304:
 		p.state = sDone

@@ -225,7 +225,7 @@ func outcomeTimed(data []byte, step int) (status int, used int, done bool, faile
 	var n names
 	p := parser{metric: n.metric}
 	p.reset(false)
-	defer func() { timings = n.timings(p.timing) }()
+	defer func() { timings = n.timings(p.timing) + fmt.Sprintf(" sse %v events %d", p.sse, p.events) }()
 	for used < len(data) && !p.done() {
 		end := min(used+step, len(data))
 		k, err := p.feed(data[used:end])
@@ -244,6 +244,7 @@ func FuzzParser(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), 1)
 	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\nConnection: close\r\n\r\n"), 2)
 	f.Add([]byte("HTTP/1.1 200 OK\r\nServer-Timing: db;dur=2, a;desc=\"x\"\r\nServer: y\r\nContent-Length: 0\r\n\r\n"), 4)
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Type:  Text/Event-Stream; charset=utf-8\r\nTransfer-Encoding: chunked\r\n\r\n9\r\ndata: a\n\n\r\n3\r\n:\n\n\r\n0\r\n\r\n"), 3)
 	f.Fuzz(func(t *testing.T, data []byte, step int) {
 		if step <= 0 || step > len(data) {
 			step = 1

@@ -176,6 +176,7 @@ func (w *worker) exchange(raw []byte, n, ep int, head bool, due, start int64) {
 			s.Uncorrected = end - start
 		}
 		w.x.explain(&s, k, &w.p.timing, &w.samples)
+		w.p.stream(&s, &w.samples, due)
 		if w.watch != nil && !w.watched() {
 			return
 		}
@@ -256,7 +257,7 @@ func (w *worker) readResponse(head bool, start int64) error {
 	w.rerr = nil
 	w.capture = w.capture[:0]
 	if len(w.carry) > 0 {
-		used, err := w.p.feed(w.carry)
+		used, err := w.feed(w.carry)
 		w.keep(w.carry[:used])
 		w.rbytes += int64(used)
 		w.carry = w.carry[:copy(w.carry, w.carry[used:])]
@@ -343,7 +344,7 @@ func (w *worker) readTLS() error {
 
 // consume feeds bytes to the parser; it reports whether reading should end (done or failed).
 func (w *worker) consume(b []byte) bool {
-	used, err := w.p.feed(b)
+	used, err := w.feed(b)
 	w.rbytes += int64(used)
 	w.keep(b[:used])
 	if err != nil {
@@ -357,6 +358,16 @@ func (w *worker) consume(b []byte) bool {
 		return true
 	}
 	return false
+}
+
+// feed parses b, timing the events of an event stream it completes.
+func (w *worker) feed(b []byte) (int, error) {
+	before := w.p.events
+	used, err := w.p.feed(b)
+	if w.p.events != before {
+		w.p.times.arrived(&w.samples, before, w.p.events, w.e.now(), int64(w.e.from))
+	}
+	return used, err
 }
 
 func (w *worker) keep(b []byte) {

@@ -135,7 +135,10 @@ func TestTimingMeasureCostCPU(t *testing.T) {
 }
 
 // TestTimingAssertAA runs one SLO test ten times on an unchanged handler (it must pass every
-// time) and once on the same handler made slower (it must fail).
+// time) and once on the same handler made slower (it must fail). The budget leaves room for a
+// busy machine's scheduling: with p99<=20ms over a 1 ms handler, runs 8 and 9 of 10 failed at
+// p99 27.7 and 37.4 ms beside a `make test` and three compiling jobs (load 9); the slower
+// handler is slower than the budget by itself, so it fails on any machine.
 func TestTimingAssertAA(t *testing.T) {
 	testenv.Timing(t)
 	work := func(extra time.Duration) http.Handler {
@@ -143,7 +146,7 @@ func TestTimingAssertAA(t *testing.T) {
 			time.Sleep(time.Millisecond + extra)
 		})
 	}
-	const objective = "p99<=20ms,errors<=0.1%"
+	const objective = "p99<=150ms,errors<=0.1%"
 	for i := range 10 {
 		rec := &recordingTB{TB: t}
 		Assert(rec, objective, Handler(work(0)), Connections(4), Duration(300*time.Millisecond))
@@ -152,9 +155,9 @@ func TestTimingAssertAA(t *testing.T) {
 		}
 	}
 	rec := &recordingTB{TB: t}
-	Assert(rec, objective, Handler(work(25*time.Millisecond)), Connections(4), Duration(300*time.Millisecond))
+	Assert(rec, objective, Handler(work(200*time.Millisecond)), Connections(4), Duration(time.Second))
 	if len(rec.errors) != 1 {
-		t.Fatalf("a handler 25ms slower against %s: %d failures, want 1", objective, len(rec.errors))
+		t.Fatalf("a handler 200ms slower against %s: %d failures, want 1", objective, len(rec.errors))
 	}
 	t.Logf("the slower handler's failure:\n%s", rec.errors[0])
 }

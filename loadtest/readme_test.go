@@ -40,31 +40,7 @@ func TestReadmeGoTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a module of its own (-short)")
 	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	goMod := "module example.com/api\n\ngo 1.26\n\nrequire github.com/apiperf/apiperf v0.0.0\n\nreplace github.com/apiperf/apiperf => " + root + "\n"
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum")) // the checkout's sums cover its requirements
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"go.mod": goMod, "go.sum": string(sum), "api_test.go": readmeBlock(t)} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gobin, "test", "-count=2", "-bench", ".", "-benchtime=200ms", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false")
-	out, err := cmd.CombinedOutput()
+	out, err := goTestIn(t, userModule(t, readmeBlock(t)), 4*time.Minute, "-count=2", "-bench", ".", "-benchtime=200ms", ".")
 	if err != nil {
 		t.Fatalf("go test -bench . -count 2 in a module pasted from README: %v\n%s", err, out)
 	}
@@ -83,4 +59,43 @@ func TestReadmeGoTest(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ok\s+example.com/api`).Match(out) {
 		t.Errorf("the pasted module's tests did not pass:\n%s", out)
 	}
+}
+
+// userModule writes a module of its own holding testFile as api_test.go, requiring this one by
+// a replace directive to the checkout, as a user would before a release; it returns its
+// directory.
+func userModule(t *testing.T, testFile string) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	goMod := "module example.com/api\n\ngo 1.26\n\nrequire github.com/apiperf/apiperf v0.0.0\n\nreplace github.com/apiperf/apiperf => " + root + "\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum")) // the checkout's sums cover its requirements
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"go.mod": goMod, "go.sum": string(sum), "api_test.go": testFile} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// goTestIn runs `go test args...` in dir within timeout and returns its output; it skips t
+// without a go command.
+func goTestIn(t *testing.T, dir string, timeout time.Duration, args ...string) ([]byte, error) {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gobin, append([]string{"test"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false")
+	return cmd.CombinedOutput()
 }

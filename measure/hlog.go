@@ -6,9 +6,13 @@ import (
 	"time"
 )
 
-// HlogUncorrectedTag tags the open loop's uncorrected histograms in an interval log; the
-// untagged ones are the corrected latency.
-const HlogUncorrectedTag = "uncorrected"
+// Tags of an interval log's histograms; the untagged ones are the corrected latency. The
+// header names only the uncorrected tag, so that a log without streams stays as it was.
+const (
+	HlogUncorrectedTag = "uncorrected" // the open loop's latency from the actual send
+	HlogFirstTag       = "first"       // streams: time to first message (open loop: from when due)
+	HlogGapTag         = "gap"         // streams: gaps between messages
+)
 
 // HlogWriter writes intervals as an HdrHistogram interval log (format 1.3, as
 // HistogramLogProcessor, hdrhistogram-go and hdr-histogram-js read it): version, start-time
@@ -41,7 +45,8 @@ func (l *HlogWriter) Begin(start time.Time) error {
 	return l.err
 }
 
-// Write logs iv's corrected histogram and, in open loop, its uncorrected one, tagged.
+// Write logs iv's corrected histogram and, tagged, in open loop its uncorrected one, and for
+// streams the times to first message and the gaps.
 func (l *HlogWriter) Write(iv *Interval) error {
 	if l.base.IsZero() {
 		return fmt.Errorf("interval log: Write before Begin")
@@ -49,6 +54,10 @@ func (l *HlogWriter) Write(iv *Interval) error {
 	l.line("", iv, iv.Latency)
 	if iv.Uncorrected != nil {
 		l.line(HlogUncorrectedTag, iv, iv.Uncorrected)
+	}
+	if s := iv.Streams; s != nil {
+		l.line(HlogFirstTag, iv, s.First)
+		l.line(HlogGapTag, iv, s.Gap)
 	}
 	return l.err
 }

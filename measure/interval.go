@@ -29,6 +29,9 @@ type Interval struct {
 	// Exemplars are responses of the interval that carried a trace id (--traceparent), one
 	// per latency bucket, by latency; their Start is from the step's window start.
 	Exemplars []Exemplar `json:"exemplars,omitempty"`
+	// Streams is what streamed responses measured in the interval (streaminterval.go); nil
+	// until the step has had a stream or a gap, then in every later interval.
+	Streams *IntervalStreams `json:"streams,omitempty"`
 
 	// Set by the engine when the interval is sealed.
 	StepStart   time.Time `json:"step_start"`            // when the step's measured window started (wall clock)
@@ -66,6 +69,7 @@ type recInterval struct {
 	codes                                []int64 // endpoint*1000 + status
 	latency, uncorrected                 *intervalHistogram
 	traced                               *[poolBuckets]keptRequest // responses with a trace id, one per bucket; nil until one
+	streams                              *recStreams               // streams and gaps; nil until one (streaminterval.go)
 }
 
 // offer keeps a traced response as the interval's exemplar of its latency bucket.
@@ -91,7 +95,7 @@ func (r *Recorder) newInterval(index int64) *recInterval {
 }
 
 func (iv *recInterval) reset() {
-	codes, lat, unc, tr := iv.codes, iv.latency, iv.uncorrected, iv.traced
+	codes, lat, unc, tr, st := iv.codes, iv.latency, iv.uncorrected, iv.traced, iv.streams
 	clear(codes)
 	lat.reset()
 	if unc != nil {
@@ -100,7 +104,10 @@ func (iv *recInterval) reset() {
 	if tr != nil {
 		clear(tr[:])
 	}
-	*iv = recInterval{codes: codes, latency: lat, uncorrected: unc, traced: tr}
+	if st != nil {
+		st.reset()
+	}
+	*iv = recInterval{codes: codes, latency: lat, uncorrected: unc, traced: tr, streams: st}
 }
 
 // interval returns the open interval a sample done at t (since the step's start) counts in.
@@ -166,6 +173,7 @@ type IntervalStream struct {
 	reuse     bool         // emit keeps no interval: their histograms are reused
 	spare     []*Histogram // histograms of emitted intervals, for reuse
 	spareIv   *Interval    // an emitted interval, for reuse
+	streamed  bool         // an interval had streams: every later one has them too
 }
 
 // NewIntervalStream returns the stream of recs, in intervals of length every (default
@@ -236,41 +244,7 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 	for t, r := range s.recs {
 		eps := len(r.endpoints)
 		r.drain(upTo, func(ri *recInterval) {
-			iv := at(ri.index)
-			iv.Attempts += ri.attempts
-			iv.Requests += ri.requests
-			iv.Successes += ri.successes
-			iv.Bytes += ri.bytes
-			iv.Errors.Add(ri.errors)
-			ri.latency.take(iv.Latency)
-			if ri.uncorrected != nil {
-				if iv.Uncorrected == nil {
-					iv.Uncorrected = s.histogram()
-				}
-				ri.uncorrected.take(iv.Uncorrected)
-			}
-			if eps > 1 && iv.ByEnd == nil {
-				iv.ByEnd = make([]map[int]int64, eps)
-				for i := range iv.ByEnd {
-					iv.ByEnd[i] = map[int]int64{}
-				}
-			}
-			for i, n := range ri.codes {
-				if n == 0 {
-					continue
-				}
-				iv.Status[i%1000] += n
-				if eps > 1 {
-					iv.ByEnd[i/1000][i%1000] += n
-				}
-			}
-			if ri.traced != nil {
-				for i := range ri.traced {
-					if ri.traced[i].used {
-						iv.Exemplars = append(iv.Exemplars, ri.traced[i].exemplar(nil, nil))
-					}
-				}
-			}
+			s.add(at(ri.index), ri, eps)
 			pt := s.perThread[t]
 			for int64(len(pt)) <= ri.index {
 				pt = append(pt, 0)
@@ -288,22 +262,74 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 		if r := s.recs; len(r) > 0 && r[0].open && iv.Uncorrected == nil {
 			iv.Uncorrected = s.histogram()
 		}
+		if iv.Streams != nil {
+			s.streamed = true
+		} else if s.streamed {
+			iv.Streams = &IntervalStreams{First: s.histogram(), Gap: s.histogram()}
+		}
 		s.timeline = append(s.timeline, iv.Second())
 		if emit != nil {
 			emit(iv)
 		}
-		if s.reuse && len(s.spare) < 4 {
-			s.spare = append(s.spare, iv.Latency)
-			if iv.Uncorrected != nil {
-				s.spare = append(s.spare, iv.Uncorrected)
-			}
-			iv.Latency, iv.Uncorrected = nil, nil
-		}
 		if s.reuse {
-			s.spareIv = iv
+			s.keepSpares(iv)
 		}
 	}
 	s.next += int64(len(merged))
+}
+
+// add merges a recorder's interval ri into iv; eps is the recorder's number of endpoints.
+func (s *IntervalStream) add(iv *Interval, ri *recInterval, eps int) {
+	iv.Attempts += ri.attempts
+	iv.Requests += ri.requests
+	iv.Successes += ri.successes
+	iv.Bytes += ri.bytes
+	iv.Errors.Add(ri.errors)
+	ri.latency.take(iv.Latency)
+	if ri.uncorrected != nil {
+		if iv.Uncorrected == nil {
+			iv.Uncorrected = s.histogram()
+		}
+		ri.uncorrected.take(iv.Uncorrected)
+	}
+	iv.mergeStreams(ri.streams, s.histogram)
+	if eps > 1 && iv.ByEnd == nil {
+		iv.ByEnd = make([]map[int]int64, eps)
+		for i := range iv.ByEnd {
+			iv.ByEnd[i] = map[int]int64{}
+		}
+	}
+	for i, n := range ri.codes {
+		if n == 0 {
+			continue
+		}
+		iv.Status[i%1000] += n
+		if eps > 1 {
+			iv.ByEnd[i/1000][i%1000] += n
+		}
+	}
+	if ri.traced != nil {
+		for i := range ri.traced {
+			if ri.traced[i].used {
+				iv.Exemplars = append(iv.Exemplars, ri.traced[i].exemplar(nil, nil))
+			}
+		}
+	}
+}
+
+// keepSpares keeps the histograms of an emitted interval, which nobody kept, for the next ones.
+func (s *IntervalStream) keepSpares(iv *Interval) {
+	hs := [4]*Histogram{iv.Latency, iv.Uncorrected}
+	if iv.Streams != nil {
+		hs[2], hs[3] = iv.Streams.First, iv.Streams.Gap
+	}
+	for _, h := range hs {
+		if h != nil && len(s.spare) < 8 {
+			s.spare = append(s.spare, h)
+		}
+	}
+	iv.Latency, iv.Uncorrected, iv.Streams = nil, nil, nil
+	s.spareIv = iv
 }
 
 // interval returns an empty interval of index i: the last one emitted, emptied, when emit

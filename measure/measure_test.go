@@ -251,26 +251,29 @@ func TestHlogRoundTrip(t *testing.T) {
 		}
 	})
 	s := st.Step(start, 2*time.Second, nil)
-	rd := hdr.NewHistogramLogReader(&buf)
-	var corrected, uncorrected int64
-	var lines int
+	counts, lines := hlogCounts(t, buf.Bytes())
+	corrected, uncorrected := counts[""], counts[HlogUncorrectedTag]
+	if lines != 4 || corrected != s.Requests || uncorrected != s.Requests {
+		t.Errorf("log has %d histograms, %d corrected and %d uncorrected samples; want 4, %d, %d\n%s", lines, corrected, uncorrected, s.Requests, s.Requests, buf.String())
+	}
+}
+
+// hlogCounts reads an interval log with hdrhistogram-go's reader: the samples by tag ("":
+// untagged) and the number of histograms.
+func hlogCounts(t *testing.T, log []byte) (map[string]int64, int) {
+	t.Helper()
+	rd := hdr.NewHistogramLogReader(bytes.NewReader(log))
+	counts, lines := map[string]int64{}, 0
 	for {
 		h, err := rd.NextIntervalHistogram()
 		if err != nil {
-			t.Fatalf("reading the log back: %v\n%s", err, buf.String())
+			t.Fatalf("reading the log back: %v\n%s", err, log)
 		}
 		if h == nil {
-			break
+			return counts, lines
 		}
 		lines++
-		if h.Tag() == HlogUncorrectedTag {
-			uncorrected += h.TotalCount()
-		} else {
-			corrected += h.TotalCount()
-		}
-	}
-	if lines != 4 || corrected != s.Requests || uncorrected != s.Requests {
-		t.Errorf("log has %d histograms, %d corrected and %d uncorrected samples; want 4, %d, %d\n%s", lines, corrected, uncorrected, s.Requests, s.Requests, buf.String())
+		counts[h.Tag()] += h.TotalCount()
 	}
 }
 
@@ -297,12 +300,13 @@ func TestIntervalJSONRoundTrip(t *testing.T) {
 }
 
 // A stream that reuses its intervals and their histograms emits what one that allocates them
-// emits (each interval's counts, statuses and latency as it is emitted, the step's timeline),
-// and allocates no new ones once it has spares.
+// emits (each interval's counts, statuses, latency and streams as it is emitted, the step's
+// timeline), and allocates no new ones once it has spares.
 func TestIntervalStreamReuse(t *testing.T) {
 	type seen struct {
-		requests, ok200  int64
-		count, p99, unco int64
+		requests, ok200                int64
+		count, p99, unco               int64
+		streams, first, gaps, firstP99 int64
 	}
 	intervals := map[*Interval]bool{}
 	run := func(reuse bool) ([]seen, *Step, int) {
@@ -318,13 +322,21 @@ func TestIntervalStreamReuse(t *testing.T) {
 			if reuse {
 				intervals[iv] = true
 			}
-			got = append(got, seen{iv.Requests, iv.Status[200], iv.Latency.Count(), int64(iv.Latency.Percentile(99)), iv.Uncorrected.Count()})
+			ss := iv.Streams
+			fresh[ss.First], fresh[ss.Gap] = true, true
+			got = append(got, seen{iv.Requests, iv.Status[200], iv.Latency.Count(), int64(iv.Latency.Percentile(99)), iv.Uncorrected.Count(),
+				ss.Streams, ss.First.Count(), ss.Gap.Count(), int64(ss.First.Percentile(99))})
 		}
 		for sec := range 6 {
+			at := time.Duration(sec) * time.Second
 			for i, r := range recs {
-				recordSome(r, time.Duration(sec)*time.Second, 100*(sec+1)+i, Response, 200)
+				recordSome(r, at, 100*(sec+1)+i, Response, 200)
+				r.Add([]Sample{streamSample(at+time.Millisecond, int32(i+2), time.Duration(sec+1)*10*time.Millisecond)})
+				if sec != 3 { // a second without gaps
+					r.AddGaps([]int64{int64(at + 2*time.Millisecond)}, []int64{int64(time.Millisecond)})
+				}
 			}
-			st.Seal(time.Duration(sec+1)*time.Second, emit)
+			st.Seal(at+time.Second, emit)
 		}
 		st.Close(emit)
 		return got, st.Step(time.Unix(0, 0), 6*time.Second, nil), len(fresh)
@@ -337,8 +349,8 @@ func TestIntervalStreamReuse(t *testing.T) {
 	if !slices.Equal(gotStep.Timeline, wantStep.Timeline) || gotStep.Requests != wantStep.Requests {
 		t.Errorf("step with reuse: timeline %v, %d requests; want %v, %d", gotStep.Timeline, gotStep.Requests, wantStep.Timeline, wantStep.Requests)
 	}
-	if histograms > 4 {
-		t.Errorf("a reusing stream used %d histograms for 6 open-loop intervals; want at most 4", histograms)
+	if histograms > 8 {
+		t.Errorf("a reusing stream used %d histograms for 6 open-loop intervals of streams; want at most 8", histograms)
 	}
 	if len(intervals) > 2 {
 		t.Errorf("a reusing stream made %d intervals for 6; want at most 2 (one emitted, one filling)", len(intervals))

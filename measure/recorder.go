@@ -184,7 +184,7 @@ func (r *Recorder) add(s *Sample) {
 			}
 		}
 		if x := s.X; x != nil && x.Stream {
-			r.addStream(s)
+			r.addStream(s, iv)
 		}
 		if r.uncorrected != nil {
 			r.uncorrected.Record(time.Duration(s.Uncorrected))

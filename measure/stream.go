@@ -33,8 +33,9 @@ func newStreams(open bool) *Streams {
 	return s
 }
 
-// addStream records the stream of response s (s.X.Stream set).
-func (r *Recorder) addStream(s *Sample) {
+// addStream records the stream of response s (s.X.Stream set), in the totals and in its
+// interval iv.
+func (r *Recorder) addStream(s *Sample, iv *recInterval) {
 	if r.streams == nil {
 		r.streams = newStreams(r.open)
 	}
@@ -48,9 +49,11 @@ func (r *Recorder) addStream(s *Sample) {
 	st.MaxMessages = max(st.MaxMessages, n)
 	if n == 0 {
 		st.Empty++
+		iv.addStream(s, 0)
 		return
 	}
 	first := s.X.First
+	iv.addStream(s, first)
 	st.First.Record(time.Duration(first))
 	if st.FirstUncorrected != nil {
 		st.FirstUncorrected.Record(time.Duration(first - (s.Latency - s.Uncorrected)))
@@ -58,8 +61,9 @@ func (r *Recorder) addStream(s *Sample) {
 }
 
 // AddGaps records gaps between messages of streams (nanoseconds), handed over in batches by
-// the connection that saw them (which leaves out gaps that ended in the warmup).
-func (r *Recorder) AddGaps(gaps []int64) {
+// the connection that saw them (which leaves out gaps that ended in the warmup); ends[i] is
+// when gap i ended (since the step's start), the interval it counts in.
+func (r *Recorder) AddGaps(ends, gaps []int64) {
 	if len(gaps) == 0 {
 		return
 	}
@@ -67,8 +71,9 @@ func (r *Recorder) AddGaps(gaps []int64) {
 	if r.streams == nil {
 		r.streams = newStreams(r.open)
 	}
-	for _, g := range gaps {
+	for i, g := range gaps {
 		r.streams.Gap.Record(time.Duration(g))
+		r.interval(ends[i] - r.from).stream().gap.Record(time.Duration(g))
 	}
 	r.mu.Unlock()
 }

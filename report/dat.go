@@ -19,8 +19,15 @@ import (
 // WriteDat writes levels in the classic columns `concurrency qps avg_latency_ms success_pct`,
 // one line per level, so gnuplot scripts written for the classic sweep keep working.
 // success_pct keeps the classic meaning (socket errors only; a 404 counts as a success);
-// apiperf's own success rate is in run.json and report.html.
+// apiperf's own success rate is in run.json and report.html. A streamed run's lines go on
+// with datStreamColumns (a comment line first names every column); other runs' do not.
 func WriteDat(w io.Writer, levels []sweep.Level) error {
+	streamed := slices.ContainsFunc(levels, func(l sweep.Level) bool { return l.Stream != nil })
+	if streamed {
+		if _, err := fmt.Fprintf(w, "# concurrency qps avg_latency_ms success_pct %s\n", strings.Join(datStreamColumns, " ")); err != nil {
+			return fmt.Errorf("writing .dat: %w", err)
+		}
+	}
 	for _, l := range levels {
 		// Comment lines, which the classic readers and ReadDat skip.
 		if l.Interrupted {
@@ -33,11 +40,32 @@ func WriteDat(w io.Writer, levels []sweep.Level) error {
 				return fmt.Errorf("writing .dat: %w", err)
 			}
 		}
-		if _, err := fmt.Fprintf(w, "%s %.2f %s %.2f\n", sweep.FormatValue(l.Value), l.QPS, datFloat(l.MeanMillis()), l.Classic); err != nil {
+		stream := ""
+		if streamed {
+			stream = datStream(l.Stream)
+		}
+		if _, err := fmt.Fprintf(w, "%s %.2f %s %.2f%s\n", sweep.FormatValue(l.Value), l.QPS, datFloat(l.MeanMillis()), l.Classic, stream); err != nil {
 			return fmt.Errorf("writing .dat: %w", err)
 		}
 	}
 	return nil
+}
+
+// datStreamColumns are the columns a streamed run's .dat adds: its time to first message
+// (p50, p99) and p99 gap in milliseconds, and its messages per stream.
+var datStreamColumns = []string{"first_p50_ms", "first_p99_ms", "gap_p99_ms", "messages_per_stream"}
+
+// datStream is a level's stream columns, each after a space; "nan" for a level without streams.
+func datStream(s *sweep.StreamLevel) string {
+	if s == nil {
+		return strings.Repeat(" nan", len(datStreamColumns))
+	}
+	ms := func(d measure.Duration) string { return datFloat(float64(d) / float64(time.Millisecond)) }
+	per := math.NaN()
+	if s.Streams > 0 {
+		per = float64(s.Messages) / float64(s.Streams)
+	}
+	return " " + ms(s.FirstP50) + " " + ms(s.FirstP99) + " " + ms(s.GapP99) + " " + datFloat(per)
 }
 
 // datFloat prints a latency like awk prints the script's (%.6g), "nan" when unknown.
@@ -51,7 +79,8 @@ func datFloat(v float64) string {
 // ReadDat reads a .dat file written by the classic sweep script (or by WriteDat) as partial
 // levels (sweep.Level.Partial: QPS, mean latency and the classic success rate): one level
 // per line, fields separated by spaces or tabs; blank lines and lines starting with # are
-// skipped. The script's quirks are accepted: a line of three fields has no latency (awk
+// skipped; a streamed run's .dat (WriteDat) has its stream columns after the four, not read.
+// The script's quirks are accepted: a line of three fields has no latency (awk
 // printed an empty one for minutes), and nan/inf success (it divided by zero) reads as NaN.
 // name is used in errors, which read `name:line: what is wrong`.
 func ReadDat(name string, r io.Reader) ([]sweep.Level, error) {
@@ -86,6 +115,9 @@ func ReadDat(name string, r io.Reader) ([]sweep.Level, error) {
 }
 
 func parseDatLine(f []string) (sweep.Level, error) {
+	if len(f) == 4+len(datStreamColumns) {
+		f = f[:4]
+	}
 	if len(f) != 4 && len(f) != 3 {
 		return sweep.Level{}, fmt.Errorf("want 4 fields `concurrency qps avg_latency_ms success_pct`, got %d", len(f))
 	}

@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apiperf/apiperf/internal/golden"
 	"github.com/apiperf/apiperf/measure"
+	"github.com/apiperf/apiperf/result"
 )
 
 // TestTextGRPCStreamGolden: a gRPC server-stream step (a fixture) in open loop: gRPC codes by
@@ -43,17 +45,24 @@ func TestTextGRPCStreamGolden(t *testing.T) {
 	}
 }
 
-// TestSweepTableStreams: a sweep of streams shows each level's p99 time to first message and
-// p99 gap; a sweep without streams keeps its columns (the other goldens).
-func TestSweepTableStreams(t *testing.T) {
+// streamedSweep is synthSweep with 10 server-sent event streams of n events in every step,
+// the first after 100 ms x the step's number, then one every 10 ms.
+func streamedSweep(n int64) *result.Run {
 	r := synthSweep()
 	for i, s := range r.Steps {
-		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 100, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+		st := &measure.Streams{Kind: "sse", Streams: 10, Messages: 10 * n, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
 		st.First.RecordN(time.Duration(i+1)*100*time.Millisecond, 10)
-		st.Gap.RecordN(10*time.Millisecond, 90)
+		st.Gap.RecordN(10*time.Millisecond, 10*(n-1))
 		s.Streams = st
 	}
 	r.Sweep.Analyze(r.Steps)
+	return r
+}
+
+// TestSweepTableStreams: a sweep of streams shows each level's p99 time to first message and
+// p99 gap; a sweep without streams keeps its columns (the other goldens).
+func TestSweepTableStreams(t *testing.T) {
+	r := streamedSweep(10)
 	var b bytes.Buffer
 	SweepTable(&b, r)
 	golden.Check(t, "sweep_table_streams.golden", b.Bytes())
@@ -86,6 +95,30 @@ func TestHTMLStreams(t *testing.T) {
 		"<td>" + r.Steps[0].Label + "</td><td>10</td><td>20.0 (20 to 20)</td><td>0</td><td>100.03ms</td>", "<td>10.01ms</td>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html of an SSE sweep lacks %q", want)
+		}
+	}
+}
+
+// TestDatStreams: a sweep of streams writes its .dat with the stream columns after the four
+// classic ones, named by a comment line, and reads back as the same levels; the classic .dat
+// of a sweep without streams is unchanged (demo.dat's golden).
+func TestDatStreams(t *testing.T) {
+	r := streamedSweep(20)
+	var b bytes.Buffer
+	if err := WriteDat(&b, r.Sweep.Levels); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "streams.dat", b.Bytes())
+	rows, err := ReadDat("streams.dat", bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatalf("ReadDat of WriteDat's streamed output: %v\n%s", err, b.String())
+	}
+	if len(rows) != len(r.Sweep.Levels) {
+		t.Fatalf("ReadDat read %d levels, want %d", len(rows), len(r.Sweep.Levels))
+	}
+	for i, l := range r.Sweep.Levels {
+		if rows[i].Value != l.Value || math.Abs(rows[i].QPS-l.QPS) > 0.01 {
+			t.Errorf("level %d read back as %v at %.2f req/s, want %v at %.2f", i, rows[i].Value, rows[i].QPS, l.Value, l.QPS)
 		}
 	}
 }

@@ -90,3 +90,23 @@ func (s *Static) Request() ([]byte, int, int, bool) { return s.raw, 1, 0, s.head
 
 // Bytes returns the serialized request.
 func (s *Static) Bytes() []byte { return s.raw }
+
+// Encoded is a Source of one request another source encoded (a gRPC call, encoded from its
+// schema): the bytes the engine sends, and whether the answer is a stream of messages. A
+// coordinator hands it to its workers, which have no schema and need none.
+type Encoded struct {
+	Raw       []byte `json:"raw"`
+	Streaming bool   `json:"streaming,omitempty"`
+}
+
+// Requester returns the shared request; it holds no per-connection state.
+func (e *Encoded) Requester(thread, conn int) (Requester, error) { return e, nil }
+
+// Endpoints is nil: one request.
+func (e *Encoded) Endpoints() []string { return nil }
+
+// Request returns the encoded request.
+func (e *Encoded) Request() ([]byte, int, int, bool) { return e.Raw, 1, 0, false }
+
+// ServerStreaming reports whether the answer is a stream (Streamer).
+func (e *Encoded) ServerStreaming() bool { return e.Streaming }

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # bench.sh BIN: apiperf against wrk, side by side, at 50, 1,000 and 10,000 connections, with
-# ../shared/bench/vs-wrk.sh; writes the results to docs/PERFORMANCE.md (generated: do not edit).
+# ../shared/bench/vs-wrk.sh, over HTTPS at 50 and 1,000 (scripts/vs-wrk-tls.sh), and private
+# memory at 50 beside wrk's (scripts/rssanon.sh); writes the results to docs/PERFORMANCE.md's
+# generated part (everything before its first <!-- marker; what follows is kept as it is).
 # Each connection count runs once per I/O path of IO_LIST (APIPERF_IO values): the default
 # path, then the epoll event loops it falls back to where io_uring is refused.
 # Env: CONN_LIST="50 1000 10000" IO_LIST="auto evloop" REPS=5 DUR=10 EXTRA="" VS_WRK=path/to/vs-wrk.sh
 #      OUT=docs/PERFORMANCE.md
+# HTTPS: TLS_CONN_LIST="50 1000" (nginx with TLS 1.3, ECDSA P-256); "" skips it. Private memory:
+# RSS_REPS=3 reps of scripts/rssanon.sh at 50 connections; RSS_REPS=0 skips it.
 # Open loop against wrk2 (built by ../shared/bench/peers/build-wrk2.sh, or WRK2=path): OPEN_RATES="40000 max"
 # ("max": the highest rate of OPEN_PROBE="50000 60000 ... 120000" that wrk2 itself achieves here),
 # OPEN_CONNS=50 (a fixed pool: --max-connections), OPEN_IO="auto evloop netpoll" (APIPERF_IO values); OPEN_RATES="" skips it.
@@ -30,21 +34,39 @@ io_label() {
   esac
 }
 med() { sort -n | awk '{a[NR]=$1} END{print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# row FILE CONNS LABEL: the table's row of one vs-wrk.sh output: the median efficiency
+# ratio, and each tool's median efficiency and peak RSS.
+row() {
+  local f=$1 ratio rss_wrk rss_api eff_wrk eff_api
+  ratio=$(awk '/^median efficiency ratio/ {print $NF}' "$f")
+  rss_wrk=$(awk '$2=="wrk" {print $6}' "$f" | med)
+  rss_api=$(awk '$2=="apiperf" {print $6}' "$f" | med)
+  eff_wrk=$(awk '$2=="wrk" {print $5}' "$f" | med)
+  eff_api=$(awk '$2=="apiperf" {print $5}' "$f" | med)
+  echo "| $2 | $3 | $eff_wrk | $eff_api | **$ratio** | $rss_wrk | $rss_api | $(awk -v a="$rss_api" -v b="$rss_wrk" 'BEGIN{printf "%.2f", a/b}') |"
+}
 rows=()
 for c in $CONN_LIST; do
   for io in $IO_LIST; do
     f=$W/$c.$io.txt
     echo "bench: $c connections, APIPERF_IO=$io, $REPS reps of ${DUR}s ..." >&2
     APIPERF_IO=$io CONNS=$c REPS=$REPS DUR=$DUR EXTRA="$EXTRA" "$VS_WRK" "$BIN" | tee "$f" >&2
-    # Median efficiency ratio, and median peak RSS of each tool, from vs-wrk.sh's table.
-    ratio=$(awk '/^median efficiency ratio/ {print $NF}' "$f")
-    rss_wrk=$(awk '$2=="wrk" {print $6}' "$f" | med)
-    rss_api=$(awk '$2=="apiperf" {print $6}' "$f" | med)
-    eff_wrk=$(awk '$2=="wrk" {print $5}' "$f" | med)
-    eff_api=$(awk '$2=="apiperf" {print $5}' "$f" | med)
-    rows+=("| $c | $(io_label "$io") | $eff_wrk | $eff_api | **$ratio** | $rss_wrk | $rss_api | $(awk -v a="$rss_api" -v b="$rss_wrk" 'BEGIN{printf "%.2f", a/b}') |")
+    rows+=("$(row "$f" "$c" "$(io_label "$io")")")
   done
 done
+# HTTPS: the same method against nginx over TLS, on apiperf's default I/O path.
+TLS_CONN_LIST=${TLS_CONN_LIST-50 1000}
+for c in $TLS_CONN_LIST; do
+  f=$W/tls.$c.txt
+  echo "bench: HTTPS, $c connections, $REPS reps of ${DUR}s ..." >&2
+  CONNS=$c REPS=$REPS DUR=$DUR EXTRA="$EXTRA" "$TOP/scripts/vs-wrk-tls.sh" "$BIN" | tee "$f" >&2
+  rows+=("$(row "$f" "$c" "HTTPS (TLS 1.3), default")")
+done
+RSS_REPS=${RSS_REPS:-3}
+if (( RSS_REPS > 0 )); then
+  echo "bench: private memory at 50 connections, $RSS_REPS reps ..." >&2
+  REPS=$RSS_REPS CONNS=50 DUR=6 EXTRA="$EXTRA" "$TOP/scripts/rssanon.sh" "$BIN" | tee "$W/rssanon.txt" >&2
+fi
 # Open loop: apiperf against wrk2 at the same rate over the same fixed pool of connections
 # (apiperf's pool grows when every connection is busy unless --max-connections holds it).
 OPEN_RATES=${OPEN_RATES-40000 max}
@@ -96,14 +118,9 @@ if [[ -n $OPEN_RATES ]]; then
   done
 fi
 
-# The HTTP/2 section (scripts/bench-h2.sh) and the footprint section (scripts/footprint.sh and
-# prose, between <!-- lean --> markers) are kept as they are.
-h2sec=$(awk '/^<!-- bench-h2/ {p=1} p {print} /^<!-- \/bench-h2 -->/ {p=0}' "$OUT" 2>/dev/null || true)
-leansec=$(awk '/^<!-- lean/ {p=1} p {print} /^<!-- \/lean -->/ {p=0}' "$OUT" 2>/dev/null || true)
-# The cost of --traceparent and the exemplars (issue 30), between <!-- traceparent --> markers, too.
-tpsec=$(awk '/^<!-- traceparent/ {p=1} p {print} /^<!-- \/traceparent -->/ {p=0}' "$OUT" 2>/dev/null || true)
-# gRPC's CPU per call against grpc-go (scripts/bench-grpc.sh, issue 40), between <!-- grpc --> markers.
-grpcsec=$(awk '/^<!-- grpc/ {p=1} p {print} /^<!-- \/grpc -->/ {p=0}' "$OUT" 2>/dev/null || true)
+# Everything from the first "<!-- " marker line on (the HTTP/2 section scripts/bench-h2.sh writes,
+# the footprint table scripts/footprint.sh writes, and the hand-kept sections) is kept as it is.
+kept=$(awk '/^<!-- / {p=1} p {print}' "$OUT" 2>/dev/null || true)
 {
   echo "# Performance: apiperf against wrk"
   echo
@@ -118,7 +135,8 @@ grpcsec=$(awk '/^<!-- grpc/ {p=1} p {print} /^<!-- \/grpc -->/ {p=0}' "$OUT" 2>/
   echo "  Efficiency is completed requests per generator CPU-second (user+sys); the ratio is apiperf's over wrk's,"
   echo "  rep by rep, and the median is shown. RSS is the median peak resident set in MB. Each connection count"
   echo "  is measured on apiperf's default I/O path and on the epoll event loops it falls back to where io_uring"
-  echo "  is unavailable or refused (APIPERF_IO=evloop), each against its own wrk runs."
+  echo "  is unavailable or refused (APIPERF_IO=evloop), each against its own wrk runs. The HTTPS rows load nginx"
+  echo "  over TLS 1.3 (ECDSA P-256, keep-alive; scripts/vs-wrk-tls.sh) on apiperf's default path."
   echo
   echo "| connections | apiperf I/O | wrk req/CPU-s | apiperf req/CPU-s | efficiency ratio (median) | wrk RSS MB | apiperf RSS MB | RSS ratio |"
   echo "|---:|---|---:|---:|---:|---:|---:|---:|"
@@ -135,6 +153,25 @@ grpcsec=$(awk '/^<!-- grpc/ {p=1} p {print} /^<!-- \/grpc -->/ {p=0}' "$OUT" 2>/
       echo '```'
     done
   done
+  for c in $TLS_CONN_LIST; do
+    echo
+    echo "### HTTPS, $c connections (scripts/vs-wrk-tls.sh: nginx with TLS 1.3, ECDSA P-256)"
+    echo
+    echo '```'
+    cat "$W/tls.$c.txt"
+    echo '```'
+  done
+  if [[ -f $W/rssanon.txt ]]; then
+    echo
+    echo "## Private memory at 50 connections (scripts/rssanon.sh)"
+    echo
+    echo "RssAnon (the process's own pages, not the binary's text mapped from the page cache) of \`run -t1 -c50\`"
+    echo "with default flags and of wrk, alternating on CPU 1 against nginx on CPU 0, read after 1, 2, 3 and 4 s."
+    echo
+    echo '```'
+    cat "$W/rssanon.txt"
+    echo '```'
+  fi
   if ((${#orows[@]})); then
     echo
     echo "## Open loop: apiperf against wrk2"
@@ -160,21 +197,9 @@ grpcsec=$(awk '/^<!-- grpc/ {p=1} p {print} /^<!-- \/grpc -->/ {p=0}' "$OUT" 2>/
       echo '```'
     done
   fi
-  if [[ -n $h2sec ]]; then
+  if [[ -n $kept ]]; then
     echo
-    printf '%s\n' "$h2sec"
-  fi
-  if [[ -n $leansec ]]; then
-    echo
-    printf '%s\n' "$leansec"
-  fi
-  if [[ -n $tpsec ]]; then
-    echo
-    printf '%s\n' "$tpsec"
-  fi
-  if [[ -n $grpcsec ]]; then
-    echo
-    printf '%s\n' "$grpcsec"
+    printf '%s\n' "$kept"
   fi
 } >"$OUT"
 echo "bench: wrote $OUT" >&2

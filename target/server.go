@@ -157,6 +157,7 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.Handle("/knob/", http.HandlerFunc(s.knob))
 	mux.Handle("GET /hot", s.timed(http.HandlerFunc(hot)))
 	mux.Handle("GET /alloc", s.timed(http.HandlerFunc(alloc)))
+	mux.HandleFunc("GET /events", events)
 	if s.cfg.Demo {
 		mw, err := s.cfg.middlewares()
 		if err != nil {

@@ -97,12 +97,3 @@ func parseGRPCExpect(s string) (measure.StatusSet, error) {
 	}
 	return set, nil
 }
-
-// noGRPCScaleOut refuses --workers for a gRPC source: workers would send plain HTTP/2
-// requests, not the call.
-func noGRPCScaleOut(src *source) error {
-	if _, ok := src.Source.(*grpcsource.Source); ok {
-		return usagef("--workers: scale-out of a gRPC target is not supported yet; load it from one generator")
-	}
-	return nil
-}

@@ -77,7 +77,6 @@ func TestRunGRPCBadInput(t *testing.T) {
 		{[]string{"-s", "x.lua", g.URL("Echo")}, "not --script or --scenario"},
 		{[]string{"--proto", broken, "http://127.0.0.1:1/"}, "--proto and --import-path are for grpc://"},
 		{[]string{"grpc://" + g.Addr() + "/apiperf.demo.Demo"}, "path is /package.Service/Method"},
-		{[]string{"--workers", "2", g.URL("Echo")}, "scale-out of a gRPC target is not supported yet"},
 	} {
 		args := append([]string{"run", "--no-history", "-n", "10"}, c.args...)
 		code, _, errOut := runCLI(t, args...)
@@ -138,5 +137,34 @@ func TestSweepGRPCStreams(t *testing.T) {
 		"--body", `{"count":3,"delay_ms":5,"gap_ms":2}`, g.URL("Watch"))
 	if code != ExitOK || !strings.Contains(out, "1st p99") || !strings.Contains(out, "gap p99") || !strings.Contains(out, "c=2 ") {
 		t.Errorf("sweep of a gRPC server stream: exit %d, stdout:\n%s\nstderr:\n%s\nwant both levels with stream columns", code, out, errOut)
+	}
+}
+
+// TestClusterGRPC: `run --workers 2` of a gRPC target: the coordinator encodes the call once
+// from the server's reflection and the workers, who have no schema, send it; the merged
+// result counts every call by grpc-status exactly, and a server stream's messages too.
+func TestClusterGRPC(t *testing.T) {
+	g := startGRPC(t, target.GRPCConfig{})
+	t.Setenv(tokenEnv, "cli-test-token-0123456789")
+	for _, c := range []struct {
+		method, body string
+		want         []string
+	}{
+		{"Echo", `{"name":"x","fail_every":10}`, []string{"400 requests in", "gRPC status: OK=360, UNAVAILABLE=40", "Workers: 2"}},
+		{"Watch", `{"count":3,"gap_ms":1}`, []string{"400 requests in", "Streams (gRPC server streams): 400 complete, 1200 messages, 3.0 per stream (min 3, max 3)"}},
+	} {
+		addr := freeAddr(t)
+		wg := joinWorkers(addr, 2)
+		code, out, errOut := runCLI(t, "run", "--no-history", "--workers", "2", "--join-addr", addr, "--join-timeout", "20s",
+			"-c", "4", "-n", "400", "--body", c.body, g.URL(c.method))
+		wg.Wait()
+		for _, want := range c.want {
+			if code != ExitOK || !strings.Contains(out, want) {
+				t.Errorf("run --workers 2 %s: exit %d, output lacks %q:\n%s\n%s", c.method, code, want, out, errOut)
+			}
+		}
+	}
+	if echo, watch := g.Calls(); echo != 400 || watch != 400 {
+		t.Errorf("the server answered %d Echo and %d Watch calls, want 400 each", echo, watch)
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +105,24 @@ func TestRunHlogReadByHdrHistogramJS(t *testing.T) {
 	}
 }
 
+// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // freeAddr returns a loopback address with a free port.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -155,16 +175,29 @@ func TestListenPrometheus(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	promtool, err2 := exec.LookPath("promtool")
 	needTool(t, "prometheus or promtool", err == nil && err2 == nil, "`apt-get install prometheus` (.ci/run does)")
-	url := liveTarget(t)
+	run := promRun{url: liveTarget(t), args: []string{"-R", "300", "-d", "4s", "-c", "4", "-t", "2"},
+		want: []string{"apiperf_requests_total{", "apiperf_errors_total{", "apiperf_request_duration_seconds_bucket{",
+			"apiperf_request_duration_uncorrected_seconds_bucket{", "apiperf_target_rate 300", "apiperf_schedule_lag_seconds",
+			"apiperf_connections", "apiperf_in_flight", "apiperf_run_info{"}}
 	for _, native := range []bool{false, true} {
 		t.Run(map[bool]string{false: "text", true: "native"}[native], func(t *testing.T) {
 			t.Parallel()
-			listenPrometheus(t, prom, promtool, url, native)
+			listenPrometheus(t, prom, promtool, run, native)
 		})
 	}
 }
 
-func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
+// promRun is a run that listenPrometheus loads while Prometheus scrapes it: its target and
+// load, the series /metrics must have during it, and a check of Prometheus's answers after it
+// (query asks Prometheus for an expression at the moment the run ended).
+type promRun struct {
+	url   string
+	args  []string
+	want  []string
+	check func(t *testing.T, query func(string) float64, r *result.Run, native bool)
+}
+
+func listenPrometheus(t *testing.T, prom, promtool string, run promRun, native bool) {
 	listen, promAddr := freeAddr(t), freeAddr(t)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\nscrape_configs:\n  - job_name: apiperf\n    static_configs:\n      - targets: ['%s']\n", listen)
@@ -179,7 +212,7 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 		args = append(args, "--enable-feature=native-histograms")
 	}
 	cmd := exec.CommandContext(ctx, prom, args...)
-	var plog bytes.Buffer
+	var plog lockedBuffer // Prometheus writes it while the test may print it
 	cmd.Stdout, cmd.Stderr = &plog, &plog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -201,16 +234,15 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 	}
 
 	out := filepath.Join(dir, "run.json")
-	wait := startRun(ctx, "run", "-q", "--listen", listen, "-R", "300", "-d", "4s", "-c", "4", "-t", "2", "-o", out, url)
+	wait := startRun(ctx, append(append([]string{"run", "-q", "--listen", listen, "-o", out}, run.args...), run.url)...)
 	time.Sleep(2500 * time.Millisecond)
-	metrics := waitHTTP(t, "http://"+listen+"/metrics", 5*time.Second)
+	metrics := scrapeFor(t, "http://"+listen+"/metrics", run.want, 3*time.Second)
 	check := exec.Command(promtool, "check", "metrics")
 	check.Stdin = bytes.NewReader(metrics)
 	if b, err := check.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s\n--- /metrics:\n%s", err, b, metrics)
 	}
-	for _, name := range []string{"apiperf_requests_total{", "apiperf_errors_total{", "apiperf_request_duration_seconds_bucket{",
-		"apiperf_request_duration_uncorrected_seconds_bucket{", "apiperf_target_rate 300", "apiperf_schedule_lag_seconds", "apiperf_connections", "apiperf_in_flight", "apiperf_run_info{"} {
+	for _, name := range run.want {
 		if !bytes.Contains(metrics, []byte(name)) {
 			t.Errorf("/metrics has no %q", name)
 		}
@@ -219,27 +251,11 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 	if code != 0 {
 		t.Fatalf("run exited %d: %s", code, stderr)
 	}
-	ended := time.Now()
-	total := readRun(t, out).Steps[0].Requests
-	query := func(expr string) float64 {
-		q := "http://" + promAddr + "/api/v1/query?query=" + neturl.QueryEscape(expr) + fmt.Sprintf("&time=%.3f", float64(ended.UnixMilli())/1000)
-		var resp struct {
-			Data struct {
-				Result []struct {
-					Value [2]any `json:"value"`
-				} `json:"result"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(waitHTTP(t, q, 5*time.Second), &resp); err != nil || len(resp.Data.Result) != 1 {
-			t.Fatalf("querying Prometheus for %s: %v %+v\n%s", expr, err, resp, plog.String())
-		}
-		var v float64
-		fmt.Sscan(fmt.Sprint(resp.Data.Result[0].Value[1]), &v)
-		return v
-	}
+	rec := readRun(t, out)
+	total := rec.Steps[0].Requests
+	query := promQuery(t, promAddr, &plog)
 	// Within one scrape interval (500ms at 300 req/s): apiperf waits for a last scrape, so
-	// it is usually exact. Asked at the moment the run ended, Prometheus answers with that
-	// last scrape.
+	// it is usually exact. Asked at that last scrape, Prometheus answers with it.
 	scraped := query("sum(max_over_time(apiperf_requests_total[1m]))")
 	if d := float64(total) - scraped; d < 0 || d > 150 {
 		t.Errorf("Prometheus scraped apiperf_requests_total = %v, the run has %d requests", scraped, total)
@@ -255,6 +271,83 @@ func listenPrometheus(t *testing.T, prom, promtool, url string, native bool) {
 		}
 		t.Logf("the native histogram counts %v responses", counted)
 	}
+	if run.check != nil {
+		run.check(t, query, rec, native)
+	}
+}
+
+// scrapeFor gets url until its page has every one of want or the time is up (a busy machine
+// starts the run late), and returns the last page.
+func scrapeFor(t *testing.T, url string, want []string, within time.Duration) []byte {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		page := waitHTTP(t, url, 5*time.Second)
+		missing := slices.ContainsFunc(want, func(w string) bool { return !bytes.Contains(page, []byte(w)) })
+		if !missing || time.Now().After(deadline) {
+			return page
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// promQuery returns a function that asks the Prometheus at addr for an expression's single
+// value at its last successful scrape of apiperf (apiperf_run_info's last sample): after it,
+// apiperf stopped answering and the series went stale. log is Prometheus's output, for errors.
+func promQuery(t *testing.T, addr string, log *lockedBuffer) func(expr string) float64 {
+	t.Helper()
+	get := func(expr string, at float64, v any) {
+		q := "http://" + addr + "/api/v1/query?query=" + neturl.QueryEscape(expr)
+		if at > 0 {
+			q += fmt.Sprintf("&time=%.3f", at)
+		}
+		if err := json.Unmarshal(waitHTTP(t, q, 5*time.Second), v); err != nil {
+			t.Fatalf("querying Prometheus for %s: %v\n%s", expr, err, log.String())
+		}
+	}
+	var raw struct {
+		Data struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	get("apiperf_run_info[2m]", 0, &raw)
+	if len(raw.Data.Result) != 1 || len(raw.Data.Result[0].Values) == 0 {
+		t.Fatalf("Prometheus has no scrape of apiperf_run_info: %+v\n%s", raw, log.String())
+	}
+	vs := raw.Data.Result[0].Values
+	last, _ := vs[len(vs)-1][0].(float64)
+	return func(expr string) float64 {
+		var resp struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		get(expr, last, &resp)
+		if len(resp.Data.Result) != 1 {
+			t.Fatalf("querying Prometheus for %s at its last scrape: %+v\n%s", expr, resp, log.String())
+		}
+		var v float64
+		fmt.Sscan(fmt.Sprint(resp.Data.Result[0].Value[1]), &v)
+		return v
+	}
+}
+
+// openLivePage opens the live page of the run listening on listen in headless Chromium after
+// the run has measured for a while, lets it update once more and checks it logged no errors.
+func openLivePage(t *testing.T, listen string, after time.Duration) *browsertest.Page {
+	t.Helper()
+	waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
+	time.Sleep(after)
+	p := browsertest.OpenURL(t, "http://"+listen+"/")
+	time.Sleep(1200 * time.Millisecond) // one more update
+	if errs := p.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("the live page logged errors: %v", errs)
+	}
+	return p
 }
 
 // TestLivePageScreenshot opens the live page in headless Chromium during a sweep-free run and
@@ -269,13 +362,7 @@ func TestLivePageScreenshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	wait := startRun(ctx, "run", "-q", "--listen", listen, "-R", "200", "-d", "20s", "-c", "4", "-t", "2", url)
-	waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
-	time.Sleep(3500 * time.Millisecond)
-	p := browsertest.OpenURL(t, "http://"+listen+"/")
-	time.Sleep(1200 * time.Millisecond) // one more update
-	if errs := p.ConsoleErrors(); len(errs) > 0 {
-		t.Errorf("the live page logged errors: %v", errs)
-	}
+	p := openLivePage(t, listen, 3500*time.Millisecond)
 	for _, r := range p.Requests() {
 		if !strings.HasPrefix(r, "http://"+listen+"/") {
 			t.Errorf("the live page requested %s: it must load nothing from elsewhere", r)

@@ -16,7 +16,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(fs.Output(), "Usage: apiperf serve [flags]\n\nStart the built-in reference target (plain, or --demo) on loopback.")
 		fmt.Fprintln(fs.Output(), "Endpoints: /healthz (like a plain net/http server), /hot (CPU work in one named function),")
 		fmt.Fprintln(fs.Output(), "/knob?delay=5ms&jitter=1ms&status=500&size=1024&chunked=1&close=1&work=100000&abort=1&garbage=1&hang=1")
-		fmt.Fprintln(fs.Output(), "(work=N: N rounds of /hot's spin before answering). With --demo: a JSON API (/api/users/7, ...),")
+		fmt.Fprintln(fs.Output(), "(work=N: N rounds of /hot's spin before answering), /events?count=20&delay=100ms&gap=10ms\n"+
+			"(server-sent events: count of them, the first after delay, then one every gap). With --demo: a JSON API (/api/users/7, ...),")
 		fmt.Fprintf(fs.Output(), "/debug/pprof/, /metrics, and one bottleneck each for the verdict:\n%s.\n\nFlags:\n", strings.Join(target.DemoPaths(), ", "))
 		fs.PrintDefaults()
 	}

@@ -6,30 +6,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/apiperf/apiperf/target"
 )
-
-// serveBuffer is a bytes.Buffer safe to read while cli.Run writes to it.
-type serveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *serveBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *serveBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestServeUsageErrors(t *testing.T) {
 	tests := []struct {
@@ -66,7 +47,7 @@ func TestServeUsageErrors(t *testing.T) {
 func TestServeRuns(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr serveBuffer
+	var stdout, stderr lockedBuffer
 	exit := make(chan int, 1)
 	go func() {
 		exit <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--demo", "--middleware", "none"}, &stdout, &stderr)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/apiperf/apiperf/cluster"
+	"github.com/apiperf/apiperf/grpcsource"
 	"github.com/apiperf/apiperf/load"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
@@ -69,15 +70,15 @@ func (f *clusterFlags) coordinate(ctx context.Context, e *env, src *source, expe
 	if f.workers == 0 {
 		return nil, nil
 	}
-	if err := noGRPCScaleOut(src); err != nil {
-		return nil, err
-	}
 	token, err := readToken(f.tokenFile)
 	if err != nil {
 		return nil, asUsage(err)
 	}
 	f.token = token
 	job := cluster.Job{Scenario: src.scenario, ScriptArgs: extra, Expected: expected}
+	if g, ok := src.Source.(*grpcsource.Source); ok {
+		job.Encoded = g.Encoded()
+	}
 	if src.scenario.Script != "" {
 		b, err := scenario.ReadFile(src.scenario.Script)
 		if err != nil {
