@@ -169,10 +169,10 @@ func (m Manifests) Validate() error {
 	if m.ResultsSize != "" && m.ResultsPVC == "" {
 		errs = append(errs, errors.New("a results size needs the claim's name (--results-pvc)"))
 	}
-	if m.ResultsPVC != "" && (!dns1123Label.MatchString(m.ResultsPVC) || len(m.ResultsPVC) > 63) {
+	if m.ResultsPVC != "" && (!dns1123Label().MatchString(m.ResultsPVC) || len(m.ResultsPVC) > 63) {
 		errs = append(errs, fmt.Errorf("results claim %q is not a DNS label (lower case letters, digits and -, at most 63)", m.ResultsPVC))
 	}
-	if m.ResultsSize != "" && !quantity.MatchString(m.ResultsSize) {
+	if m.ResultsSize != "" && !quantity().MatchString(m.ResultsSize) {
 		errs = append(errs, fmt.Errorf("results size %q is not a quantity like 1Gi or 500Mi", m.ResultsSize))
 	}
 	errs = append(errs, m.withDefaults().checkNames()...)

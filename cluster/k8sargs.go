@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/apiperf/apiperf/scenario"
 )
@@ -82,10 +83,10 @@ func secretEnv(i int) string { return fmt.Sprintf("APIPERF_ARG_%d", i) }
 // fileKey is the Secret's key of file argument i; filePath is where the pod finds it.
 func fileKey(i int) string { return fmt.Sprintf("file-%d", i) }
 func filePath(i int, local string) string {
-	return fmt.Sprintf("%s/%d-%s", filesDir, i, unsafeName.ReplaceAllString(filepath.Base(local), "_"))
+	return fmt.Sprintf("%s/%d-%s", filesDir, i, unsafeName().ReplaceAllString(filepath.Base(local), "_"))
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+var unsafeName = lazyRegexp(`[^A-Za-z0-9._-]`)
 
 // word is the argument as the container's command holds it: secrets as $(ENV) references,
 // which Kubernetes expands from the Secret, files as their mounted path, and every other $
@@ -141,26 +142,33 @@ func secrets(args []podArg) ([]secretEntry, error) {
 }
 
 // DNS names (RFC 1123 labels; a Service name must also start with a letter, RFC 1035).
+// Compiled when first used: made at init, cluster's regexps were 28 KB of every process's heap,
+// a load's included.
 var (
-	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dns1035Label = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	quantity     = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$`)
+	dns1123Label = lazyRegexp(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dns1035Label = lazyRegexp(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	quantity     = lazyRegexp(`^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$`)
 )
+
+// lazyRegexp returns expr compiled when first asked for.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // checkNames reports what in m's names and values Kubernetes would refuse.
 func (m Manifests) checkNames() []error {
 	var errs []error
-	if longest := m.Name + "-coordinator"; !dns1035Label.MatchString(m.Name) || len(longest) > 63 {
+	if longest := m.Name + "-coordinator"; !dns1035Label().MatchString(m.Name) || len(longest) > 63 {
 		errs = append(errs, fmt.Errorf("--name %q: want lower-case letters, digits and '-', starting with a letter, at most %d characters", m.Name, 63-len("-coordinator")))
 	}
-	if !dns1123Label.MatchString(m.Namespace) || len(m.Namespace) > 63 {
+	if !dns1123Label().MatchString(m.Namespace) || len(m.Namespace) > 63 {
 		errs = append(errs, fmt.Errorf("--namespace %q: want a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", m.Namespace))
 	}
 	if m.Image == "" || strings.ContainsFunc(m.Image, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		errs = append(errs, fmt.Errorf("--image %q: want an image reference without spaces or control characters", m.Image))
 	}
 	for _, q := range []struct{ flag, v string }{{"--cpu", m.CPU}, {"--memory", m.Memory}} {
-		if !quantity.MatchString(q.v) {
+		if !quantity().MatchString(q.v) {
 			errs = append(errs, fmt.Errorf("%s %q: want a Kubernetes quantity such as 500m, 2 or 1Gi", q.flag, q.v))
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -61,7 +60,7 @@ func (f Fetch) TokenArgs() []string {
 }
 
 // forwarding is kubectl port-forward's line naming the local port.
-var forwarding = regexp.MustCompile(`^Forwarding from (127\.0\.0\.1:[0-9]+) -> [0-9]+`)
+var forwarding = lazyRegexp(`^Forwarding from (127\.0\.0\.1:[0-9]+) -> [0-9]+`)
 
 // Run fetches the results into f.Dir and returns the files written, relative to it.
 func (f Fetch) Run(ctx context.Context) ([]string, error) {
@@ -114,7 +113,7 @@ func (f Fetch) once(ctx context.Context) ([]string, error) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if m := forwarding.FindStringSubmatch(sc.Text()); m != nil {
+			if m := forwarding().FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case addr <- m[1]:
 				default:

@@ -194,29 +194,37 @@ func (c *bins) buckets() []Bucket {
 	return out
 }
 
-// makeFull turns a compact histogram into the full form, which recording and merging into need.
+// makeFull turns a compact or sparse histogram into the full form, which recording and merging
+// into need.
 func (h *Histogram) makeFull() {
-	if h.b != nil {
-		h.h, h.b = h.full(), nil
+	if h.h == nil {
+		h.h, h.b, h.p = h.full(), nil, nil
 	}
 }
 
-// full returns the full form: the histogram itself, or a new one holding the compact form's
-// samples (not kept: reading a compact histogram never grows it).
+// full returns the full form: the histogram itself, or a new one holding the compact or sparse
+// form's samples (not kept: reading such a histogram never grows it).
 func (h *Histogram) full() *hdr.Histogram {
-	if h.b == nil {
+	if h.h != nil {
 		return h.h
 	}
 	f := NewHistogram().h
-	h.b.recordInto(f)
+	if h.b != nil {
+		h.b.recordInto(f)
+	} else {
+		h.p.MergeInto(f)
+	}
 	return f
 }
 
-// reset empties the histogram, in the full form.
+// reset empties the histogram, in the full form (a sparse one stays sparse).
 func (h *Histogram) reset() {
-	if h.b != nil {
+	switch {
+	case h.p != nil:
+		h.p.Reset()
+	case h.b != nil:
 		h.h, h.b = NewHistogram().h, nil
-		return
+	default:
+		h.h.Reset()
 	}
-	h.h.Reset()
 }

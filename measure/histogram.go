@@ -25,14 +25,17 @@ const (
 // Histogram is an HDR latency histogram in microseconds. Its JSON form is the standard
 // HdrHistogram V2 compressed, base64 interchange encoding ("HISTFAAA...").
 //
-// A histogram is held in one of two forms: full (h: every bucket of the standard shape, 188 KB
-// whatever it holds), which recording and merging into need; or, for one decoded from a run
-// document, its non-empty buckets only (b, histbins.go), until something records or merges
-// into it. A sweep's run.json holds thousands of histograms of a few hundred buckets each;
-// decoded full, a 35 MB document took 1.4 GB to re-render.
+// A histogram is held in one of three forms: full (h: every bucket of the standard shape, 188 KB
+// whatever it holds), which recording and merging into need; for one decoded from a run
+// document, its non-empty buckets only (b, histbins.go); or, for a per-second interval of a
+// running step, hdrhistogram-go's sparse PackedHistogram (p, histogram_interval.go). The last
+// two turn full when something records or merges into them. A sweep's run.json holds thousands
+// of histograms of a few hundred buckets each; decoded full, a 35 MB document took 1.4 GB to
+// re-render.
 type Histogram struct {
 	h *hdr.Histogram
 	b *bins
+	p *hdr.PackedHistogram
 }
 
 // NewHistogram returns an empty histogram covering LowestLatency..HighestLatency.
@@ -48,14 +51,12 @@ func (h *Histogram) Record(d time.Duration) {
 // RecordN adds n samples of latency d.
 func (h *Histogram) RecordN(d time.Duration, n int64) {
 	h.makeFull()
-	us := int64(d / time.Microsecond)
-	if us < 1 {
-		us = 1
-	}
-	if max := int64(HighestLatency / time.Microsecond); us > max {
-		us = max
-	}
-	_ = h.h.RecordValues(us, n) // cannot fail: us is within the trackable range
+	_ = h.h.RecordValues(micros(d), n) // cannot fail: the value is within the trackable range
+}
+
+// micros is d in whole microseconds, clamped to the histograms' range.
+func micros(d time.Duration) int64 {
+	return min(max(int64(d/time.Microsecond), 1), int64(HighestLatency/time.Microsecond))
 }
 
 // Merge adds every sample of o to h.
@@ -64,17 +65,23 @@ func (h *Histogram) Merge(o *Histogram) {
 		return
 	}
 	h.makeFull()
-	if o.b != nil {
+	switch {
+	case o.b != nil:
 		o.b.recordInto(h.h)
-		return
+	case o.p != nil:
+		o.p.MergeInto(h.h)
+	default:
+		h.h.Merge(o.h)
 	}
-	h.h.Merge(o.h)
 }
 
 // Count is the number of samples.
 func (h *Histogram) Count() int64 {
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return h.b.total
+	case h.p != nil:
+		return h.p.TotalCount()
 	}
 	return h.h.TotalCount()
 }
@@ -84,16 +91,22 @@ func (h *Histogram) Percentile(p float64) time.Duration {
 	if h.Count() == 0 {
 		return 0
 	}
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return time.Duration(h.b.percentile(p)) * time.Microsecond
+	case h.p != nil:
+		return time.Duration(h.p.ValueAtPercentile(p)) * time.Microsecond
 	}
 	return time.Duration(h.h.ValueAtPercentile(p)) * time.Microsecond
 }
 
 // Min is the smallest sample.
 func (h *Histogram) Min() time.Duration {
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return time.Duration(h.b.min()) * time.Microsecond
+	case h.p != nil:
+		return time.Duration(h.p.Min()) * time.Microsecond
 	}
 	return time.Duration(h.h.Min()) * time.Microsecond
 }
@@ -107,8 +120,11 @@ func (h *Histogram) Max() time.Duration {
 }
 
 func (h *Histogram) maxUS() int64 {
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return h.b.max()
+	case h.p != nil:
+		return h.p.Max()
 	}
 	return h.h.Max()
 }
@@ -117,8 +133,11 @@ func (h *Histogram) maxUS() int64 {
 func (h *Histogram) Mean() time.Duration { return fdur(h.meanUS()) }
 
 func (h *Histogram) meanUS() float64 {
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return h.b.mean()
+	case h.p != nil:
+		return h.p.Mean()
 	}
 	return h.h.Mean()
 }
@@ -127,8 +146,11 @@ func (h *Histogram) meanUS() float64 {
 func (h *Histogram) Stdev() time.Duration { return fdur(h.stdevUS()) }
 
 func (h *Histogram) stdevUS() float64 {
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return h.b.stdev()
+	case h.p != nil:
+		return h.p.StdDev()
 	}
 	return h.h.StdDev()
 }
@@ -164,7 +186,7 @@ func (h *Histogram) Buckets() []Bucket {
 		return h.b.buckets()
 	}
 	var out []Bucket
-	for _, b := range h.h.Distribution() {
+	for _, b := range h.full().Distribution() { // a sparse one's bucket bounds come from the full shape
 		if b.Count > 0 {
 			out = append(out, Bucket{time.Duration(b.From) * time.Microsecond, time.Duration(b.To) * time.Microsecond, b.Count})
 		}
@@ -174,8 +196,11 @@ func (h *Histogram) Buckets() []Bucket {
 
 // Clone returns an independent copy.
 func (h *Histogram) Clone() *Histogram {
-	if h.b != nil {
+	switch {
+	case h.b != nil:
 		return &Histogram{b: h.b.clone()}
+	case h.p != nil:
+		return &Histogram{p: h.p.Clone()}
 	}
 	return &Histogram{h: h.h.Clone()}
 }
@@ -196,7 +221,7 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 func (h *Histogram) UnmarshalJSON(data []byte) error {
 	if n := len(data); n >= 2 && data[0] == '"' && data[n-1] == '"' && bytes.IndexByte(data, '\\') < 0 {
 		if b := decodeCompact(data[1 : n-1]); b != nil { // a run document's: made compact directly
-			h.h, h.b = nil, b
+			h.h, h.b, h.p = nil, b, nil
 			return nil
 		}
 	}
@@ -219,7 +244,7 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 		n = NewHistogram().h
 		n.Merge(d)
 	}
-	h.h, h.b = n, nil
+	h.h, h.b, h.p = n, nil, nil
 	if b := binsOf(n); b != nil {
 		h.h, h.b = nil, b
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // ErrNotFound is wrapped by ListenPID when no process it may see listens on the address.
@@ -109,35 +110,40 @@ func holding(root string, want map[uint64]listener) map[int][]uint64 {
 
 // scanHolders calls found for each process of root and each of its open socket links in
 // want (the next of its links only while found returns true), and returns how many
-// processes' file tables could not be read.
+// processes' file tables could not be read. It reads the directories and links into one
+// scratch: with os.ReadDir and os.Readlink, a walk made about 300 bytes of garbage per open
+// file of the machine (260 KB for 873 files), before the load and never collected in a short
+// run.
 func scanHolders(root string, want map[uint64]listener, found func(pid int, inode uint64) bool) int {
+	sc := getScratch()
+	defer putScratch(sc)
+	dents, link := sc.data[:4096], sc.data[4096:]
 	denied := 0
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return 0
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	_, _ = eachEntry(root, sc.dents[:], func(name []byte) bool {
+		if len(name) == 0 || name[0] < '0' || name[0] > '9' || len(root)+len(name)+4 > len(sc.dir) {
+			return true // not a process (a failed decInt allocates its error)
 		}
-		dir := root + "/" + e.Name() + "/fd"
-		fds, err := os.ReadDir(dir)
+		pid, err := decInt(name)
 		if err != nil {
-			if errors.Is(err, os.ErrPermission) {
-				denied++
-			}
-			continue
+			return true
 		}
-		for _, fd := range fds {
-			link, err := os.Readlink(dir + "/" + fd.Name())
-			if inode, ok := socketInode(link); err == nil && ok {
-				if _, ok := want[inode]; ok && !found(pid, inode) {
-					break
+		d := append(append(append(append(sc.dir[:0], root...), '/'), name...), "/fd"...)
+		dir := unsafe.String(unsafe.SliceData(d), len(d))
+		_, err = eachEntry(dir, dents, func(fd []byte) bool {
+			p := append(append(append(append(sc.path[:0], dir...), '/'), fd...), 0)
+			l, err := readLink(p, link)
+			if inode, ok := socketInode(unsafe.String(unsafe.SliceData(l), len(l))); err == nil && ok {
+				if _, ok := want[inode]; ok && !found(int(pid), inode) {
+					return false
 				}
 			}
+			return true
+		})
+		if errors.Is(err, os.ErrPermission) {
+			denied++
 		}
-	}
+		return true
+	})
 	return denied
 }
 

@@ -25,7 +25,7 @@ func ReadSched(pid int) (Sched, error) {
 	dir := procPath(sc.dir[:0], pid, "/task")
 	var s Sched
 	var bad error
-	threads, err := eachTask(dir, sc.dents[:], func(tid []byte) bool {
+	threads, err := eachEntry(dir, sc.dents[:], func(tid []byte) bool {
 		p := append(append(append(append(sc.path[:0], dir...), '/'), tid...), "/schedstat"...)
 		b, err := readSmall(unsafe.String(unsafe.SliceData(p), len(p)), sc.data[:256])
 		if err != nil {
