@@ -36,6 +36,10 @@ func cpuClaim(j *judgement) *Claim {
 	// target's CPU goes to that churn, and the machine is full of it; only a target at its
 	// own cores is judged there.
 	churn := !pk.Open && pk.brokenPct() >= th.ErrorStartPct
+	// A machine full of the target's downstreams' work (its database's): requests that
+	// want a CPU want one the downstream holds; the target short of CPU is judged only when
+	// it used a fair share of its cores.
+	held := in.SameMachine && m.downstreamsHeld() && t.CPUCores < th.StarvedShare*cores
 	var ev []string
 	conf := Low
 	capped := "" // why the confidence stays below high
@@ -74,6 +78,10 @@ func cpuClaim(j *judgement) *Claim {
 		if in.SameMachine && m != nil && m.Shared {
 			sum = fmt.Sprintf("the target is short of CPU: other processes took %.2f cores at %s", m.Others+m.Steal, pk.Label)
 		}
+	case held && (runShareAt >= 0.5 || runShare >= 0.5):
+		j.silent(fmt.Sprintf("target short of CPU: not judged at %s, where the target used %.2f cores and its downstreams on this machine %.2f of the %d full cores: its requests waited for them",
+			pk.Label, t.CPUCores, m.Downstreams, m.CPUs))
+		return nil
 	case in.SameMachine && m != nil && (m.Shared || m.Full) && runShareAt >= 0.5 && j.limited():
 		// Few cores for the target, and its requests want CPU: others took it.
 		ev = append(ev, fmt.Sprintf("%.0f%% of %s request goroutines were running, runnable or held up by the garbage collector (most in %s): they want CPU, not a resource",

@@ -86,6 +86,13 @@ func (j *judgement) machineAt(i int) *MachineCheck {
 	return c
 }
 
+// downstreamsHeld reports whether the machine was full and the target's downstreams on it
+// (its database, say) used at least half of its cores, more than every other process: the
+// CPU the target's requests waited for was their downstream's work.
+func (m *MachineCheck) downstreamsHeld() bool {
+	return m != nil && m.Full && m.Downstreams >= 0.5*float64(m.CPUs) && m.Downstreams > m.Others+m.Steal
+}
+
 // machine lists the levels' machine checks.
 func (j *judgement) machine() []MachineCheck {
 	var out []MachineCheck

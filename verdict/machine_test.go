@@ -365,3 +365,38 @@ func TestDownstreamWaitOnAFullMachine(t *testing.T) {
 		t.Errorf("machine = %+v (%s), want the database's 1.5 cores apart from other processes", m, m)
 	}
 }
+
+// Zoo pq-unindexed beside `stress-ng --cpu 2`, as measured twice: PostgreSQL scanning an
+// unindexed table took 1.5 of the 2 full cores, the target 0.05; the target's few request
+// goroutines were parked reading PostgreSQL's answer or waited for a CPU after it (64% of
+// them in the first run). The database is the place either way: not "short of CPU" with
+// a fix for the target's hot functions, and not silence.
+func TestDownstreamHoldsTheFullMachine(t *testing.T) {
+	const pq = "PostgreSQL (lib/pq) at 127.0.0.1:5432 (postgres, 1.58 cores): waiting for its answer from main.(*customers).find"
+	for _, tc := range []struct {
+		name  string
+		waits []Wait
+		count string
+	}{
+		{"parked", []Wait{{Site: pq, Count: 9, Reason: "downstream"}, {Site: "github.com/lib/pq.(*conn).recv1 from main.(*customers).find", Count: 4, Reason: "running"}}, "9 of 14"},
+		{"waiting to run", []Wait{{Site: "github.com/lib/pq.(*conn).recv1 from main.(*customers).find", Count: 9, Reason: "running"}, {Site: pq, Count: 5, Reason: "downstream"}}, "5 of 14"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			levels := with(closed([3]float64{4, 53.5, 73.8}, [3]float64{16, 82, 181.7}, [3]float64{64, 79, 603.1}), func(i int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.05, RunWaitCores: 1.33, Cores: 2}
+				l.Generator = &Usage{CPUCores: 0.03, Cores: 2}
+				l.Machine = &Machine{CPUs: 2, Busy: 2, Downstreams: []float64{1.02, 1.55, 1.69}[i]}
+			})
+			levels[2].Profile = &Profile{Goroutines: 14, Waits: tc.waits}
+			v := Judge(Input{Levels: levels, Peak: 1, MachineCores: 2, SameMachine: true})
+			c := v.Claim(TargetWaiting)
+			if c == nil || !strings.Contains(c.Summary, tc.count+" request goroutines wait in "+pq) ||
+				!strings.Contains(c.Summary, "downstreams on this machine used 1.55 of the machine's 2 full cores") || c.Confidence == High || !strings.Contains(c.Fix, "index") {
+				t.Fatalf("a full machine held by the database: %v, want target-waiting naming PostgreSQL, at most medium\n%+v", c, v)
+			}
+			if v.Has(TargetCPU) {
+				t.Errorf("also claims %s", text(v.Claim(TargetCPU)))
+			}
+		})
+	}
+}

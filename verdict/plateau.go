@@ -110,6 +110,17 @@ func (p *Profile) cpuShare() (float64, *Wait) {
 	return float64(n) / float64(p.Goroutines), top
 }
 
+// topParked is p's wait site with the most request goroutines parked (not wanting CPU),
+// or nil.
+func (p *Profile) topParked() *Wait {
+	for i, w := range p.Waits {
+		if !wantsCPU(w.Reason) {
+			return &p.Waits[i]
+		}
+	}
+	return nil
+}
+
 // runningAt is the profile from level i on whose request goroutines most want CPU, its
 // share and top site; nil when no profile there has wait sites.
 func (j *judgement) runningAt(i int) (*Profile, float64, *Wait) {

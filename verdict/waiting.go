@@ -58,12 +58,18 @@ func waitingClaim(j *judgement) *Claim {
 	if m == nil {
 		missing = append(missing, "the machine's CPU (other processes')")
 	}
-	if _, sh, _ := j.running(); sh >= 0.5 {
+	// The machine full of the target's own downstreams' work: requests that wait to run
+	// wait for a CPU their downstream holds, and the downstream is the place.
+	held := in.SameMachine && m.downstreamsHeld()
+	if _, sh, _ := j.running(); sh >= 0.5 && !held {
 		return nil // most request goroutines run or wait to run: CPU, not a resource
 	}
 	site, reason := "", ""
 	p, at := j.waitProfile()
-	if p != nil && !in.Levels[at].Open && float64(p.Goroutines) < 0.25*in.Levels[at].Load {
+	if p != nil && held && !in.Levels[at].Open && float64(p.Goroutines) < 0.25*in.Levels[at].Load {
+		ev = append(ev, fmt.Sprintf("only %s request goroutines at %s for %s connections: the other requests waited to be read, for a CPU the downstreams held",
+			num(float64(p.Goroutines)), in.Levels[at].Label, num(in.Levels[at].Load)))
+	} else if p != nil && !in.Levels[at].Open && float64(p.Goroutines) < 0.25*in.Levels[at].Load {
 		// Few requests were inside the target: they did not queue there.
 		missing = append(missing, fmt.Sprintf("requests queued in the target (%s request goroutines at %s for %s connections)",
 			num(float64(p.Goroutines)), in.Levels[at].Label, num(in.Levels[at].Load)))
@@ -78,6 +84,10 @@ func waitingClaim(j *judgement) *Claim {
 				site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
 				reason = w.Reason
 			}
+		}
+		if w := p.topParked(); site == "" && held && w != nil && w.Reason == "downstream" {
+			site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
+			reason = w.Reason
 		}
 	} else if at < 0 {
 		j.silent("wait sites: no goroutine profile on the plateau (give --pprof to name where the target waits)")
@@ -118,7 +128,12 @@ func waitingClaim(j *judgement) *Claim {
 	if site != "" {
 		sum += "; " + site
 	}
-	if full {
+	if held {
+		ev = append(ev, fmt.Sprintf("the machine's CPUs were full at %s (%s), %.2f of its %d cores used by the target's downstreams on this machine: the requests waited for their work, and for a CPU they held",
+			pk.Label, m, m.Downstreams, m.CPUs))
+		sum += fmt.Sprintf("; the target's downstreams on this machine used %.2f of the machine's %d full cores (the target %.2f), so the wait is their work", m.Downstreams, m.CPUs, m.Target)
+		conf = lower(conf, Medium)
+	} else if full {
 		ev = append(ev, fmt.Sprintf("the machine's CPUs were full at %s (%s), but the requests were parked where a CPU does not help", pk.Label, m))
 		sum += fmt.Sprintf("; the machine's CPUs were full (other processes %.2f cores), so the latency also holds waits for a CPU", m.Others+m.Steal)
 		conf = lower(conf, Medium)
