@@ -318,7 +318,7 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 		return err
 	}
 	if x := s.Exemplars; x != nil {
-		if x.Keep < 0 || x.Keep > maxExemplars || len(x.Slowest) > x.Keep || len(x.Bands) > maxExemplars || len(x.Pool) > maxExemplars {
+		if x.Keep < 0 || x.Keep > maxExemplars || len(x.Slowest) > x.Keep || len(x.Bands) > len(measure.Bands) || len(x.Pool) > maxExemplars {
 			return forged("its step: exemplars of %d kept: %d slowest, %d bands, %d in the pool", x.Keep, len(x.Slowest), len(x.Bands), len(x.Pool))
 		}
 		for i := range x.Bands {
@@ -326,8 +326,17 @@ func checkParts(s *measure.Step, maxSize, maxT int64) error {
 				return forged("its step: exemplar band at percentile %v", x.Bands[i].Percentile)
 			}
 		}
-		for _, l := range [][]measure.Exemplar{x.Slowest, x.Pool, bandExemplars(x.Bands)} {
-			if err := checkExemplars("its step", l, s.Attempts+s.Drained.Attempts); err != nil {
+		if len(x.Bands) > 0 && s.Attempts+s.Drained.Attempts == 0 {
+			return forged("its step: %d exemplar bands of no attempt", len(x.Bands))
+		}
+		// One request may stand for several bands (a step of two requests has four bands):
+		// the bands are bounded by their percentiles, not by the attempts.
+		for i, l := range [][]measure.Exemplar{x.Slowest, x.Pool, bandExemplars(x.Bands)} {
+			attempts := s.Attempts + s.Drained.Attempts
+			if i == 2 {
+				attempts = int64(len(measure.Bands))
+			}
+			if err := checkExemplars("its step", l, attempts); err != nil {
 				return err
 			}
 		}

@@ -578,6 +578,21 @@ func TestExemplarsOfFailedAttempts(t *testing.T) {
 	if err := checkParts(s, 1<<20, 1<<20); err == nil {
 		t.Error("5 exemplars of 4 attempts: kept; want refused")
 	}
+	// A starved worker's step of 2 attempts: its 4 bands (p50 to p99.9) are its 2 requests
+	// standing for several percentiles each, as measure picks them (a worker was dropped for it).
+	s.Attempts, s.Errors.Timeout = 2, 1
+	s.Exemplars.Slowest = make([]measure.Exemplar, 2)
+	s.Exemplars.Pool = make([]measure.Exemplar, 2)
+	for _, p := range measure.Bands {
+		s.Exemplars.Bands = append(s.Exemplars.Bands, measure.Band{Percentile: p})
+	}
+	if err := checkParts(s, 1<<20, 1<<20); err != nil {
+		t.Errorf("4 bands of 2 attempts: %v; want kept", err)
+	}
+	s.Exemplars.Bands = append(s.Exemplars.Bands, measure.Band{Percentile: 99.99})
+	if err := checkParts(s, 1<<20, 1<<20); err == nil {
+		t.Error("5 bands: kept; want refused")
+	}
 	rec := &conditions.Record{Version: conditions.Version, Generator: conditions.Generator{CPUs: 2},
 		Steps: []conditions.StepSample{{Seconds: 0.0002, Busy: 3, Apiperf: 56.88, Samples: 2}}}
 	if err := (limits{}).checkConditions(rec, measure.Duration(time.Millisecond)); err != nil || rec.Steps[0].Apiperf != 0 || rec.Steps[0].Samples != 2 {
