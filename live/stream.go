@@ -10,7 +10,7 @@ import (
 	"github.com/apiperf/apiperf/measure"
 )
 
-// streamMetrics is the Prometheus view of a streamed run's intervals (measure.IntervalStreams);
+// streamMetrics is the Prometheus view of a streamed run's intervals (measure.Streams);
 // nil in a run without streams.
 type streamMetrics struct {
 	streams, messages float64

@@ -15,7 +15,7 @@ import (
 // (one after 200 ms), with 190 gaps of 10 ms.
 func streamedInterval() *measure.Interval {
 	iv := testInterval(0, 10, false)
-	iv.Streams = &measure.IntervalStreams{Streams: 10, Messages: 200, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+	iv.Streams = &measure.Streams{Streams: 10, Messages: 200, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
 	iv.Streams.First.RecordN(100*time.Millisecond, 9)
 	iv.Streams.First.Record(200 * time.Millisecond)
 	iv.Streams.Gap.RecordN(10*time.Millisecond, 190)

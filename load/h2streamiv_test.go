@@ -29,7 +29,7 @@ func TestStreamIntervals(t *testing.T) {
 	if st == nil || st.Streams == 0 {
 		t.Fatalf("no streams recorded (responses %d, errors %+v)", step.Requests, step.Errors)
 	}
-	var sum *measure.IntervalStreams
+	var sum *measure.Streams
 	withGaps := 0
 	for _, iv := range ivs {
 		if iv.Streams != nil && iv.Streams.Gap.Count() > 0 {
@@ -39,6 +39,10 @@ func TestStreamIntervals(t *testing.T) {
 	}
 	if sum == nil {
 		t.Fatalf("none of %d intervals has streams; the step has %s", len(ivs), st)
+	}
+	if sum.Kind != "sse" || sum.MinMessages != st.MinMessages || sum.MaxMessages != st.MaxMessages || sum.Empty != st.Empty {
+		t.Errorf("intervals add up to kind %q, %d empty, %d to %d events a stream; the step has sse, %d, %d to %d",
+			sum.Kind, sum.Empty, sum.MinMessages, sum.MaxMessages, st.Empty, st.MinMessages, st.MaxMessages)
 	}
 	if sum.Streams != st.Streams || sum.Messages != st.Messages || !sum.First.Equal(st.First) || !sum.Gap.Equal(st.Gap) {
 		t.Errorf("intervals add up to %d streams, %d events, %d first, %d gaps; the step has %d, %d, %d, %d",
