@@ -132,22 +132,28 @@ func TestIntervalsWithoutStreams(t *testing.T) {
 }
 
 // TestHlogStreamsRoundTrip: hdrhistogram-go reads a streamed run's interval log, whose
-// histograms tagged first and gap sum to the step's Streams.
+// histograms tagged first, gap and (open loop) first_uncorrected sum to the step's Streams.
 func TestHlogStreamsRoundTrip(t *testing.T) {
-	ivs, st := streamedIntervals(t, false)
-	var buf bytes.Buffer
-	lw := NewHlogWriter(&buf)
-	if err := lw.Begin(time.Unix(1700000000, 0)); err != nil {
-		t.Fatal(err)
-	}
-	for _, iv := range ivs {
-		if err := lw.Write(iv); err != nil {
+	for _, open := range []bool{false, true} {
+		ivs, st := streamedIntervals(t, open)
+		var buf bytes.Buffer
+		lw := NewHlogWriter(&buf)
+		if err := lw.Begin(time.Unix(1700000000, 0)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	counts, _ := hlogCounts(t, buf.Bytes())
-	if counts[""] != st.Requests || counts[HlogFirstTag] != st.Streams.First.Count() || counts[HlogGapTag] != st.Streams.Gap.Count() {
-		t.Errorf("log holds %v samples by tag; the step has %d responses, %d first messages, %d gaps",
-			counts, st.Requests, st.Streams.First.Count(), st.Streams.Gap.Count())
+		for _, iv := range ivs {
+			if err := lw.Write(iv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		counts, _ := hlogCounts(t, buf.Bytes())
+		if counts[""] != st.Requests || counts[HlogFirstTag] != st.Streams.First.Count() || counts[HlogGapTag] != st.Streams.Gap.Count() {
+			t.Errorf("open %v: log holds %v samples by tag; the step has %d responses, %d first messages, %d gaps",
+				open, counts, st.Requests, st.Streams.First.Count(), st.Streams.Gap.Count())
+		}
+		if n, ok := counts[HlogFirstRawTag]; ok != open || open && n != st.Streams.FirstUncorrected.Count() {
+			t.Errorf("open %v: log holds %d uncorrected first messages (tag present %v); want the step's %d in open loop only",
+				open, n, ok, st.Streams.FirstUncorrected.Count())
+		}
 	}
 }
