@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -271,18 +269,7 @@ func TestTimingVerdictGRPC(t *testing.T) {
 func TestServeGRPCObserved(t *testing.T) {
 	grpcAddr := freeAddr(t)
 	url := spawnServe(t, "--grpc", grpcAddr, "--pprof", "--metrics")
-	c := &http.Client{Timeout: 5 * time.Second}
-	for _, path := range []string{"/debug/pprof/", "/metrics"} {
-		resp, err := c.Get(url + path)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Errorf("GET %s%s: status %d, want 200", url, path, resp.StatusCode)
-		}
-	}
+	getOK(t, url, "/debug/pprof/", "/metrics")
 	code, out, errOut := runCLI(t, "run", "--no-history", "-c", "1", "-n", "5", "grpc://"+grpcAddr+"/apiperf.demo.Demo/Echo")
 	if code != ExitOK || !strings.Contains(out, "gRPC status: OK=5") {
 		t.Errorf("run of the spawned gRPC target: exit %d, output:\n%s\n%s", code, out, errOut)
