@@ -233,15 +233,20 @@ func TestForgedReportsDropped(t *testing.T) {
 		}, "out of order"},
 		{"interval of more streams than responses", timed, func(p *Plan, send func(*message)) {
 			iv := honestInterval(time.Now(), 0, 5)
-			iv.Streams = &measure.IntervalStreams{Streams: 1 << 40, Messages: 5, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+			iv.Streams = &measure.Streams{Streams: 1 << 40, Messages: 5, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
 			send(intervalMsg(iv))
 		}, "1099511627776 streams of 5 messages for 5 responses"},
 		{"interval of more first messages than streams", timed, func(p *Plan, send func(*message)) {
 			iv := honestInterval(time.Now(), 0, 5)
-			iv.Streams = &measure.IntervalStreams{Streams: 2, Messages: 5, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+			iv.Streams = &measure.Streams{Streams: 2, Messages: 5, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
 			iv.Streams.First.RecordN(time.Microsecond, 1000)
 			send(intervalMsg(iv))
 		}, "1000 first messages for 2 streams"},
+		{"interval of streams longer than their messages", timed, func(p *Plan, send func(*message)) {
+			iv := honestInterval(time.Now(), 0, 5)
+			iv.Streams = &measure.Streams{Streams: 2, Messages: 5, MinMessages: 1, MaxMessages: 1 << 40, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+			send(intervalMsg(iv))
+		}, "2 streams (0 empty) of 5 messages, 1 to 1099511627776 per stream"},
 		{"interval without latency", timed, func(p *Plan, send func(*message)) {
 			iv := honestInterval(time.Now(), 0, 5)
 			iv.Latency = nil

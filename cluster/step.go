@@ -340,7 +340,8 @@ func (c *Coordinator) merge(cfg load.Config) (*measure.Step, error) {
 }
 
 // fromIntervals rebuilds what a lost worker measured from the intervals it streamed:
-// counts, errors, statuses and latency are exact up to its last interval (nil: none).
+// counts, errors, statuses, latency and streams (measure.Streams: messages, fewest and most
+// per stream, time to first message and gaps) are exact up to its last interval (nil: none).
 func fromIntervals(ivs []*measure.Interval) *measure.Step {
 	if len(ivs) == 0 {
 		return nil
@@ -362,6 +363,7 @@ func fromIntervals(ivs []*measure.Interval) *measure.Step {
 			}
 			s.Uncorrected.Merge(iv.Uncorrected)
 		}
+		s.Streams = s.Streams.Merge(iv.Streams)
 		s.Timeline = append(s.Timeline, iv.Second())
 		s.Elapsed = iv.Start + iv.Length
 	}

@@ -51,8 +51,9 @@ var (
 // TestGrafanaDashboard checks live/grafana/dashboard.json offline against the rules Grafana
 // applies when it imports a dashboard (uid, schema version, unique panel ids and refIds, a
 // 24-column grid without overlaps, a templated Prometheus datasource, every variable
-// defined), parses every query with promtool, and checks that every apiperf_* series it
-// queries is one --listen serves.
+// defined), parses every query with promtool, checks that every apiperf_* series it
+// queries is one --listen serves (of an open-loop streamed run), and that it has the streams'
+// panels: time to first message p50 and p99, gap p99 and messages per second.
 func TestGrafanaDashboard(t *testing.T) {
 	b, err := os.ReadFile("grafana/dashboard.json")
 	if err != nil {
@@ -125,6 +126,22 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 	checkPromQL(t, exprs)
 	checkServed(t, exprs)
+	checkStreamPanels(t, exprs)
+}
+
+// checkStreamPanels checks the dashboard draws the stream figures apiperf_stream_* export.
+func checkStreamPanels(t *testing.T, exprs []string) {
+	all := strings.Join(exprs, "\n")
+	for _, want := range []string{
+		`histogram_quantile(0.5, sum by (le) (rate(apiperf_stream_first_message_seconds_bucket{`,
+		`histogram_quantile(0.99, sum by (le) (rate(apiperf_stream_first_message_seconds_bucket{`,
+		`histogram_quantile(0.99, sum by (le) (rate(apiperf_stream_message_gap_seconds_bucket{`,
+		`sum(rate(apiperf_stream_messages_total{`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no query of the dashboard has %s…", want)
+		}
+	}
 }
 
 // checkPromQL parses the queries (variables replaced as Grafana would) with promtool.
@@ -161,7 +178,9 @@ func checkServed(t *testing.T, exprs []string) {
 	defer s.Close(context.Background())
 	st := Phase{Label: "rate=10/s", Load: loadConfigOpen()}
 	s.Begin(st)
-	s.interval(st, testInterval(0, 10, true), true)
+	iv := testInterval(0, 10, true)
+	iv.Streams = openStreamedInterval().Streams
+	s.interval(st, iv, true)
 	resp, err := http.Get("http://" + s.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // (one after 200 ms), with 190 gaps of 10 ms.
 func streamedInterval() *measure.Interval {
 	iv := testInterval(0, 10, false)
-	iv.Streams = &measure.IntervalStreams{Streams: 10, Messages: 200, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
+	iv.Streams = &measure.Streams{Streams: 10, Messages: 200, First: measure.NewHistogram(), Gap: measure.NewHistogram()}
 	iv.Streams.First.RecordN(100*time.Millisecond, 9)
 	iv.Streams.First.Record(200 * time.Millisecond)
 	iv.Streams.Gap.RecordN(10*time.Millisecond, 190)
@@ -118,5 +118,56 @@ func TestPagePointStreams(t *testing.T) {
 	}
 	if b, _ := json.Marshal(newPoint(Phase{}, testInterval(0, 10, false), time.Time{})); strings.Contains(string(b), `"stream"`) {
 		t.Errorf("point of a plain interval = %s, want no stream", b)
+	}
+}
+
+// openStreamedInterval is streamedInterval in open loop: every first message came 40 ms
+// after its actual send.
+func openStreamedInterval() *measure.Interval {
+	iv := streamedInterval()
+	iv.Streams.FirstUncorrected = measure.NewHistogram()
+	iv.Streams.FirstUncorrected.RecordN(40*time.Millisecond, 10)
+	return iv
+}
+
+// TestStreamsUncorrectedLive: an open-loop interval's time to first message from the actual
+// send is in every live output that has the corrected one: the view's second streams line,
+// the page's point (null without a sample), /metrics' uncorrected histogram and the .hlog's
+// first_uncorrected tag; a closed loop's has none of them.
+func TestStreamsUncorrectedLive(t *testing.T) {
+	iv := openStreamedInterval()
+	if out, want := render(Phase{}, iv, iv.Second(), nil, nil), "           first uncorrected p50 40.0ms  p99 40.0ms\n"; !strings.Contains(out, want) {
+		t.Errorf("render() = \n%s\nwant the line %q", out, want)
+	}
+	b, _ := json.Marshal(newPoint(Phase{}, iv, iv.StepStart))
+	if want := `"first_uncorrected_p50_ms":40.031,"first_uncorrected_p99_ms":40.031}`; !strings.Contains(string(b), want) {
+		t.Errorf("point = %s\nwant it to contain %s", b, want)
+	}
+	iv.Streams.FirstUncorrected = measure.NewHistogram()
+	if b, _ := json.Marshal(newPoint(Phase{}, iv, iv.StepStart)); !strings.Contains(string(b), `"first_uncorrected_p99_ms":null`) {
+		t.Errorf("point of an open-loop interval without a first message = %s, want its uncorrected times null", b)
+	}
+	m := newMetrics(Config{Kind: "run", Target: "http://127.0.0.1:1/events"})
+	m.interval(openStreamedInterval())
+	p := &exposition.Page{}
+	m.write(p)
+	if page, want := string(p.Bytes()), `apiperf_stream_first_message_uncorrected_seconds_bucket{le="0.05"} 10`+"\n"; !strings.Contains(page, want) {
+		t.Errorf("/metrics lacks %q:\n%s", want, page)
+	}
+	var log bytes.Buffer
+	w := measure.NewHlogWriter(&log)
+	w.Begin(time.Unix(1700000000, 0))
+	if err := w.Write(openStreamedInterval()); err != nil || !strings.Contains(log.String(), "\nTag=first_uncorrected,0.000,1.000,40.0") {
+		t.Errorf("the log of an open-loop streamed interval (%v) lacks its first_uncorrected histogram:\n%s", err, log.String())
+	}
+	closed := streamedInterval()
+	b, _ = json.Marshal(newPoint(Phase{}, closed, closed.StepStart))
+	m = newMetrics(Config{Kind: "run", Target: "http://127.0.0.1:1/events"})
+	m.interval(closed)
+	p = &exposition.Page{}
+	m.write(p)
+	if out := render(Phase{}, closed, closed.Second(), nil, nil); strings.Contains(out, "uncorrected") || strings.Contains(string(b), "uncorrected") ||
+		strings.Contains(string(p.Bytes()), "first_message_uncorrected") {
+		t.Errorf("a closed loop's interval shows an uncorrected time to first message: view\n%s\npoint %s", out, b)
 	}
 }

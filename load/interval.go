@@ -47,6 +47,9 @@ func (e *engine) emit(iv *measure.Interval) {
 	e.sealed = iv.Index + 1
 	iv.StepStart = e.base.Add(e.from) // the measured window starts after the warmup
 	e.drv.gauges(iv)
+	if iv.Streams != nil {
+		iv.Streams.Kind = e.streamKind()
+	}
 	if !e.cfg.OpenLoop() {
 		iv.InFlight = iv.Connections * max(e.cfg.Streams, 1) // closed loop: each keeps its requests in flight
 	}

@@ -197,6 +197,8 @@ func (h *Histogram) Buckets() []Bucket {
 // Clone returns an independent copy.
 func (h *Histogram) Clone() *Histogram {
 	switch {
+	case h == nil:
+		return nil
 	case h.b != nil:
 		return &Histogram{b: h.b.clone()}
 	case h.p != nil:

@@ -9,9 +9,10 @@ import (
 // Tags of an interval log's histograms; the untagged ones are the corrected latency. The
 // header names only the uncorrected tag, so that a log without streams stays as it was.
 const (
-	HlogUncorrectedTag = "uncorrected" // the open loop's latency from the actual send
-	HlogFirstTag       = "first"       // streams: time to first message (open loop: from when due)
-	HlogGapTag         = "gap"         // streams: gaps between messages
+	HlogUncorrectedTag = "uncorrected"       // the open loop's latency from the actual send
+	HlogFirstTag       = "first"             // streams: time to first message (open loop: from when due)
+	HlogFirstRawTag    = "first_uncorrected" // streams, open loop: time to first message from the actual send
+	HlogGapTag         = "gap"               // streams: gaps between messages
 )
 
 // HlogWriter writes intervals as an HdrHistogram interval log (format 1.3, as
@@ -46,7 +47,7 @@ func (l *HlogWriter) Begin(start time.Time) error {
 }
 
 // Write logs iv's corrected histogram and, tagged, in open loop its uncorrected one, and for
-// streams the times to first message and the gaps.
+// streams the times to first message (in open loop from the actual send too) and the gaps.
 func (l *HlogWriter) Write(iv *Interval) error {
 	if l.base.IsZero() {
 		return fmt.Errorf("interval log: Write before Begin")
@@ -57,6 +58,7 @@ func (l *HlogWriter) Write(iv *Interval) error {
 	}
 	if s := iv.Streams; s != nil {
 		l.line(HlogFirstTag, iv, s.First)
+		l.line(HlogFirstRawTag, iv, s.FirstUncorrected)
 		l.line(HlogGapTag, iv, s.Gap)
 	}
 	return l.err

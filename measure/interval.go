@@ -29,9 +29,10 @@ type Interval struct {
 	// Exemplars are responses of the interval that carried a trace id (--traceparent), one
 	// per latency bucket, by latency; their Start is from the step's window start.
 	Exemplars []Exemplar `json:"exemplars,omitempty"`
-	// Streams is what streamed responses measured in the interval (streaminterval.go); nil
-	// until the step has had a stream or a gap, then in every later interval.
-	Streams *IntervalStreams `json:"streams,omitempty"`
+	// Streams is what streamed responses measured in the interval: the streams complete in
+	// it and the gaps that ended in it (streaminterval.go); nil until the step has had a
+	// stream or a gap, then in every later interval.
+	Streams *Streams `json:"streams,omitempty"`
 
 	// Set by the engine when the interval is sealed.
 	StepStart   time.Time `json:"step_start"`            // when the step's measured window started (wall clock)
@@ -69,7 +70,7 @@ type recInterval struct {
 	codes                                []int64 // endpoint*1000 + status
 	latency, uncorrected                 *intervalHistogram
 	traced                               *[poolBuckets]keptRequest // responses with a trace id, one per bucket; nil until one
-	streams                              *recStreams               // streams and gaps; nil until one (streaminterval.go)
+	streams                              *Streams                  // streams and gaps; nil until one (streaminterval.go)
 }
 
 // offer keeps a traced response as the interval's exemplar of its latency bucket.
@@ -259,13 +260,14 @@ func (s *IntervalStream) collect(upTo int64, emit func(*Interval)) {
 			x.normalize()
 			iv.Exemplars = x.Pool
 		}
-		if r := s.recs; len(r) > 0 && r[0].open && iv.Uncorrected == nil {
+		open := len(s.recs) > 0 && s.recs[0].open
+		if open && iv.Uncorrected == nil {
 			iv.Uncorrected = s.histogram()
 		}
 		if iv.Streams != nil {
 			s.streamed = true
 		} else if s.streamed {
-			iv.Streams = &IntervalStreams{First: s.histogram(), Gap: s.histogram()}
+			iv.Streams = emptyStreams(open, s.histogram)
 		}
 		s.timeline = append(s.timeline, iv.Second())
 		if emit != nil {
@@ -319,9 +321,9 @@ func (s *IntervalStream) add(iv *Interval, ri *recInterval, eps int) {
 
 // keepSpares keeps the histograms of an emitted interval, which nobody kept, for the next ones.
 func (s *IntervalStream) keepSpares(iv *Interval) {
-	hs := [4]*Histogram{iv.Latency, iv.Uncorrected}
-	if iv.Streams != nil {
-		hs[2], hs[3] = iv.Streams.First, iv.Streams.Gap
+	hs := [5]*Histogram{iv.Latency, iv.Uncorrected}
+	if st := iv.Streams; st != nil {
+		hs[2], hs[3], hs[4] = st.First, st.Gap, st.FirstUncorrected
 	}
 	for _, h := range hs {
 		if h != nil && len(s.spare) < 8 {

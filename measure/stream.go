@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// Streams is what a step of streamed responses measured, stream by stream: gRPC server
-// streams (messages) or text/event-stream responses (events). A stream's whole duration is
-// the step's Latency (to its last byte); Streams adds what happens inside it.
+// Streams is what a step (or one interval of it: Interval.Streams) of streamed responses
+// measured, stream by stream: gRPC server streams (messages) or text/event-stream responses
+// (events). A stream's whole duration is the step's Latency (to its last byte); Streams adds
+// what happens inside it. An interval counts the streams complete in it and the gaps that
+// ended in it, so the intervals of a step merge exactly to its Streams.
 type Streams struct {
 	Kind        string `json:"kind"`         // "grpc" (server-streaming messages) or "sse" (server-sent events)
 	Streams     int64  `json:"streams"`      // complete streams (responses), empty ones included
@@ -39,7 +41,12 @@ func (r *Recorder) addStream(s *Sample, iv *recInterval) {
 	if r.streams == nil {
 		r.streams = newStreams(r.open)
 	}
-	st := r.streams
+	r.streams.add(s)
+	iv.stream().add(s)
+}
+
+// add counts the complete stream of response s.
+func (st *Streams) add(s *Sample) {
 	st.Streams++
 	n := int64(s.X.Messages)
 	st.Messages += n
@@ -49,11 +56,9 @@ func (r *Recorder) addStream(s *Sample, iv *recInterval) {
 	st.MaxMessages = max(st.MaxMessages, n)
 	if n == 0 {
 		st.Empty++
-		iv.addStream(s, 0)
 		return
 	}
 	first := s.X.First
-	iv.addStream(s, first)
 	st.First.Record(time.Duration(first))
 	if st.FirstUncorrected != nil {
 		st.FirstUncorrected.Record(time.Duration(first - (s.Latency - s.Uncorrected)))
@@ -73,21 +78,19 @@ func (r *Recorder) AddGaps(ends, gaps []int64) {
 	}
 	for i, g := range gaps {
 		r.streams.Gap.Record(time.Duration(g))
-		r.interval(ends[i] - r.from).stream().gap.Record(time.Duration(g))
+		r.interval(ends[i] - r.from).stream().Gap.Record(time.Duration(g))
 	}
 	r.mu.Unlock()
 }
 
-// Merge adds o's streams to s; either may be nil.
+// Merge adds o's streams to s (either may be nil; a nil s becomes a copy of o): a step's
+// workers, or the intervals of a step (measure's IntervalStream, scale-out's rebuilt step).
 func (s *Streams) Merge(o *Streams) *Streams {
 	if o == nil {
 		return s
 	}
 	if s == nil {
-		s = &Streams{Kind: o.Kind, First: NewHistogram(), Gap: NewHistogram(), MinMessages: o.MinMessages}
-		if o.FirstUncorrected != nil {
-			s.FirstUncorrected = NewHistogram()
-		}
+		return o.Clone()
 	}
 	if s.Kind == "" {
 		s.Kind = o.Kind
@@ -99,14 +102,9 @@ func (s *Streams) Merge(o *Streams) *Streams {
 	s.Streams += o.Streams
 	s.Empty += o.Empty
 	s.Messages += o.Messages
-	s.First.Merge(o.First)
-	s.Gap.Merge(o.Gap)
-	if o.FirstUncorrected != nil {
-		if s.FirstUncorrected == nil {
-			s.FirstUncorrected = NewHistogram()
-		}
-		s.FirstUncorrected.Merge(o.FirstUncorrected)
-	}
+	s.First = mergeHist(s.First, o.First)
+	s.FirstUncorrected = mergeHist(s.FirstUncorrected, o.FirstUncorrected)
+	s.Gap = mergeHist(s.Gap, o.Gap)
 	return s
 }
 
@@ -116,11 +114,16 @@ func (s *Streams) Clone() *Streams {
 		return nil
 	}
 	c := *s
-	c.First, c.Gap = s.First.Clone(), s.Gap.Clone()
-	if s.FirstUncorrected != nil {
-		c.FirstUncorrected = s.FirstUncorrected.Clone()
-	}
+	c.First, c.FirstUncorrected, c.Gap = s.First.Clone(), s.FirstUncorrected.Clone(), s.Gap.Clone()
 	return &c
+}
+
+// MessageRate is messages per second over d (an interval's length: of the streams complete in it).
+func (s *Streams) MessageRate(d time.Duration) float64 {
+	if s == nil || d <= 0 {
+		return 0
+	}
+	return float64(s.Messages) / d.Seconds()
 }
 
 // Noun is what the streams carry: "message" (gRPC) or "event" (SSE).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/apiperf/apiperf/traceparent"
 )
 
 // GRPCProto is the schema of the built-in gRPC target (`apiperf serve --grpc`): a unary
@@ -35,6 +38,8 @@ message Ask {
   int32 fail_every = 3; // fail every Nth call of the method (counted by the server) with UNAVAILABLE
   int32 count = 4;      // Watch: messages to send
   int32 gap_ms = 5;     // Watch: between messages
+  int32 slow_every = 6; // Echo: every Nth call (counted by the server) takes slow_ms instead of delay_ms
+  int32 slow_ms = 7;    // and the trace id of its traceparent metadata is kept (SlowTraces)
 }
 
 message Reply {
@@ -70,6 +75,8 @@ type GRPCServer struct {
 	tls   bool
 	ask   protoreflect.MessageDescriptor
 	reply protoreflect.MessageDescriptor
+	mu    sync.Mutex
+	slow  []string // trace ids of the calls made slow (slow_every), at most maxSlowKept
 }
 
 // StartGRPC serves the built-in gRPC target (apiperf.demo.Demo, with reflection unless
@@ -137,6 +144,14 @@ func (g *GRPCServer) URL(method string) string {
 // Calls is how many calls of Echo and of Watch the target has received.
 func (g *GRPCServer) Calls() (echo, watch int64) { return g.calls[0].Load(), g.calls[1].Load() }
 
+// SlowTraces lists the trace ids of the Echo calls slow_every made slow, in the order they
+// came ("" for a call without a traceparent).
+func (g *GRPCServer) SlowTraces() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.slow...)
+}
+
 // LastMetadata is the metadata of the latest call of Echo or Watch (nil before any).
 func (g *GRPCServer) LastMetadata() metadata.MD {
 	if p := g.md.Load(); p != nil {
@@ -193,13 +208,33 @@ func (g *GRPCServer) fails(ctx context.Context, k int, ask *dynamicpb.Message) (
 
 func (g *GRPCServer) echo(ctx context.Context, ask *dynamicpb.Message) (any, error) {
 	n, fail := g.fails(ctx, 0, ask)
-	if err := pause(ctx, time.Duration(field(ask, "delay_ms"))*time.Millisecond); err != nil {
+	delay := time.Duration(field(ask, "delay_ms")) * time.Millisecond
+	if every := field(ask, "slow_every"); every > 0 && (n-1)%every == 0 {
+		delay = time.Duration(field(ask, "slow_ms")) * time.Millisecond
+		g.keepSlow(ctx)
+	}
+	if err := pause(ctx, delay); err != nil {
 		return nil, err
 	}
 	if fail {
 		return nil, status.Errorf(codes.Unavailable, "call %d fails (fail_every)", n)
 	}
 	return g.message(ask, n), nil
+}
+
+// keepSlow keeps the trace id of the slow call ctx is.
+func (g *GRPCServer) keepSlow(ctx context.Context) {
+	id := ""
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md[traceparent.Name]) > 0 {
+		if t, _, _, ok := traceparent.Parse([]byte(md[traceparent.Name][0])); ok {
+			id = t.String()
+		}
+	}
+	g.mu.Lock()
+	if len(g.slow) < maxSlowKept {
+		g.slow = append(g.slow, id)
+	}
+	g.mu.Unlock()
 }
 
 func (g *GRPCServer) watch(st grpc.ServerStream) error {

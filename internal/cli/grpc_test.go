@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apiperf/apiperf/internal/testenv"
+	"github.com/apiperf/apiperf/result"
 	"github.com/apiperf/apiperf/target"
 )
 
@@ -166,5 +172,106 @@ func TestClusterGRPC(t *testing.T) {
 	}
 	if echo, watch := g.Calls(); echo != 400 || watch != 400 {
 		t.Errorf("the server answered %d Echo and %d Watch calls, want 400 each", echo, watch)
+	}
+}
+
+// TestRunGRPCSlowestTraces: `run --traceparent --slowest 3 --latency` of a gRPC method lists
+// the slowest calls with their trace ids, and run.json keeps exactly the calls the server made
+// slow, by the trace ids it saw in their metadata.
+func TestRunGRPCSlowestTraces(t *testing.T) {
+	g := startGRPC(t, target.GRPCConfig{})
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := runCLI(t, "run", "--traceparent", "--slowest", "3", "--latency", "-t1", "-c3", "-n", "150", "-T10s",
+		"--no-history", "-o", out, "--body", `{"delay_ms":1,"slow_every":50,"slow_ms":500}`, g.URL("Echo"))
+	if code != ExitOK {
+		t.Fatalf("run exited %d\n%s\n%s", code, stdout, stderr)
+	}
+	slow := g.SlowTraces()
+	if len(slow) != 3 {
+		t.Fatalf("the server made %d calls slow (%q), want 3", len(slow), slow)
+	}
+	for _, want := range append([]string{"  Slowest 3 requests (of 150 responses):\n", "  One request per latency band:\n    p50"}, slow...) {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if got := slowestTraces(t, out, 3); !slices.Equal(got, sorted(slow)) {
+		t.Errorf("run.json's slowest trace ids %q, the server's slow calls' %q", got, sorted(slow))
+	}
+}
+
+// TestTimingVerdictGRPC (make timing): the verdict and the captures on a gRPC target. A
+// grpc-go server (`apiperf serve --grpc`, another process) serves its pprof and metrics over
+// HTTP on a second port; a sweep of its 1 ms method at 2 and 8 connections finds the target's
+// process by the gRPC port it listens on, captures its CPU, heap and goroutine profiles and
+// metrics, and finds no bottleneck.
+func TestTimingVerdictGRPC(t *testing.T) {
+	testenv.Timing(t) // the verdict reads CPU shares: it needs the serial pass, without -race
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(asApiperfEnv, "1")
+	grpcAddr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := target.Spawn(ctx, exe, "--grpc", grpcAddr, "--pprof", "--metrics")
+	if err != nil {
+		t.Fatalf("spawning apiperf serve --grpc: %v", err)
+	}
+	defer p.Stop()
+	dir := t.TempDir()
+	args := []string{"sweep", "-d", "2s", "--warmup", "300ms", "--no-stop", "--no-history", "--levels", "2,8",
+		"--pprof", p.URL() + "/debug/pprof", "--metrics", p.URL() + "/metrics", "--profile-levels", "last",
+		"--dir", dir, "--name", "grpc", "--body", `{"delay_ms":1}`, "grpc://" + grpcAddr + "/apiperf.demo.Demo/Echo"}
+	code, stdout, stderr := runCLI(t, args...)
+	if code != ExitOK {
+		t.Fatalf("apiperf %s = %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	found := "target process " + strconv.Itoa(p.Pid()) + " (listening on " + grpcAddr + ")"
+	if !strings.Contains(stderr, found) {
+		t.Errorf("stderr does not say %q:\n%s", found, stderr)
+	}
+	if !strings.Contains(stdout, "verdict: no bottleneck found at the loads measured") || !strings.Contains(stdout, "Target CPU profile at c=8") {
+		t.Errorf("sweep of a 1ms gRPC method at c=2,8: stdout lacks the verdict \"no bottleneck found\" or the c=8 CPU profile:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	r, err := result.Load(filepath.Join(dir, "grpc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict == nil || len(r.Verdict.Claims) != 0 {
+		t.Fatalf("run.json's verdict %+v; want one with no claim:\n%s", r.Verdict, verdictDump(r.Verdict))
+	}
+	if r.Target == nil || r.Target.PIDSource != "listening on "+grpcAddr {
+		t.Fatalf("run.json target %+v; want the process found listening on %s", r.Target, grpcAddr)
+	}
+	st := r.Target.Step("c=8", 0)
+	if st == nil || st.Profiles == nil || st.Process == nil || st.Summary == nil || st.Summary.Goroutines == nil {
+		t.Fatalf("c=8's capture %+v; want its profiles' analysis, the process's CPU and the metrics' goroutines", st)
+	}
+	var kinds []string
+	for _, f := range st.Files {
+		if _, err := os.Stat(filepath.Join(dir, "grpc", f)); err != nil {
+			t.Errorf("saved profile %s: %v", f, err)
+		}
+		kinds = append(kinds, filepath.Base(f))
+	}
+	for _, want := range []string{"cpu", "heap", "goroutine"} {
+		if !slices.ContainsFunc(kinds, func(k string) bool { return strings.Contains(k, want) }) {
+			t.Errorf("c=8's saved profiles %q lack the %s profile", kinds, want)
+		}
+	}
+	t.Logf("%s", stdout[strings.Index(stdout, "verdict: "):])
+}
+
+// TestServeGRPCObserved: `serve --grpc ADDR --pprof --metrics` serves the gRPC target and,
+// first on --addr, its pprof and metrics over HTTP, both from one process.
+func TestServeGRPCObserved(t *testing.T) {
+	grpcAddr := freeAddr(t)
+	url := spawnServe(t, "--grpc", grpcAddr, "--pprof", "--metrics")
+	getOK(t, url, "/debug/pprof/", "/metrics")
+	code, out, errOut := runCLI(t, "run", "--no-history", "-c", "1", "-n", "5", "grpc://"+grpcAddr+"/apiperf.demo.Demo/Echo")
+	if code != ExitOK || !strings.Contains(out, "gRPC status: OK=5") {
+		t.Errorf("run of the spawned gRPC target: exit %d, output:\n%s\n%s", code, out, errOut)
 	}
 }

@@ -41,7 +41,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.MaxConns, "max-conns", 0, "reset connections beyond this many open at once, as soon as they are accepted (a proxy's connection limit)")
 	fault := fs.String("fault", "", "serve a hostile target instead, counting what it receives: "+faultList())
 	faultN := fs.Int("fault-n", 0, "the fault's parameter: responses before close-after closes (3), huge-body's size (1 MiB)")
-	grpcAddr := fs.String("grpc", "", "serve the built-in gRPC target instead, on `host:port` (apiperf.demo.Demo, with reflection): Echo, Watch (server stream), Chat")
+	grpcAddr := fs.String("grpc", "", "serve the built-in gRPC target instead, on `host:port` (apiperf.demo.Demo, with reflection): Echo, Watch (server stream), Chat;\n"+
+		"with --pprof or --metrics they are served over HTTP on --addr beside it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +50,11 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return usagef("serve: unexpected argument %q", fs.Arg(0))
 	}
 	if *grpcAddr != "" {
-		return serveGRPC(ctx, e, target.GRPCConfig{Addr: *grpcAddr, AllowRemote: cfg.AllowRemote, TLS: cfg.TLS})
+		var observe *target.Config // pprof and metrics over HTTP on --addr
+		if cfg.Pprof || cfg.Metrics {
+			observe = &target.Config{Addr: cfg.Addr, AllowRemote: cfg.AllowRemote, Pprof: cfg.Pprof, Metrics: cfg.Metrics}
+		}
+		return serveGRPC(ctx, e, target.GRPCConfig{Addr: *grpcAddr, AllowRemote: cfg.AllowRemote, TLS: cfg.TLS}, observe)
 	}
 	if *fault != "" {
 		return serveHostile(ctx, e, cfg.Addr, target.Fault(*fault), *faultN)
@@ -91,16 +96,28 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// serveGRPC runs the built-in gRPC target until ctx ends.
-func serveGRPC(ctx context.Context, e *env, cfg target.GRPCConfig) error {
+// serveGRPC runs the built-in gRPC target until ctx ends, and beside it in the same process
+// the HTTP target observe (nil: none), whose address it prints first: where its pprof and
+// metrics are, for --pprof and --metrics of a load on the gRPC one.
+func serveGRPC(ctx context.Context, e *env, cfg target.GRPCConfig, observe *target.Config) error {
 	g, err := target.StartGRPC(cfg)
 	if err != nil {
 		return usagef("serve: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "apiperf serve: gRPC target apiperf.demo.Demo with reflection; request fields: name, delay_ms, fail_every, count, gap_ms\n")
+	defer g.Close()
+	if observe != nil {
+		srv, err := target.Start(*observe)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer srv.Close()
+		fmt.Fprintf(e.stderr, "apiperf serve: %s\n", observe)
+		fmt.Fprintln(e.stdout, target.ListeningPrefix+srv.URL())
+	}
+	fmt.Fprintf(e.stderr, "apiperf serve: gRPC target apiperf.demo.Demo with reflection; request fields: name, delay_ms, fail_every, count, gap_ms, slow_every, slow_ms\n")
 	fmt.Fprintln(e.stdout, target.ListeningPrefix+strings.TrimSuffix(g.URL(""), "/apiperf.demo.Demo/"))
 	<-ctx.Done()
-	return g.Close()
+	return nil
 }
 
 // serveList splits a comma-separated flag value, dropping empty items.

@@ -62,19 +62,8 @@ func TestServeRuns(t *testing.T) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || strings.HasSuffix(url, ":0") {
 		t.Fatalf("stdout %q: want one line %q + http://127.0.0.1:PORT", stdout.String(), target.ListeningPrefix)
 	}
-	c := &http.Client{Timeout: 5 * time.Second}
 	// --demo turns pprof and metrics on by default.
-	for _, path := range []string{"/healthz", "/api/users/3", "/metrics", "/debug/pprof/"} {
-		resp, err := c.Get(url + path)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Errorf("GET %s: status %d, want 200", path, resp.StatusCode)
-		}
-	}
+	getOK(t, url, "/healthz", "/api/users/3", "/metrics", "/debug/pprof/")
 	cancel()
 	select {
 	case code := <-exit:
@@ -98,6 +87,23 @@ func TestServeHelpListsDemoPaths(t *testing.T) {
 	for _, p := range append(target.DemoPaths(), "/demo/timing") {
 		if !strings.Contains(out.String(), p) {
 			t.Errorf("serve --help lacks %s:\n%s", p, out.String())
+		}
+	}
+}
+
+// getOK checks that GET base+path answers 200 for every path.
+func getOK(t *testing.T, base string, paths ...string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	for _, path := range paths {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s%s: %v", base, path, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s%s: status %d, want 200", base, path, resp.StatusCode)
 		}
 	}
 }
