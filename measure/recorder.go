@@ -67,7 +67,7 @@ type Recorder struct {
 	latency     *Histogram
 	uncorrected *Histogram
 	lag         *Histogram // open loop: from due to actual send (corrected - uncorrected)
-	all         *Histogram
+	timedOut    *Histogram // the latencies of attempts that timed out; nil until one (all attempts: these and latency)
 	attempts    int64
 	requests    int64
 	successes   int64
@@ -100,7 +100,7 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
+	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
 	if open {
 		r.uncorrected = NewHistogram()
 		r.lag = NewHistogram()
@@ -170,7 +170,6 @@ func (r *Recorder) add(s *Sample) {
 		lat := time.Duration(s.Latency)
 		r.latency.Record(lat)
 		iv.latency.Record(lat)
-		r.all.Record(lat)
 		if r.keep == nil {
 			r.keep = newKeeper(r.slowest)
 		}
@@ -233,7 +232,10 @@ func (r *Recorder) add(s *Sample) {
 		e.Write = 1
 	case TimeoutError:
 		e.Timeout = 1
-		r.all.Record(time.Duration(s.Latency))
+		if r.timedOut == nil {
+			r.timedOut = NewHistogram()
+		}
+		r.timedOut.Record(time.Duration(s.Latency))
 	default:
 		e.Protocol = 1
 	}
@@ -276,7 +278,8 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 			}
 		}
 		s.Latency.Merge(r.latency)
-		s.AllAttempts.Merge(r.all)
+		s.AllAttempts.Merge(r.latency)
+		s.AllAttempts.Merge(r.timedOut)
 		if r.uncorrected != nil {
 			if s.Uncorrected == nil {
 				s.Uncorrected = NewHistogram()
