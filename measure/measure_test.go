@@ -356,3 +356,38 @@ func TestIntervalStreamReuse(t *testing.T) {
 		t.Errorf("a reusing stream made %d intervals for 6; want at most 2 (one emitted, one filling)", len(intervals))
 	}
 }
+
+// TestAllAttemptsTimeouts: the all-attempts view is every response's latency and every timed-out
+// attempt's, kept apart (the timeouts' histogram made at the first one); other failures are not in it.
+func TestAllAttemptsTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples []Sample
+		want    int64 // samples in AllAttempts
+		max     time.Duration
+	}{
+		{"responses only: no timeouts' histogram", []Sample{{Done: 1, Latency: int64(time.Millisecond), Status: 200}, {Done: 2, Latency: int64(2 * time.Millisecond), Status: 500}}, 2, 2 * time.Millisecond},
+		{"a timeout adds its latency", []Sample{{Done: 1, Latency: int64(time.Millisecond), Status: 200}, {Done: 2, Latency: int64(time.Second), Class: TimeoutError}}, 2, time.Second},
+		{"a connect error adds nothing", []Sample{{Done: 1, Latency: int64(time.Millisecond), Status: 200}, {Done: 2, Latency: int64(time.Second), Class: ConnectError}}, 1, time.Millisecond},
+	} {
+		r := NewRecorder(DefaultExpected(), false, 0)
+		r.Add(tc.samples)
+		s := Combine(time.Time{}, time.Second, []*Recorder{r}, nil)
+		if got, max := s.AllAttempts.Count(), s.AllAttempts.Max(); got != tc.want || max < tc.max-tc.max/1000 || max > tc.max+tc.max/1000 {
+			t.Errorf("%s: AllAttempts has %d samples, max %v; want %d, max %v", tc.name, got, max, tc.want, tc.max)
+		}
+		if s.Latency.Count() != int64(countResponses(tc.samples)) {
+			t.Errorf("%s: Latency has %d samples, want %d", tc.name, s.Latency.Count(), countResponses(tc.samples))
+		}
+	}
+}
+
+func countResponses(ss []Sample) int {
+	n := 0
+	for _, s := range ss {
+		if s.Class == Response {
+			n++
+		}
+	}
+	return n
+}
