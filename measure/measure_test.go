@@ -391,3 +391,35 @@ func countResponses(ss []Sample) int {
 	}
 	return n
 }
+
+// TestLatencyFromIntervals: a step's latency is read from its recorder's interval histograms,
+// including those of intervals dropped from the spares (four open at once, two kept).
+func TestLatencyFromIntervals(t *testing.T) {
+	r := NewRecorder(DefaultExpected(), false, 0)
+	var batch []Sample
+	for sec := range 4 {
+		for i := range 10 {
+			batch = append(batch, Sample{Done: int64(sec)*int64(time.Second) + int64(i), Latency: int64(time.Duration(sec+1) * time.Millisecond), Status: 200})
+		}
+	}
+	r.Add(batch)
+	if len(r.pending) != 4 {
+		t.Fatalf("pending intervals = %d, want 4", len(r.pending))
+	}
+	s := Combine(time.Time{}, 4*time.Second, []*Recorder{r}, nil)
+	if r.retired == nil || r.retired.Count() != 20 {
+		t.Errorf("retired = %v, want the 20 samples of the two intervals dropped from the spares", r.retired)
+	}
+	for _, h := range []*Histogram{s.Latency, s.AllAttempts} {
+		if h.Count() != 40 || h.Min() < time.Millisecond-time.Microsecond || h.Max() > 4*time.Millisecond+4*time.Microsecond {
+			t.Errorf("step histogram has %d samples, min %v, max %v; want 40 from 1ms to 4ms", h.Count(), h.Min(), h.Max())
+		}
+	}
+	var sum int64
+	for _, sec := range s.Timeline {
+		sum += sec.Requests
+	}
+	if sum != 40 {
+		t.Errorf("the timeline counts %d requests, want 40 (the step's)", sum)
+	}
+}

@@ -64,7 +64,7 @@ type Recorder struct {
 	mu          sync.Mutex
 	expected    StatusSet
 	open        bool
-	latency     *Histogram
+	retired     *Histogram // latencies of intervals no longer kept (more than two spares); nil until one (latency.go)
 	uncorrected *Histogram
 	lag         *Histogram // open loop: from due to actual send (corrected - uncorrected)
 	timedOut    *Histogram // the latencies of attempts that timed out; nil until one (all attempts: these and latency)
@@ -100,7 +100,7 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
+	r := &Recorder{expected: expected, open: open, every: int64(DefaultInterval), to: math.MaxInt64}
 	if open {
 		r.uncorrected = NewHistogram()
 		r.lag = NewHistogram()
@@ -168,8 +168,7 @@ func (r *Recorder) add(s *Sample) {
 		r.requests++
 		iv.requests++
 		lat := time.Duration(s.Latency)
-		r.latency.Record(lat)
-		iv.latency.Record(lat)
+		iv.latency.Record(lat) // the step's latency too (latency.go)
 		if r.keep == nil {
 			r.keep = newKeeper(r.slowest)
 		}
@@ -277,8 +276,8 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 				s.Status[code] += n
 			}
 		}
-		s.Latency.Merge(r.latency)
-		s.AllAttempts.Merge(r.latency)
+		r.mergeLatency(s.Latency)
+		r.mergeLatency(s.AllAttempts)
 		s.AllAttempts.Merge(r.timedOut)
 		if r.uncorrected != nil {
 			if s.Uncorrected == nil {
