@@ -392,27 +392,43 @@ func countResponses(ss []Sample) int {
 	return n
 }
 
-// TestLatencyFromIntervals: a step's latency is read from its recorder's interval histograms,
-// including those of intervals dropped from the spares (four open at once, two kept).
+// TestLatencyFromIntervals: a step's latency (and the open loop's uncorrected latency) is read
+// from its recorder's interval histograms, including those of intervals dropped from the spares
+// (four open at once, two kept).
 func TestLatencyFromIntervals(t *testing.T) {
-	r := NewRecorder(DefaultExpected(), false, 0)
+	for _, open := range []bool{false, true} {
+		testLatencyFromIntervals(t, open)
+	}
+}
+
+func testLatencyFromIntervals(t *testing.T, open bool) {
+	r := NewRecorder(DefaultExpected(), open, 0)
 	var batch []Sample
 	for sec := range 4 {
 		for i := range 10 {
-			batch = append(batch, Sample{Done: int64(sec)*int64(time.Second) + int64(i), Latency: int64(time.Duration(sec+1) * time.Millisecond), Status: 200})
+			lat := time.Duration(sec+1) * time.Millisecond
+			batch = append(batch, Sample{Done: int64(sec)*int64(time.Second) + int64(i), Latency: int64(lat), Uncorrected: int64(lat / 2), Status: 200})
 		}
 	}
 	r.Add(batch)
 	if len(r.pending) != 4 {
-		t.Fatalf("pending intervals = %d, want 4", len(r.pending))
+		t.Fatalf("open %v: pending intervals = %d, want 4", open, len(r.pending))
 	}
 	s := Combine(time.Time{}, 4*time.Second, []*Recorder{r}, nil)
 	if r.retired == nil || r.retired.Count() != 20 {
-		t.Errorf("retired = %v, want the 20 samples of the two intervals dropped from the spares", r.retired)
+		t.Errorf("open %v: retired = %v, want the 20 samples of the two intervals dropped from the spares", open, r.retired)
 	}
-	for _, h := range []*Histogram{s.Latency, s.AllAttempts} {
+	hs := []*Histogram{s.Latency, s.AllAttempts}
+	if open {
+		if s.Uncorrected == nil || s.Uncorrected.Count() != 40 || s.Uncorrected.Max() > 2*time.Millisecond+2*time.Microsecond {
+			t.Fatalf("open loop: uncorrected = %v, want 40 samples up to 2ms", s.Uncorrected)
+		}
+	} else if s.Uncorrected != nil {
+		t.Errorf("closed loop: uncorrected = %v, want none", s.Uncorrected)
+	}
+	for _, h := range hs {
 		if h.Count() != 40 || h.Min() < time.Millisecond-time.Microsecond || h.Max() > 4*time.Millisecond+4*time.Microsecond {
-			t.Errorf("step histogram has %d samples, min %v, max %v; want 40 from 1ms to 4ms", h.Count(), h.Min(), h.Max())
+			t.Errorf("open %v: step histogram has %d samples, min %v, max %v; want 40 from 1ms to 4ms", open, h.Count(), h.Min(), h.Max())
 		}
 	}
 	var sum int64
@@ -420,6 +436,6 @@ func TestLatencyFromIntervals(t *testing.T) {
 		sum += sec.Requests
 	}
 	if sum != 40 {
-		t.Errorf("the timeline counts %d requests, want 40 (the step's)", sum)
+		t.Errorf("open %v: the timeline counts %d requests, want 40 (the step's)", open, sum)
 	}
 }
