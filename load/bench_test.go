@@ -50,6 +50,19 @@ func BenchmarkRecord(b *testing.B) {
 	w.samples.flush(0)
 }
 
+// BenchmarkRecordOpen is BenchmarkRecord in open loop: each sample also carries its
+// uncorrected latency and send lag.
+func BenchmarkRecordOpen(b *testing.B) {
+	rec := measure.NewRecorder(measure.DefaultExpected(), true, 0)
+	w := &worker{budget: -1, samples: newSampleBatch(rec, workerBatch)}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		lat := int64(50000 + i%1000*100)
+		w.record(measure.Sample{Done: int64(i) * 1000, Latency: lat, Uncorrected: lat - int64(i%50*100), Bytes: 150, Status: 200})
+	}
+	w.samples.flush(0)
+}
+
 func BenchmarkRequestBuild(b *testing.B) {
 	src, err := scenario.NewStatic(scenario.Scenario{URL: "http://127.0.0.1:8080/healthz"})
 	if err != nil {

@@ -157,6 +157,7 @@ func (r *Recorder) drain(upTo int64, f func(iv *recInterval)) {
 	}
 	r.pending = r.pending[:copy(r.pending, r.pending[n:])]
 	if len(r.free) > 2 {
+		r.retire(r.free[2:])
 		r.free = r.free[:2] // keep memory constant: a sealed interval rarely needs more spares
 	}
 }

@@ -356,3 +356,86 @@ func TestIntervalStreamReuse(t *testing.T) {
 		t.Errorf("a reusing stream made %d intervals for 6; want at most 2 (one emitted, one filling)", len(intervals))
 	}
 }
+
+// TestAllAttemptsTimeouts: the all-attempts view is every response's latency and every timed-out
+// attempt's, kept apart (the timeouts' histogram made at the first one); other failures are not in it.
+func TestAllAttemptsTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		samples []Sample
+		want    int64 // samples in AllAttempts
+		max     time.Duration
+	}{
+		{"responses only: no timeouts' histogram", []Sample{{Done: 1, Latency: int64(time.Millisecond), Status: 200}, {Done: 2, Latency: int64(2 * time.Millisecond), Status: 500}}, 2, 2 * time.Millisecond},
+		{"a timeout adds its latency", []Sample{{Done: 1, Latency: int64(time.Millisecond), Status: 200}, {Done: 2, Latency: int64(time.Second), Class: TimeoutError}}, 2, time.Second},
+		{"a connect error adds nothing", []Sample{{Done: 1, Latency: int64(time.Millisecond), Status: 200}, {Done: 2, Latency: int64(time.Second), Class: ConnectError}}, 1, time.Millisecond},
+	} {
+		r := NewRecorder(DefaultExpected(), false, 0)
+		r.Add(tc.samples)
+		s := Combine(time.Time{}, time.Second, []*Recorder{r}, nil)
+		if got, max := s.AllAttempts.Count(), s.AllAttempts.Max(); got != tc.want || max < tc.max-tc.max/1000 || max > tc.max+tc.max/1000 {
+			t.Errorf("%s: AllAttempts has %d samples, max %v; want %d, max %v", tc.name, got, max, tc.want, tc.max)
+		}
+		if s.Latency.Count() != int64(countResponses(tc.samples)) {
+			t.Errorf("%s: Latency has %d samples, want %d", tc.name, s.Latency.Count(), countResponses(tc.samples))
+		}
+	}
+}
+
+func countResponses(ss []Sample) int {
+	n := 0
+	for _, s := range ss {
+		if s.Class == Response {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLatencyFromIntervals: a step's latency (and the open loop's uncorrected latency) is read
+// from its recorder's interval histograms, including those of intervals dropped from the spares
+// (four open at once, two kept).
+func TestLatencyFromIntervals(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		testLatencyFromIntervals(t, open)
+	}
+}
+
+func testLatencyFromIntervals(t *testing.T, open bool) {
+	r := NewRecorder(DefaultExpected(), open, 0)
+	var batch []Sample
+	for sec := range 4 {
+		for i := range 10 {
+			lat := time.Duration(sec+1) * time.Millisecond
+			batch = append(batch, Sample{Done: int64(sec)*int64(time.Second) + int64(i), Latency: int64(lat), Uncorrected: int64(lat / 2), Status: 200})
+		}
+	}
+	r.Add(batch)
+	if len(r.pending) != 4 {
+		t.Fatalf("open %v: pending intervals = %d, want 4", open, len(r.pending))
+	}
+	s := Combine(time.Time{}, 4*time.Second, []*Recorder{r}, nil)
+	if r.retired == nil || r.retired.Count() != 20 {
+		t.Errorf("open %v: retired = %v, want the 20 samples of the two intervals dropped from the spares", open, r.retired)
+	}
+	hs := []*Histogram{s.Latency, s.AllAttempts}
+	if open {
+		if s.Uncorrected == nil || s.Uncorrected.Count() != 40 || s.Uncorrected.Max() > 2*time.Millisecond+2*time.Microsecond {
+			t.Fatalf("open loop: uncorrected = %v, want 40 samples up to 2ms", s.Uncorrected)
+		}
+	} else if s.Uncorrected != nil {
+		t.Errorf("closed loop: uncorrected = %v, want none", s.Uncorrected)
+	}
+	for _, h := range hs {
+		if h.Count() != 40 || h.Min() < time.Millisecond-time.Microsecond || h.Max() > 4*time.Millisecond+4*time.Microsecond {
+			t.Errorf("open %v: step histogram has %d samples, min %v, max %v; want 40 from 1ms to 4ms", open, h.Count(), h.Min(), h.Max())
+		}
+	}
+	var sum int64
+	for _, sec := range s.Timeline {
+		sum += sec.Requests
+	}
+	if sum != 40 {
+		t.Errorf("open %v: the timeline counts %d requests, want 40 (the step's)", open, sum)
+	}
+}

@@ -61,25 +61,25 @@ func (s *StatusSet) Has(code int) bool {
 // Recorder accumulates samples of one group of workers (one engine thread). Workers hand it
 // batches, so its lock is taken once per batch, not per request.
 type Recorder struct {
-	mu          sync.Mutex
-	expected    StatusSet
-	open        bool
-	latency     *Histogram
-	uncorrected *Histogram
-	lag         *Histogram // open loop: from due to actual send (corrected - uncorrected)
-	all         *Histogram
-	attempts    int64
-	requests    int64
-	successes   int64
-	bytes       int64
-	errors      Errors
-	status      [1000]int64
-	endpoints   []*endpointRec
-	keep        *keeper // the slowest responses and one per latency bucket; made at the first response
-	slowest     int     // how many of the slowest responses keep holds (KeepSlowest)
-	timing      timingRec
-	metrics     metricNames
-	streams     *Streams // streamed responses (stream.go); nil: none
+	mu         sync.Mutex
+	expected   StatusSet
+	open       bool
+	retired    *Histogram // latencies of intervals no longer kept (more than two spares); nil until one (latency.go)
+	retiredUnc *Histogram // the same for the open loop's uncorrected latencies
+	lag        *Histogram // open loop: from due to actual send (corrected - uncorrected)
+	timedOut   *Histogram // the latencies of attempts that timed out; nil until one (all attempts: these and latency)
+	attempts   int64
+	requests   int64
+	successes  int64
+	bytes      int64
+	errors     Errors
+	status     [1000]int64
+	endpoints  []*endpointRec
+	keep       *keeper // the slowest responses and one per latency bucket; made at the first response
+	slowest    int     // how many of the slowest responses keep holds (KeepSlowest)
+	timing     timingRec
+	metrics    metricNames
+	streams    *Streams // streamed responses (stream.go); nil: none
 
 	every    int64          // interval length (ns)
 	sealed   int64          // intervals before this one were handed to the stream
@@ -100,9 +100,8 @@ type endpointRec struct {
 // NewRecorder returns a recorder; open says whether the uncorrected view is kept, and
 // endpoints is the number of scenario endpoints (0 or 1 for a single request).
 func NewRecorder(expected StatusSet, open bool, endpoints int) *Recorder {
-	r := &Recorder{expected: expected, open: open, latency: NewHistogram(), all: NewHistogram(), every: int64(DefaultInterval), to: math.MaxInt64}
+	r := &Recorder{expected: expected, open: open, every: int64(DefaultInterval), to: math.MaxInt64}
 	if open {
-		r.uncorrected = NewHistogram()
 		r.lag = NewHistogram()
 	}
 	if endpoints > 1 {
@@ -168,9 +167,7 @@ func (r *Recorder) add(s *Sample) {
 		r.requests++
 		iv.requests++
 		lat := time.Duration(s.Latency)
-		r.latency.Record(lat)
-		iv.latency.Record(lat)
-		r.all.Record(lat)
+		iv.latency.Record(lat) // the step's latency too (latency.go)
 		if r.keep == nil {
 			r.keep = newKeeper(r.slowest)
 		}
@@ -186,10 +183,9 @@ func (r *Recorder) add(s *Sample) {
 		if x := s.X; x != nil && x.Stream {
 			r.addStream(s, iv)
 		}
-		if r.uncorrected != nil {
-			r.uncorrected.Record(time.Duration(s.Uncorrected))
+		if r.open {
 			r.lag.Record(time.Duration(s.Latency - s.Uncorrected))
-			iv.uncorrected.Record(time.Duration(s.Uncorrected))
+			iv.uncorrected.Record(time.Duration(s.Uncorrected)) // the step's too (latency.go)
 		}
 		code := int(s.Status)
 		if code >= 0 && code < len(r.status) {
@@ -233,7 +229,10 @@ func (r *Recorder) add(s *Sample) {
 		e.Write = 1
 	case TimeoutError:
 		e.Timeout = 1
-		r.all.Record(time.Duration(s.Latency))
+		if r.timedOut == nil {
+			r.timedOut = NewHistogram()
+		}
+		r.timedOut.Record(time.Duration(s.Latency))
 	default:
 		e.Protocol = 1
 	}
@@ -275,13 +274,14 @@ func combine(start time.Time, elapsed time.Duration, recs []*Recorder, names []s
 				s.Status[code] += n
 			}
 		}
-		s.Latency.Merge(r.latency)
-		s.AllAttempts.Merge(r.all)
-		if r.uncorrected != nil {
+		r.mergeLatency(s.Latency, false)
+		r.mergeLatency(s.AllAttempts, false)
+		s.AllAttempts.Merge(r.timedOut)
+		if r.open {
 			if s.Uncorrected == nil {
 				s.Uncorrected = NewHistogram()
 			}
-			s.Uncorrected.Merge(r.uncorrected)
+			r.mergeLatency(s.Uncorrected, true)
 			if s.SendLag == nil {
 				s.SendLag = NewHistogram()
 			}
