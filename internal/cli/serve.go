@@ -7,20 +7,13 @@ import (
 	"strings"
 
 	"github.com/apiperf/apiperf/target"
+	"github.com/spf13/pflag"
 )
 
 // cmdServe runs the built-in reference target until ctx is cancelled.
 func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("serve", e)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: apiperf serve [flags]\n\nStart the built-in reference target (plain, or --demo) on loopback.")
-		fmt.Fprintln(fs.Output(), "Endpoints: /healthz (like a plain net/http server), /hot (CPU work in one named function),")
-		fmt.Fprintln(fs.Output(), "/knob?delay=5ms&jitter=1ms&status=500&size=1024&chunked=1&close=1&work=100000&abort=1&garbage=1&hang=1")
-		fmt.Fprintln(fs.Output(), "(work=N: N rounds of /hot's spin before answering), /events?count=20&delay=100ms&gap=10ms\n"+
-			"(server-sent events: count of them, the first after delay, then one every gap). With --demo: a JSON API (/api/users/7, ...),")
-		fmt.Fprintf(fs.Output(), "/debug/pprof/, /metrics, and one bottleneck each for the verdict:\n%s.\n\nFlags:\n", strings.Join(target.DemoPaths(), ", "))
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { serveUsage(fs) }
 	var cfg target.Config
 	var middleware, logFile string
 	fs.StringVar(&cfg.Addr, "addr", target.DefaultAddr, "listen `host:port` (port 0: a free port)")
@@ -94,6 +87,17 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// serveUsage prints serve's help: what it serves, then its flags.
+func serveUsage(fs *pflag.FlagSet) {
+	fmt.Fprintln(fs.Output(), "Usage: apiperf serve [flags]\n\nStart the built-in reference target (plain, or --demo) on loopback.")
+	fmt.Fprintln(fs.Output(), "Endpoints: /healthz (like a plain net/http server), /hot (CPU work in one named function),")
+	fmt.Fprintln(fs.Output(), "/knob?delay=5ms&jitter=1ms&status=500&size=1024&chunked=1&close=1&work=100000&abort=1&garbage=1&hang=1")
+	fmt.Fprintln(fs.Output(), "(work=N: N rounds of /hot's spin before answering), /events?count=20&delay=100ms&gap=10ms\n"+
+		"(server-sent events: count of them, the first after delay, then one every gap). With --demo: a JSON API (/api/users/7, ...),")
+	fmt.Fprintf(fs.Output(), "/debug/pprof/, /metrics, and one bottleneck each for the verdict:\n%s.\n\nFlags:\n", strings.Join(target.DemoPaths(), ", "))
+	fs.PrintDefaults()
 }
 
 // serveGRPC runs the built-in gRPC target until ctx ends, and beside it in the same process
