@@ -427,15 +427,9 @@ func TestSweepLiveAndHlogPerLevel(t *testing.T) {
 		"--no-report", "--listen", listen, url)
 	// /metrics is served from the start; the sweep's plan is in it once its first level began
 	// (on a busy machine that may be a few scrapes later).
-	hasPlan := func(m []byte) bool {
-		return bytes.Contains(m, []byte("apiperf_levels 2")) && bytes.Contains(m, []byte(`apiperf_run_info{command="sweep"`))
-	}
-	metrics := waitHTTP(t, "http://"+listen+"/metrics", 10*time.Second)
-	for deadline := time.Now().Add(10 * time.Second); !hasPlan(metrics) && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		metrics = waitHTTP(t, "http://"+listen+"/metrics", time.Second)
-	}
-	if !hasPlan(metrics) {
+	plan := []string{"apiperf_levels 2", `apiperf_run_info{command="sweep"`}
+	metrics := scrapeFor(t, "http://"+listen+"/metrics", plan, 10*time.Second)
+	if slices.ContainsFunc(plan, func(w string) bool { return !bytes.Contains(metrics, []byte(w)) }) {
 		t.Errorf("/metrics during the sweep lacks apiperf_levels 2 or the sweep's run_info:\n%s", metrics)
 	}
 	if code, _, stderr := wait(); code != 0 {
