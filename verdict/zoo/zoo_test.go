@@ -172,6 +172,9 @@ func explain(t *testing.T, apiperf string, s *service, c zooCase) (*runVerdict, 
 // (kind and place: the place named before any of the router's wrapper frames, its first
 // c.inSummary patterns in the summary itself), no other claim with high confidence, and no
 // claim at all for a healthy service; and the part of the claim that names the place.
+// fullMachine is how a claim says the machine's CPUs were full (verdict/waiting.go).
+const fullMachine = "the machine's CPUs were full"
+
 func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 	if c.want == "" {
 		for _, cl := range v.Claims {
@@ -187,6 +190,13 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 		}
 		if cl.Confidence == "high" && !slices.Contains(c.also, cl.Kind) {
 			problems = append(problems, fmt.Sprintf("also claims %s with high confidence", cl.Kind))
+		}
+	}
+	if got == nil && c.whenFull != "" {
+		for i, cl := range v.Claims {
+			if cl.Kind == c.whenFull && strings.Contains(cl.text(), fullMachine) {
+				got = &v.Claims[i]
+			}
 		}
 	}
 	if got == nil {
@@ -243,4 +253,35 @@ var wrappers = map[string]*regexp.Regexp{
 	"fiber":       regexp.MustCompile(`gofiber/fiber/v2\.\(\*(App|Ctx)\)|valyala/fasthttp\.\(\*(Server|workerPool)\)`),
 	"gorilla/mux": regexp.MustCompile(`gorilla/mux\.\(\*Router\)|net/http\.HandlerFunc\.ServeHTTP|net/http\.serverHandler`),
 	"net/http":    regexp.MustCompile(`net/http\.\(\*conn\)\.serve|net/http\.serverHandler|net/http\.\(\*ServeMux\)\.ServeHTTP|net/http\.HandlerFunc\.ServeHTTP`),
+}
+
+// TestCheckWhenFull: a case's whenFull kind answers for want only when that claim says the
+// machine's CPUs were full, and it must name the case's places like want's would.
+func TestCheckWhenFull(t *testing.T) {
+	c := *caseNamed(t, "nethttp-logrus")
+	lock := "7 of 8 request goroutines wait in sync.Mutex of github.com/sirupsen/logrus: waiting for the lock from main.main.func1"
+	waiting := func(summary string) *runVerdict {
+		return &runVerdict{Claims: []claim{{Kind: "target-waiting", Confidence: "medium", Summary: summary, Evidence: []string{lock}}}}
+	}
+	full := "the target waits off-CPU: " + lock + "; the machine's CPUs were full (other processes 1.42 cores), so the latency also holds waits for a CPU"
+	if p, _ := check(c, waiting(full)); len(p) != 0 {
+		t.Errorf("full machine, the lock named: %v", p)
+	}
+	if p, _ := check(c, waiting("the target waits off-CPU: "+lock)); !slices.Equal(p, []string{"no target-cpu-bound claim"}) {
+		t.Errorf("idle machine: %v, want no target-cpu-bound claim", p)
+	}
+	if p, _ := check(c, waiting("the target waits off-CPU in network or file I/O; the machine's CPUs were full (other processes 1.42 cores)")); len(p) == 0 {
+		t.Error("full machine, a summary not naming logrus: no problem found")
+	}
+}
+
+// caseNamed is the zoo's case of that name.
+func caseNamed(t *testing.T, name string) *zooCase {
+	for i := range cases {
+		if cases[i].name == name {
+			return &cases[i]
+		}
+	}
+	t.Fatalf("no zoo case %s", name)
+	return nil
 }
