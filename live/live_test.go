@@ -2,8 +2,11 @@ package live
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +118,36 @@ func TestSessionHlogPerLevel(t *testing.T) {
 
 func loadConfigOpen() load.Config {
 	return load.Config{Rate: 10, Connections: 1, Threads: 1, Duration: measure.Duration(time.Second)}
+}
+
+// TestSessionOwnsItsLabels: the live page reads the session's labels while the command
+// redacts the run document's own in place (report.Header); under -race the two must not
+// share a map (a clean-clone make test beside stress-ng saw that race).
+func TestSessionOwnsItsLabels(t *testing.T) {
+	labels := map[string]string{"team": "payments", "build": "1"}
+	s, err := Start(Config{Listen: "127.0.0.1:0", Kind: "run", Target: "http://127.0.0.1:1/", Labels: labels})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			labels["build"] = strconv.Itoa(i) // what result.Run.Redact does
+		}
+	}()
+	for i := 0; i < 5; i++ {
+		resp, err := http.Get("http://" + s.Addr() + "/live.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st liveState
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil || st.Labels["team"] != "payments" || st.Labels["build"] != "1" {
+			t.Fatalf("live.json labels %v (%v), want the labels as the session started", st.Labels, err)
+		}
+	}
+	<-done
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -63,6 +64,9 @@ type Session struct {
 
 // Start starts a session: it binds the listener (if any) before any load is sent.
 func Start(cfg Config) (*Session, error) {
+	// The session's own labels: its server reads them while the command goes on with the
+	// run document's, which are redacted in place when its header is written.
+	cfg.Labels = maps.Clone(cfg.Labels)
 	s := &Session{cfg: cfg, start: time.Now()}
 	if cfg.Term != nil {
 		s.view = newTermView(cfg.Term, cfg.Kind, s.start)
