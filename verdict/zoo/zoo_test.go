@@ -168,13 +168,13 @@ func explain(t *testing.T, apiperf string, s *service, c zooCase) (*runVerdict, 
 	return run.Verdict, string(out)
 }
 
+// fullMachine is how a claim says the machine's CPUs were full (verdict/waiting.go).
+const fullMachine = "the machine's CPUs were full"
+
 // check returns what is wrong with v for case c (nothing when it is right): the wanted claim
 // (kind and place: the place named before any of the router's wrapper frames, its first
 // c.inSummary patterns in the summary itself), no other claim with high confidence, and no
 // claim at all for a healthy service; and the part of the claim that names the place.
-// fullMachine is how a claim says the machine's CPUs were full (verdict/waiting.go).
-const fullMachine = "the machine's CPUs were full"
-
 func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 	if c.want == "" {
 		for _, cl := range v.Claims {
@@ -196,13 +196,14 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 		for i, cl := range v.Claims {
 			if cl.Kind == c.whenFull && strings.Contains(cl.text(), fullMachine) {
 				got = &v.Claims[i]
+				break
 			}
 		}
 	}
 	if got == nil {
 		return append(problems, fmt.Sprintf("no %s claim", c.want)), ""
 	}
-	text := got.text()
+	kind, text := got.Kind, got.text() // want's, or whenFull's on a full machine
 	wrapper := -1
 	if loc := wrappers[c.router].FindStringIndex(text); loc != nil {
 		wrapper = loc[0]
@@ -211,7 +212,7 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 		re := regexp.MustCompile(p)
 		if i < c.inSummary {
 			if loc := re.FindStringIndex(got.Summary); loc == nil {
-				problems = append(problems, fmt.Sprintf("%s claim's summary does not name %s", c.want, p))
+				problems = append(problems, fmt.Sprintf("%s claim's summary does not name %s", kind, p))
 			} else if placeLine == "" {
 				start := strings.LastIndex(got.Summary[:loc[0]], "; ") + 1
 				end := strings.Index(got.Summary[loc[0]:], "; ")
@@ -224,9 +225,9 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 		loc := re.FindStringIndex(text)
 		switch {
 		case loc == nil:
-			problems = append(problems, fmt.Sprintf("%s claim does not name %s", c.want, p))
+			problems = append(problems, fmt.Sprintf("%s claim does not name %s", kind, p))
 		case wrapper >= 0 && wrapper < loc[0]:
-			problems = append(problems, fmt.Sprintf("%s claim names the router's wrapper %q before %s", c.want, wrappers[c.router].FindString(text), p))
+			problems = append(problems, fmt.Sprintf("%s claim names the router's wrapper %q before %s", kind, wrappers[c.router].FindString(text), p))
 		}
 		if loc != nil && placeLine == "" {
 			start := strings.LastIndex(text[:loc[0]], "\n") + 1
@@ -239,7 +240,7 @@ func check(c zooCase, v *runVerdict) (problems []string, placeLine string) {
 	}
 	for _, n := range c.never {
 		if m := regexp.MustCompile(n).FindString(got.Summary); m != "" {
-			problems = append(problems, fmt.Sprintf("%s claim's summary names %s, which a person would not change", c.want, m))
+			problems = append(problems, fmt.Sprintf("%s claim's summary names %s, which a person would not change", kind, m))
 		}
 	}
 	return problems, placeLine
