@@ -28,7 +28,7 @@ type Config struct {
 	Term    io.Writer         // draw the terminal view here (nil: none)
 	Kind    string            // run, sweep or capacity
 	Target  string            // the (redacted) URL, for labels and the page
-	Labels  map[string]string // the run's labels
+	Labels  map[string]string // the run's labels (redacted: result.Run.RedactedLabels)
 }
 
 // Step describes one load.Run of the command.

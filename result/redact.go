@@ -17,8 +17,8 @@ func (r *Run) Redact() {
 		r.Command = scenario.RedactArgs(r.Command, extra, keep)
 	}
 	r.Name = text(r.Name)
-	for k, v := range r.Labels {
-		r.Labels[k] = text(v)
+	if r.Labels != nil {
+		r.Labels = r.RedactedLabels()
 	}
 	for i, w := range r.Warnings {
 		r.Warnings[i] = text(w)
@@ -57,3 +57,17 @@ func (r *Run) Redact() {
 		r.Native.Redact()
 	}
 }
+
+// RedactedLabels is a copy of r's labels with the redaction rule applied to their values (a
+// label may be a DSN or a URL with a token): what a reader of the run while it runs (the live
+// page, /metrics) may show. r's own map is not changed, nor shared.
+func (r *Run) RedactedLabels() map[string]string {
+	out := make(map[string]string, len(r.Labels))
+	for k, v := range r.Labels {
+		out[k] = scenario.RedactText(v, r.Scenario.SecretParams...)
+	}
+	return out
+}
+
+// RedactedURL is the target's URL with the redaction rule applied.
+func (r *Run) RedactedURL() string { return scenario.RedactURL(r.Scenario.URL, r.Scenario.SecretParams...) }

@@ -225,3 +225,33 @@ func TestNoSecretFromTargetCmdline(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSecretOnTheLivePage: while a run with secrets in its URL and a label runs, neither
+// /metrics nor /live.json shows them (the live session was given the URL and the labels as
+// the run document held them before its header redacted them).
+func TestNoSecretOnTheLivePage(t *testing.T) {
+	base := redactServer(t)
+	u := strings.Replace(base, "http://", "http://alice:URLPASS7731@", 1) + "/p?token=QTOKEN7731&mine=CUSTOM7731&page=2"
+	listen := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	wait := startRun(ctx, "run", "-q", "-c", "1", "-t", "1", "-d", "3s", "--no-history", "--listen", listen, "--redact", "mine",
+		"--label", "db=postgres://app:PKEY7731@127.0.0.1/db", "-o", filepath.Join(t.TempDir(), "run.json"), u)
+	metrics := scrapeFor(t, "http://"+listen+"/metrics", []string{"apiperf_requests_total{"}, 20*time.Second)
+	page := waitHTTP(t, "http://"+listen+"/live.json", 5*time.Second)
+	if code, _, stderr := wait(); code != 0 {
+		t.Fatalf("run exited %d: %s", code, stderr)
+	}
+	for name, b := range map[string][]byte{"/metrics": metrics, "/live.json": page} {
+		for _, s := range redactSecrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds the secret %s:\n%s", name, s, b)
+			}
+		}
+		for _, want := range []string{"alice:REDACTED@", "page=2"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("%s lacks %q (the target's URL, redacted):\n%s", name, want, b)
+			}
+		}
+	}
+}
