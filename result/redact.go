@@ -70,4 +70,6 @@ func (r *Run) RedactedLabels() map[string]string {
 }
 
 // RedactedURL is the target's URL with the redaction rule applied.
-func (r *Run) RedactedURL() string { return scenario.RedactURL(r.Scenario.URL, r.Scenario.SecretParams...) }
+func (r *Run) RedactedURL() string {
+	return scenario.RedactURL(r.Scenario.URL, r.Scenario.SecretParams...)
+}
