@@ -81,15 +81,19 @@ func TestTimingGateAgainstTarget(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
+	// Not a size in milliseconds: on a busy machine the baseline's p99 is the scheduler's (5 ms
+	// beside stress-ng), and the slower target, answering a fifth as many requests, queues less,
+	// so its p99 rose by 1.07 ms, not 2 (scripts/busy-ci.sh, 2026-12-02). What the gate owes is
+	// a significant rise over its budget.
 	p99Failed := false
 	for _, c := range g.Checks {
 		if c.Metric == compare.MetricP99 && c.Regression {
-			p99Failed = c.Significant && c.CurrentMedian > c.BaselineMedian+1.5
+			p99Failed = c.Significant && c.OverBudget && c.CurrentMedian > c.BaselineMedian
 		}
 	}
 	mdText, _ := os.ReadFile(md)
 	if !p99Failed || !strings.Contains(string(mdText), "| c=4 | p99 |") || !strings.Contains(string(mdText), "FAIL: significant and over budget") {
-		t.Errorf("gate JSON %s\nMarkdown %s\nwant a significant p99 regression of more than 1.5 ms, said in the Markdown", b, mdText)
+		t.Errorf("gate JSON %s\nMarkdown %s\nwant a significant p99 regression over budget, said in the Markdown", b, mdText)
 	}
 
 	// history lists the three runs; import into a fresh database finds the same three.
