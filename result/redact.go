@@ -68,8 +68,3 @@ func (r *Run) RedactedLabels() map[string]string {
 	}
 	return out
 }
-
-// RedactedURL is the target's URL with the redaction rule applied.
-func (r *Run) RedactedURL() string {
-	return scenario.RedactURL(r.Scenario.URL, r.Scenario.SecretParams...)
-}

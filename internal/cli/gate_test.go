@@ -84,11 +84,11 @@ func TestTimingGateAgainstTarget(t *testing.T) {
 	// Not a size in milliseconds: on a busy machine the baseline's p99 is the scheduler's (5 ms
 	// beside stress-ng), and the slower target, answering a fifth as many requests, queues less,
 	// so its p99 rose by 1.07 ms, not 2 (scripts/busy-ci.sh, 2026-12-02). What the gate owes is
-	// a significant rise over its budget.
+	// a significant rise over its budget (Regression: over budget, so a rise, and beyond noise).
 	p99Failed := false
 	for _, c := range g.Checks {
 		if c.Metric == compare.MetricP99 && c.Regression {
-			p99Failed = c.Significant && c.OverBudget && c.CurrentMedian > c.BaselineMedian
+			p99Failed = c.Significant
 		}
 	}
 	mdText, _ := os.ReadFile(md)

@@ -25,7 +25,7 @@ func (f *liveFlags) register(fs *pflag.FlagSet, hlog bool) {
 // start starts the live session of a command: the terminal view when stderr is a terminal
 // (not with -q), the listener, the interval logs (one file, or one per level in hlogDir).
 func (f *liveFlags) start(e *env, doc *result.Run, quiet bool, hlogDir string) (*live.Session, error) {
-	cfg := live.Config{Listen: f.listen, Hlog: f.hlog, HlogDir: hlogDir, Kind: doc.Kind, Target: doc.RedactedURL(), Labels: doc.RedactedLabels()}
+	cfg := live.Config{Listen: f.listen, Hlog: f.hlog, HlogDir: hlogDir, Kind: doc.Kind, Target: doc.Scenario.Redact().URL, Labels: doc.RedactedLabels()}
 	if e.isTerminal && !quiet {
 		cfg.Term = e.stderr
 	}
