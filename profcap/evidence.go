@@ -58,7 +58,7 @@ func targetUsage(caps []*StepRecord) (*verdict.Usage, *verdict.Profile) {
 		}
 		if ts.Series != nil && ts.Summary != nil {
 			u.Goroutines, u.GoroutineRise = endAndRise(ts.Series, ts.Summary, func(p Point) *float64 { return p.Goroutines })
-			u.HeapBytes, u.HeapRise = endAndRise(ts.Series, ts.Summary, func(p Point) *float64 { return p.HeapInuseBytes })
+			u.HeapBytes, u.HeapRise = heapRise(ts.Series, ts.Summary)
 		}
 		if ts.Profiles != nil {
 			prof = profileOf(ts.Profiles, ts.Outbound)
@@ -110,6 +110,46 @@ func endAndRise(s *Series, w *Summary, f func(Point) *float64) (end, rise float6
 	}
 	h := len(vs) / 2
 	return end, slices.Min(vs[h:]) - slices.Min(vs[:h])
+}
+
+// heapRise is the heap in use at the end of the summary's window and its rise with time.
+// With a few scrapes a level (2 s levels, 1 s apart) a trough then a peak of the collector's
+// saw reads as a rise of several MiB on a target that keeps nothing. Where collections ran
+// within the span the rise was taken over and the target exposes its heap goal, which moves
+// only when a collection finds more live heap, the rise counts only as far as the goal rose
+// too: a leak raises both (the goal by about twice the leak at GOGC=100), the saw only the
+// heap in use. Without a collection in that span nothing tells what is kept from garbage,
+// and the heap in use is all there is to read.
+func heapRise(s *Series, w *Summary) (end, rise float64) {
+	end, rise = endAndRise(s, w, func(p Point) *float64 { return p.HeapInuseBytes })
+	var span []Point // the points endAndRise read, past the ramp's
+	for _, p := range s.Points {
+		if p.HeapInuseBytes != nil && p.Offset >= w.From && p.Offset <= w.To {
+			span = append(span, p)
+		}
+	}
+	if len(span) >= 3 {
+		span = span[1:]
+	}
+	gcs := 0.0
+	for _, p := range span[min(1, len(span)):] { // a point's collections are those since the one before
+		if p.GCs != nil {
+			gcs += *p.GCs
+		}
+	}
+	if gcs == 0 {
+		return end, rise
+	}
+	goal := func(p Point) *float64 {
+		if v := p.HeapGoalBytes; v != nil && *v > 0 && *v < 1<<50 { // GOGC=off reports no goal worth reading
+			return v
+		}
+		return nil
+	}
+	if goalEnd, goalRise := endAndRise(s, w, goal); goalEnd > 0 {
+		rise = min(rise, goalRise)
+	}
+	return end, rise
 }
 
 // profileOf turns the profiles' analysis into what the verdict reads, its downstream waits

@@ -25,8 +25,12 @@ const (
 	metricRSS       = "process_resident_memory_bytes"
 	metricGoroutine = "go_goroutines"
 	metricHeapInuse = "go_memstats_heap_inuse_bytes"
-	metricGCSum     = "go_gc_duration_seconds_sum"
-	metricGCCount   = "go_gc_duration_seconds_count"
+	// metricHeapGoal is read when exposed (client_golang and expvar-style exporters do), never
+	// warned about: the heap size at which the next collection starts, set by what the last
+	// one found live.
+	metricHeapGoal = "go_memstats_next_gc_bytes"
+	metricGCSum    = "go_gc_duration_seconds_sum"
+	metricGCCount  = "go_gc_duration_seconds_count"
 	// metricGOMAXPROCS is read when exposed (client_golang 1.20 and later), never warned about.
 	metricGOMAXPROCS = "go_sched_gomaxprocs_threads"
 )
@@ -58,6 +62,9 @@ type Point struct {
 	Goroutines *float64 `json:"goroutines,omitempty"`
 	// HeapInuseBytes is go_memstats_heap_inuse_bytes.
 	HeapInuseBytes *float64 `json:"heap_inuse_bytes,omitempty"`
+	// HeapGoalBytes is go_memstats_next_gc_bytes: it moves only when a collection finds more
+	// (or less) live heap, so it does not saw with the garbage between two collections.
+	HeapGoalBytes *float64 `json:"heap_goal_bytes,omitempty"`
 	// GCs is how many collections finished (go_gc_duration_seconds_count delta).
 	GCs *float64 `json:"gcs,omitempty"`
 	// GCPauseSeconds is their total stop-the-world pause (go_gc_duration_seconds_sum delta).
@@ -193,6 +200,7 @@ func point(prev, cur *observation) Point {
 	p.RSSBytes = gauge(metricRSS)
 	p.Goroutines = gauge(metricGoroutine)
 	p.HeapInuseBytes = gauge(metricHeapInuse)
+	p.HeapGoalBytes = gauge(metricHeapGoal)
 	p.GOMAXPROCS = gauge(metricGOMAXPROCS)
 	if prev == nil {
 		return p

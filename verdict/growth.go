@@ -1,6 +1,9 @@
 package verdict
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Growth says heap or goroutines grew level after level and never came back: a leak.
 const Growth Kind = "growth"
@@ -25,7 +28,16 @@ func growthClaim(j *judgement) *Claim {
 		})))
 		conf = High
 	}
-	if grows(heap, func(u *Usage) float64 { return u.HeapBytes }, func(u *Usage) float64 { return u.HeapRise }, 4<<20, 0) {
+	heapGrew := grows(heap, func(u *Usage) float64 { return u.HeapBytes }, func(u *Usage) float64 { return u.HeapRise }, 4<<20, 0)
+	if i := lastProfiled(in.Levels); heapGrew && i >= 0 && len(in.Levels[i].Profile.Inuse) > 0 && captureOwn(in.Levels[i].Profile.Inuse[0].Name) {
+		p := in.Levels[i].Profile
+		// The capture runs at every level (profiles, the execution trace), and while it
+		// records, its buffers are live heap of the target's: a rise they lead is apiperf's.
+		j.silent(fmt.Sprintf("growth: live heap rose within every level, its largest site the capture's own (%s, %.0f%%): not read as a leak (give --trace-seconds 0 to judge the heap without the execution trace)",
+			p.Inuse[0].Name, p.Inuse[0].Pct))
+		heapGrew = false
+	}
+	if heapGrew {
 		ev = append(ev, fmt.Sprintf("live heap grew with time within every level, at its constant load: %s MiB", series(heap, func(u *Usage) string {
 			return fmt.Sprintf("%.0f", u.HeapBytes/(1<<20))
 		})))
@@ -41,20 +53,17 @@ func growthClaim(j *judgement) *Claim {
 	}
 	sum := "a leak: the target keeps goroutines or memory it never releases"
 	goroutinesGrew := conf == High
-	for i := len(in.Levels) - 1; i >= 0; i-- {
-		p := in.Levels[i].Profile
-		if p == nil {
-			continue
-		}
+	if i := lastProfiled(in.Levels); i >= 0 {
+		p, label := in.Levels[i].Profile, in.Levels[i].Label
 		switch {
 		case len(p.Background) > 0 && (len(p.Waits) == 0 || p.Background[0].Count > p.Waits[0].Count):
-			ev = append(ev, fmt.Sprintf("at %s %s goroutines serving no request wait in %s", in.Levels[i].Label,
+			ev = append(ev, fmt.Sprintf("at %s %s goroutines serving no request wait in %s", label,
 				num(float64(p.Background[0].Count)), p.Background[0].Site))
 			if goroutinesGrew {
 				sum += fmt.Sprintf("; %s goroutines serving no request wait in %s", num(float64(p.Background[0].Count)), p.Background[0].Site)
 			}
 		case len(p.Waits) > 0:
-			ev = append(ev, fmt.Sprintf("at %s %s of %s request goroutines wait in %s", in.Levels[i].Label,
+			ev = append(ev, fmt.Sprintf("at %s %s of %s request goroutines wait in %s", label,
 				num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
 		}
 		if len(p.Inuse) > 0 {
@@ -63,7 +72,6 @@ func growthClaim(j *judgement) *Claim {
 				sum += fmt.Sprintf("; most live heap allocated in %s", p.Inuse[0].Name)
 			}
 		}
-		break
 	}
 	return &Claim{
 		Kind: Growth, Confidence: conf, Level: in.Levels[0].Label,
@@ -71,6 +79,23 @@ func growthClaim(j *judgement) *Claim {
 		Evidence: ev,
 		Fix:      "find what the named sites start or keep and make sure it ends (a context, a close, a bounded cache)",
 	}
+}
+
+// lastProfiled is the index of the last level with a profile, or -1.
+func lastProfiled(ls []Level) int {
+	for i := len(ls) - 1; i >= 0; i-- {
+		if ls[i].Profile != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// captureOwn: allocation sites of apiperf's own capture inside the target, the execution
+// trace's buffers and the profiler's, live while it records and gone after.
+func captureOwn(site string) bool {
+	return strings.HasPrefix(site, "runtime/trace.") || strings.HasPrefix(site, "runtime/pprof.") ||
+		strings.HasPrefix(site, "net/http/pprof.")
 }
 
 // grows reports whether every level rose by at least minRise within it and the value never

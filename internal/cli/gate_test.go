@@ -49,7 +49,7 @@ func measureTarget(t *testing.T, delay time.Duration, db, dir, name string) stri
 	return out
 }
 
-// The gate against the built-in target: the same target twice passes, +2 ms fails on p99.
+// The gate against the built-in target: the same target twice passes, +20 ms fails on p99.
 // A timing test: the p99 comparison needs a generator with steady CPU (the serial pass).
 func TestTimingGateAgainstTarget(t *testing.T) {
 	testenv.Timing(t)
@@ -57,7 +57,11 @@ func TestTimingGateAgainstTarget(t *testing.T) {
 	db := filepath.Join(dir, "history.db")
 	base := measureTarget(t, 0, db, dir, "base")
 	same := measureTarget(t, 0, db, dir, "same")
-	measureTarget(t, 2*time.Millisecond, db, dir, "slow") // found below by its label
+	// 20 ms, not 2: beside stress-ng the baseline's p99 is the scheduler's (3-5 ms, ±96% rep to
+	// rep), and a +2 ms target's p99 rose +50% with p=0.095 over 5+5 reps in CI (2026-12-02):
+	// inconclusive, rightly. Whether the gate sees small rises is its power estimate's job;
+	// this test checks that a rise no scheduler makes is a significant p99 failure.
+	measureTarget(t, 20*time.Millisecond, db, dir, "slow") // found below by its label
 
 	// Same target twice. The machine is shared and noisy, so the budgets are wide here:
 	// this checks the wiring and that noise alone is not "significant and over budget".
@@ -68,23 +72,22 @@ func TestTimingGateAgainstTarget(t *testing.T) {
 		t.Errorf("gate same vs same = exit %d, stdout %q, stderr %q; want exit 0 and PASS", code, stdout, stderr)
 	}
 
-	// +2 ms per response, found through history queries, default budgets.
+	// +20 ms per response, found through history queries, default budgets.
 	md := filepath.Join(dir, "gate.md")
 	js := filepath.Join(dir, "gate.json")
 	code, stdout, stderr = gateCLI(t, "gate", "--baseline", "label=side:base", "--current", "label=side:slow",
 		"--db", db, "--markdown", md, "--json", js, "--allow-mismatch")
 	if code != ExitFailed || !strings.Contains(stdout, "gate: FAIL") {
-		t.Fatalf("gate base vs +2ms = exit %d, stdout %q, stderr %q; want exit 1 and FAIL", code, stdout, stderr)
+		t.Fatalf("gate base vs +20ms = exit %d, stdout %q, stderr %q; want exit 1 and FAIL", code, stdout, stderr)
 	}
 	var g compare.GateResult
 	b, _ := os.ReadFile(js)
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
-	// Not a size in milliseconds: on a busy machine the baseline's p99 is the scheduler's (5 ms
-	// beside stress-ng), and the slower target, answering a fifth as many requests, queues less,
-	// so its p99 rose by 1.07 ms, not 2 (scripts/busy-ci.sh, 2026-12-02). What the gate owes is
-	// a significant rise over its budget (Regression: over budget, so a rise, and beyond noise).
+	// Not a size in milliseconds: on a busy machine the baseline's p99 is the scheduler's and the
+	// slower target, answering fewer requests, queues less. What the gate owes is a significant
+	// rise over its budget (Regression: over budget, so a rise, and beyond noise).
 	p99Failed := false
 	for _, c := range g.Checks {
 		if c.Metric == compare.MetricP99 && c.Regression {
