@@ -125,14 +125,14 @@ func (r *resumeCache) Get(key string) (*tls.ClientSessionState, bool) {
 }
 
 func (r *resumeCache) Put(key string, cs *tls.ClientSessionState) {
-	r.ClientSessionCache.Put(key, cs)
 	master := r.keys.master
 	if master == nil {
 		master = r.keys.resumed // a resumed session's new ticket: the same secret
 	}
 	if cs != nil && master != nil {
-		r.secrets.store(cs, master)
+		r.secrets.store(cs, master) // before the cache shows cs to the other loops, which may resume it at once
 	}
+	r.ClientSessionCache.Put(key, cs)
 }
 
 // newOpener makes the opener for a connection whose handshake just ended with state, from
