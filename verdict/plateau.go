@@ -110,11 +110,11 @@ func (p *Profile) cpuShare() (float64, *Wait) {
 	return float64(n) / float64(p.Goroutines), top
 }
 
-// topParked is p's wait site with the most request goroutines parked (not wanting CPU),
-// or nil.
-func (p *Profile) topParked() *Wait {
+// topDownstream is p's wait site with the most request goroutines waiting for a downstream's
+// answer, or nil.
+func (p *Profile) topDownstream() *Wait {
 	for i, w := range p.Waits {
-		if !wantsCPU(w.Reason) {
+		if w.Reason == "downstream" {
 			return &p.Waits[i]
 		}
 	}

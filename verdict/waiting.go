@@ -85,7 +85,10 @@ func waitingClaim(j *judgement) *Claim {
 				reason = w.Reason
 			}
 		}
-		if w := p.topParked(); site == "" && held && w != nil && w.Reason == "downstream" {
+		// The machine full of the downstreams' own work: requests parked in a lock or a pool
+		// queue behind those waiting for the downstream's answer (the lock's holders wait for
+		// a CPU it holds), so the downstream names the place whatever its share.
+		if w := p.topDownstream(); held && w != nil && reason != "downstream" {
 			site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
 			reason = w.Reason
 		}
