@@ -93,8 +93,14 @@ func TestSessionLocalTargetUnknown(t *testing.T) {
 	if len(r.Steps) != 1 || !r.Steps[0].OthersHasTarget || r.Steps[0].Target != nil {
 		t.Fatalf("steps %+v: want one with OthersHasTarget and no target CPU", r.Steps)
 	}
-	if b := r.Busy(DefaultThresholds); b != "" {
-		t.Errorf("Busy = %q for others that include the target, want \"\"", b)
+	// The hypervisor's steal is the machine's, whatever the target: only the others are
+	// not to be called busy (beside stress-ng the steal was 5.8% and rightly said).
+	b := r.Busy(DefaultThresholds)
+	if strings.Contains(b, "other processes") {
+		t.Errorf("Busy = %q for others that include the target, want no other processes named", b)
+	}
+	if r.Steps[0].StealPct <= DefaultThresholds.StealPct && b != "" {
+		t.Errorf("Busy = %q with steal %.1f%% and others that include the target, want \"\"", b, r.Steps[0].StealPct)
 	}
 	// A failed step (nil) is not recorded.
 	s.Begin("c=2", 0)(nil)
