@@ -63,8 +63,7 @@ func growthClaim(j *judgement) *Claim {
 				sum += fmt.Sprintf("; %s goroutines serving no request wait in %s", num(float64(p.Background[0].Count)), p.Background[0].Site)
 			}
 		case len(p.Waits) > 0:
-			ev = append(ev, fmt.Sprintf("at %s %s of %s request goroutines wait in %s", label,
-				num(float64(p.Waits[0].Count)), num(float64(p.Goroutines)), p.Waits[0].Site))
+			ev = append(ev, "at "+label+" "+p.waitLine(p.Waits[0]))
 		}
 		if len(p.Inuse) > 0 {
 			ev = append(ev, "live heap by site: "+functions(p.Inuse, 3))

@@ -110,6 +110,11 @@ func (p *Profile) cpuShare() (float64, *Wait) {
 	return float64(n) / float64(p.Goroutines), top
 }
 
+// waitLine is "N of M request goroutines wait in SITE" for one of p's wait sites.
+func (p *Profile) waitLine(w Wait) string {
+	return fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
+}
+
 // topDownstream is p's wait site with the most request goroutines waiting for a downstream's
 // answer, or nil.
 func (p *Profile) topDownstream() *Wait {

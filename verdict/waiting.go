@@ -77,11 +77,12 @@ func waitingClaim(j *judgement) *Claim {
 	}
 	if p != nil {
 		for i, w := range p.Waits[:min(3, len(p.Waits))] {
-			ev = append(ev, fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site))
+			line := p.waitLine(w)
+			ev = append(ev, line)
 			// On a full machine only a wait that needs no CPU names the place: parked in a
 			// pool, a lock, a channel or a sleep (I/O may be slow for want of a CPU too).
 			if i == 0 && float64(w.Count) >= th.WaitShare*float64(p.Goroutines) && !wantsCPU(w.Reason) && (!full || w.Reason != "I/O") {
-				site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
+				site = line
 				reason = w.Reason
 			}
 		}
@@ -89,7 +90,7 @@ func waitingClaim(j *judgement) *Claim {
 		// queue behind those waiting for the downstream's answer (the lock's holders wait for
 		// a CPU it holds), so the downstream names the place whatever its share.
 		if w := p.topDownstream(); held && w != nil && reason != "downstream" {
-			site = fmt.Sprintf("%s of %s request goroutines wait in %s", num(float64(w.Count)), num(float64(p.Goroutines)), w.Site)
+			site = p.waitLine(*w)
 			reason = w.Reason
 		}
 	} else if at < 0 {
