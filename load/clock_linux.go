@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,20 +26,40 @@ type clock struct {
 	fd    int      // the timerfd
 	file  *os.File // fd, read through Go's netpoller (never call its Fd: that makes it blocking)
 	mu    sync.Mutex
-	q     []waiter // a min-heap by due time
-	armed int64    // the due time the timerfd is set for; 0: disarmed
+	q     []waiter // a min-heap by wake-up time
+	armed int64    // the wake-up time the timerfd is set for; 0: disarmed
 	done  chan struct{}
+	// early is how early a worker is woken before its due time (clockEarly to cap), moved by
+	// wakeLag, how late the wake-ups came lately (a moving average, updated by the woken
+	// workers without the lock: a lost update only slows the average down).
+	early, cap int64
+	wakeLag    atomic.Int64
 }
 
-// clockEarly is how early the clock wakes a worker: the wake-up itself (the kernel scheduling
-// the netpoller's thread, the Go scheduler running the worker) takes tens of microseconds, and
-// the worker spends what is left of clockEarly spinning to its due time, unless the generator
-// is short of CPU. Measured on loopback at 500 req/s (p50 of due-to-send): Go timers 670-830
-// us, the timerfd alone 77-91 us, with 50 us early 18-39 us, with 100 us early 1 us.
+// clockEarly is how early, at least, the clock wakes a worker: the wake-up itself (the kernel
+// scheduling the netpoller's thread, the Go scheduler running the clock's goroutine and then
+// the worker) takes tens of microseconds, and the worker spends what is left spinning to its
+// due time, unless the generator is short of CPU. Measured on loopback at 500 req/s (p50 of
+// due-to-send): Go timers 670-830 us, the timerfd alone 77-91 us, with 50 us early 18-39 us,
+// with 100 us early 1 us. Where wake-ups come later (a virtual machine whose idle vCPU is slow
+// to wake: 170-180 us on one CI runner, so 100 us early left a send lag of 70-80 us), the
+// clock wakes twice as early as its wake-ups have been late lately, as an event loop does
+// (waker.woke), at most clockEarlyCap.
 const clockEarly = int64(100 * time.Microsecond)
 
+// clockEarlyCap bounds how early the clock wakes a worker for a run at rate requests per
+// second: what the workers spin costs at most a tenth of each of the generator's CPUs, and
+// never more than a millisecond a request.
+func clockEarlyCap(rate float64) int64 {
+	if rate <= 0 {
+		return clockEarly
+	}
+	spin := float64(runtime.GOMAXPROCS(0)) * float64(time.Second) / (10 * rate)
+	return min(int64(time.Millisecond), max(clockEarly, int64(spin)))
+}
+
 type waiter struct {
-	due  int64
+	at   int64 // when to wake the waiter: its due time less the clock's early
 	wake chan struct{}
 }
 
@@ -49,7 +70,7 @@ func newClock(e *engine) *clock {
 	if err != nil {
 		return nil
 	}
-	c := &clock{e: e, fd: fd, file: os.NewFile(uintptr(fd), "timerfd"), done: make(chan struct{})}
+	c := &clock{e: e, fd: fd, file: os.NewFile(uintptr(fd), "timerfd"), done: make(chan struct{}), early: clockEarly, cap: clockEarlyCap(e.cfg.Rate)}
 	go c.run()
 	return c
 }
@@ -76,7 +97,7 @@ func (c *clock) run() {
 		c.mu.Lock()
 		c.armed = 0
 		now := c.e.now()
-		for len(c.q) > 0 && c.q[0].due-clockEarly <= now {
+		for len(c.q) > 0 && c.q[0].at <= now {
 			w := c.pop()
 			select {
 			case w.wake <- struct{}{}:
@@ -84,19 +105,19 @@ func (c *clock) run() {
 			}
 		}
 		if len(c.q) > 0 {
-			c.arm(c.q[0].due, now)
+			c.arm(c.q[0].at, now)
 		}
 		c.mu.Unlock()
 	}
 }
 
-// arm sets the timerfd to expire clockEarly before due (an offset from the step's start);
-// now is the current offset. The caller holds c.mu.
-func (c *clock) arm(due, now int64) {
-	d := max(due-clockEarly-now, 1) // a zero value would disarm it
+// arm sets the timerfd to expire at at (an offset from the step's start); now is the
+// current offset. The caller holds c.mu.
+func (c *clock) arm(at, now int64) {
+	d := max(at-now, 1) // a zero value would disarm it
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d)}
 	if err := unix.TimerfdSettime(c.fd, 0, &spec, nil); err == nil {
-		c.armed = due
+		c.armed = at
 	}
 }
 
@@ -109,23 +130,38 @@ func (c *clock) wait(ctx context.Context, due int64, wake chan struct{}) bool {
 	}
 	c.mu.Lock()
 	now := c.e.now()
-	if due-clockEarly <= now {
+	if lag := c.wakeLag.Load(); c.cap > clockEarly {
+		c.early = min(c.cap, max(clockEarly, 2*lag))
+	}
+	at := due - c.early
+	if at <= now {
 		c.mu.Unlock()
 		c.spin(due)
 		return true
 	}
-	c.push(waiter{due: due, wake: wake})
-	if c.armed == 0 || due < c.armed {
-		c.arm(due, now)
+	c.push(waiter{at: at, wake: wake})
+	if c.armed == 0 || at < c.armed {
+		c.arm(at, now)
 	}
 	c.mu.Unlock()
 	select {
 	case <-wake:
+		c.woke(c.e.now() - at)
 		c.spin(due)
 		return true
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// woke moves how late the clock's wake-ups come by one late by late; one over starvedWait
+// late is the machine's shortage of CPU, not the wake-up's cost, and does not count.
+func (c *clock) woke(late int64) {
+	if late < 0 || late > int64(starvedWait) {
+		return
+	}
+	lag := c.wakeLag.Load()
+	c.wakeLag.Store(lag + (late-lag)/8)
 }
 
 // spin waits the last microseconds to due, yielding to other goroutines; not at all when
@@ -140,7 +176,7 @@ func (c *clock) push(w waiter) {
 	c.q = append(c.q, w)
 	for i := len(c.q) - 1; i > 0; {
 		p := (i - 1) / 2
-		if c.q[p].due <= c.q[i].due {
+		if c.q[p].at <= c.q[i].at {
 			break
 		}
 		c.q[p], c.q[i] = c.q[i], c.q[p]
@@ -155,10 +191,10 @@ func (c *clock) pop() waiter {
 	c.q = c.q[:n]
 	for i := 0; ; {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && c.q[l].due < c.q[m].due {
+		if l < n && c.q[l].at < c.q[m].at {
 			m = l
 		}
-		if r < n && c.q[r].due < c.q[m].due {
+		if r < n && c.q[r].at < c.q[m].at {
 			m = r
 		}
 		if m == i {

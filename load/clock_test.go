@@ -57,20 +57,65 @@ func TestClockWakesInDueOrder(t *testing.T) {
 	}
 }
 
-// The clock's queue gives back due times in order whatever the order they were pushed in.
+// The clock's queue gives back wake-up times in order whatever the order they were pushed in.
 func TestClockQueueOrder(t *testing.T) {
 	c := &clock{}
 	in := []int64{50, 10, 40, 10, 30, 20, 60, 5, 45}
 	for _, d := range in {
-		c.push(waiter{due: d})
+		c.push(waiter{at: d})
 	}
 	c.pop() // 5
-	c.push(waiter{due: 1})
+	c.push(waiter{at: 1})
 	var out []int64
 	for len(c.q) > 0 {
-		out = append(out, c.pop().due)
+		out = append(out, c.pop().at)
 	}
 	if want := []int64{1, 10, 10, 20, 30, 40, 45, 50, 60}; !slices.Equal(out, want) {
 		t.Errorf("popped %v, want %v", out, want)
+	}
+}
+
+// Where wake-ups come late (a virtual machine slow to wake an idle vCPU), the clock wakes its
+// workers earlier, twice as early as they have been late, within its cap; a wake-up of a
+// machine short of CPU (over starvedWait late) does not move it.
+func TestClockEarlyFollowsWakeLag(t *testing.T) {
+	e := &engine{ctx: context.Background(), base: time.Now()}
+	e.cfg.Rate = 500
+	c := newClock(e)
+	if c == nil {
+		t.Skip("no timerfd")
+	}
+	defer c.close()
+	wait := func() {
+		if !c.wait(context.Background(), e.now()+int64(2*time.Millisecond), make(chan struct{}, 1)) {
+			t.Fatal("wait returned false without cancellation")
+		}
+	}
+	c.wakeLag.Store(0)
+	wait()
+	if c.early != clockEarly {
+		t.Errorf("early = %v with prompt wake-ups, want %v", time.Duration(c.early), time.Duration(clockEarly))
+	}
+	for range 100 {
+		c.woke(int64(5 * time.Millisecond)) // the machine's shortage, not the wake-up's cost
+	}
+	if lag := c.wakeLag.Load(); lag > int64(time.Millisecond) {
+		t.Errorf("wake lag %v after wake-ups over starvedWait late, want them ignored", time.Duration(lag))
+	}
+	for range 100 {
+		c.woke(int64(180 * time.Microsecond))
+	}
+	c.wakeLag.Store(int64(180 * time.Microsecond))
+	wait()
+	want := min(clockEarlyCap(e.cfg.Rate), int64(360*time.Microsecond))
+	if c.early != want {
+		t.Errorf("early = %v after wake-ups 180us late, want %v (twice the lag, within the cap %v)",
+			time.Duration(c.early), time.Duration(want), time.Duration(clockEarlyCap(e.cfg.Rate)))
+	}
+	if got := clockEarlyCap(1e6); got != clockEarly {
+		t.Errorf("cap at 1M req/s = %v, want the floor %v", time.Duration(got), time.Duration(clockEarly))
+	}
+	if got := clockEarlyCap(10); got != int64(time.Millisecond) {
+		t.Errorf("cap at 10 req/s = %v, want 1ms", time.Duration(got))
 	}
 }

@@ -121,19 +121,29 @@ func TestTimingOpenLoopPacing(t *testing.T) {
 func testOpenLoopPacing(t *testing.T, mode ioMode) {
 	srv := startTarget(t, target.Config{})
 	const rate = 500.0
+	machine := testenv.WatchMachine(t)
 	s := run(t, mode, context.Background(), srv.URL()+"/healthz", Config{Rate: rate, Duration: measure.Duration(3 * time.Second), Connections: 8})
+	use, stolen := machine()
 	if s.SendLag == nil || s.Uncorrected == nil {
 		t.Fatalf("open-loop step without send lag or uncorrected histograms: %+v", s.Open)
 	}
 	lag50, lag99 := s.SendLag.Percentile(50), s.SendLag.Percentile(99)
 	c50, u50 := s.Latency.Percentile(50), s.Uncorrected.Percentile(50)
-	t.Logf("%v req/s for 3s: send lag p50 %v, p99 %v; latency p50 corrected %v, uncorrected %v (difference %v); %d late sends; warnings %q",
-		rate, lag50, lag99, c50, u50, c50-u50, s.Open.LateSends, s.Warnings)
+	t.Logf("%v req/s for 3s: send lag p50 %v, p99 %v; latency p50 corrected %v, uncorrected %v (difference %v); %d late sends; warnings %q; machine %v",
+		rate, lag50, lag99, c50, u50, c50-u50, s.Open.LateSends, s.Warnings, use)
+	var failed []string
 	if lag50 > 50*time.Microsecond {
-		t.Errorf("send lag p50 = %v, want under 50us", lag50)
+		failed = append(failed, fmt.Sprintf("send lag p50 = %v, want under 50us", lag50))
 	}
 	if c50-u50 > 100*time.Microsecond {
-		t.Errorf("corrected p50 %v is %v above uncorrected %v, want within 100us", c50, c50-u50, u50)
+		failed = append(failed, fmt.Sprintf("corrected p50 %v is %v above uncorrected %v, want within 100us", c50, c50-u50, u50))
+	}
+	if len(failed) > 0 && stolen {
+		t.Skipf("not judged: the hypervisor took %.1f%% of the machine's CPU during the run (%v), so sends were late by its doing: %s",
+			100*use.StealShare(), use, strings.Join(failed, "; "))
+	}
+	for _, f := range failed {
+		t.Error(f)
 	}
 	if float64(s.Open.LateSends) > 0.05*float64(s.Open.Scheduled) {
 		t.Logf("%d of %d sends over 1ms late: this machine was too busy to judge the late-send warning", s.Open.LateSends, s.Open.Scheduled)
