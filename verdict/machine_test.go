@@ -433,3 +433,45 @@ func TestGrowthOfTheCaptureIsNotALeak(t *testing.T) {
 		t.Errorf("heap led by the service's site: %v, want a growth claim naming it", c)
 	}
 }
+
+// Zoo pq-unindexed in busy-ci once said "no goroutine profile on the plateau (give --pprof ...)"
+// on a sweep run with --pprof: why there are no wait sites is said as it is (no profile kept
+// there, one without a goroutine profile, or one with no request goroutine waiting).
+func TestWhyNoWaitSites(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		profile func(i int) *Profile
+		want    string
+	}{
+		{"no --pprof", func(int) *Profile { return nil }, "no goroutine profile on the plateau (give --pprof"},
+		{"kept at the first level only", func(i int) *Profile {
+			if i == 0 {
+				return &Profile{Goroutines: 2}
+			}
+			return nil
+		}, "no goroutine profile on the plateau (c=8 to c=64); profiles were kept at other levels"},
+		{"goroutine profile not captured", func(i int) *Profile {
+			if i == 3 {
+				return &Profile{TopCum: []Function{{"main.handler", 40}}}
+			}
+			return nil
+		}, "the profiles at c=64 have no goroutine profile"},
+		{"none waiting", func(i int) *Profile {
+			if i == 3 {
+				return &Profile{Goroutines: 60}
+			}
+			return nil
+		}, "the goroutine profile at c=64 shows 60 request goroutines and none waiting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			levels := with(plateauLevels(), func(i int, l *Level) {
+				l.Target = &Usage{CPUCores: 0.1, Cores: 2}
+				l.Profile = tc.profile(i)
+			})
+			v := Judge(Input{Levels: levels, Peak: 2})
+			if s := strings.Join(v.Silent, "\n"); !strings.Contains(s, "wait sites: "+tc.want) {
+				t.Errorf("Silent = %q, want %q", v.Silent, "wait sites: "+tc.want)
+			}
+		})
+	}
+}

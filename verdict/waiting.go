@@ -94,7 +94,7 @@ func waitingClaim(j *judgement) *Claim {
 			reason = w.Reason
 		}
 	} else if at < 0 {
-		j.silent("wait sites: no goroutine profile on the plateau (give --pprof to name where the target waits)")
+		j.silent("wait sites: " + j.noWaitProfile())
 	}
 	cev, csite := j.contention()
 	ev = append(ev, cev...)
@@ -172,6 +172,30 @@ func (j *judgement) waitProfile() (*Profile, int) {
 		}
 	}
 	return nil, -1
+}
+
+// noWaitProfile says why no level of the plateau has a goroutine profile's wait sites: none
+// was captured there (no --pprof, or kept at other levels), or the one captured showed no
+// request goroutine waiting.
+func (j *judgement) noWaitProfile() string {
+	kept := ""
+	for i := j.sat.to; i >= j.sat.from; i-- {
+		if p := j.in.Levels[i].Profile; p != nil && p.Goroutines > 0 {
+			kept = fmt.Sprintf("the goroutine profile at %s shows %s request goroutines and none waiting", j.in.Levels[i].Label, num(float64(p.Goroutines)))
+			break
+		} else if p != nil && kept == "" {
+			kept = fmt.Sprintf("the profiles at %s have no goroutine profile (the run's warnings say why it was not captured)", j.in.Levels[i].Label)
+		}
+	}
+	if kept != "" {
+		return kept
+	}
+	for _, l := range j.in.Levels {
+		if l.Profile != nil {
+			return fmt.Sprintf("no goroutine profile on the plateau (%s to %s); profiles were kept at other levels", j.in.Levels[j.sat.from].Label, j.in.Levels[j.sat.to].Label)
+		}
+	}
+	return "no goroutine profile on the plateau (give --pprof to name where the target waits)"
 }
 
 // contention is the evidence of the block and mutex profiles on the plateau's latest level
