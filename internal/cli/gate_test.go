@@ -66,10 +66,15 @@ func TestTimingGateAgainstTarget(t *testing.T) {
 	// Same target twice. The machine is shared and noisy, so the budgets are wide here:
 	// this checks the wiring and that noise alone is not "significant and over budget".
 	// Each target listens on its own random port, so each pair is --allow-mismatch.
+	// Beside stress-ng the same target's QPS moved -54% between the two (noise ±31%, busy-ci
+	// 2026-12-04): over budget and not significant is then the honest answer, never a failure.
 	code, stdout, stderr := gateCLI(t, "gate", "--baseline", base, "--current", same,
 		"--max-qps-drop", "50%", "--max-p99-rise", "200%", "--db", db, "--allow-mismatch")
-	if code != ExitOK || !strings.Contains(stdout, "gate: PASS") {
-		t.Errorf("gate same vs same = exit %d, stdout %q, stderr %q; want exit 0 and PASS", code, stdout, stderr)
+	pass := code == ExitOK && strings.Contains(stdout, "gate: PASS")
+	busyInconclusive := code == ExitInconclusive && strings.Contains(stdout, "gate: INCONCLUSIVE") &&
+		strings.Contains(stdout, "warning: busy machine")
+	if !pass && !busyInconclusive {
+		t.Errorf("gate same vs same = exit %d, stdout %q, stderr %q; want exit 0 and PASS (or, on a machine it calls busy, exit 3 and INCONCLUSIVE)", code, stdout, stderr)
 	}
 
 	// +20 ms per response, found through history queries, default budgets.
