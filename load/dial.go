@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/apiperf/apiperf/scenario"
 )
@@ -105,19 +106,9 @@ func (d *dialer) useLocalAddrs(p LocalAddrPlan, next func() netip.Addr) {
 
 // dial connects; for TLS it also completes the handshake.
 func (d *dialer) dial(ctx context.Context) (net.Conn, syscall.RawConn, error) {
-	nd, addr := &d.nd, d.target.Address
-	if d.source != nil {
-		bound := d.nd
-		bound.LocalAddr = &net.TCPAddr{IP: d.source().AsSlice()}
-		bound.Control = noPortControl
-		nd, addr = &bound, d.raddr
-	}
-	nc, err := nd.DialContext(ctx, "tcp", addr)
+	nc, err := d.dialTCP(ctx)
 	if err != nil {
 		return nil, nil, err
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
 	}
 	if d.tls == nil {
 		rc, err := nc.(syscall.Conn).SyscallConn()
@@ -127,15 +118,53 @@ func (d *dialer) dial(ctx context.Context) (net.Conn, syscall.RawConn, error) {
 		}
 		return nc, rc, nil
 	}
+	tc, err := d.handshake(ctx, nc, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tc, nil, nil
+}
+
+// dialTCP opens a TCP connection to the target (from the next local address, when the plan
+// has them), with TCP_NODELAY.
+func (d *dialer) dialTCP(ctx context.Context) (net.Conn, error) {
+	nd, addr := &d.nd, d.target.Address
+	if d.source != nil {
+		bound := d.nd
+		bound.LocalAddr = &net.TCPAddr{IP: d.source().AsSlice()}
+		bound.Control = noPortControl
+		nd, addr = &bound, d.raddr
+	}
+	nc, err := nd.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	return nc, nil
+}
+
+// handshake runs TLS's client handshake over nc within the dial's timeout, set as nc's
+// deadline too; with watch, the end of the run (ctx) interrupts it by closing nc. An HTTP/2
+// loop's connection is not watched so: its waits end by its deadline or the run's end, and
+// only its coroutine closes it. A failure closes nc and is noted, unless the run is ending.
+func (d *dialer) handshake(ctx context.Context, nc net.Conn, watch bool) (*tls.Conn, error) {
 	tc := tls.Client(nc, d.tls)
-	hctx, cancel := context.WithTimeout(ctx, d.nd.Timeout)
-	defer cancel()
+	_ = nc.SetDeadline(time.Now().Add(d.nd.Timeout))
+	hctx := context.Background()
+	if watch {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, d.nd.Timeout)
+		defer cancel()
+	}
 	if err := tc.HandshakeContext(hctx); err != nil {
 		nc.Close()
 		if ctx.Err() == nil {
 			d.tlsErr.note(d.target.Address, err)
 		}
-		return nil, nil, fmt.Errorf("TLS handshake: %w", err)
+		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
-	return tc, nil, nil
+	_ = nc.SetDeadline(time.Time{})
+	return tc, nil
 }

@@ -3,7 +3,9 @@ package load
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -15,7 +17,9 @@ import (
 var errTranslate = errors.New("HTTP/2")
 
 // runH2 runs the load over HTTP/2 (h2 over TLS, or h2c with prior knowledge). Each
-// connection keeps up to --streams requests in flight on one goroutine (h2conn); the closed
+// connection keeps up to --streams requests in flight (h2conn), on its engine thread's event
+// loop (h2loop_linux.go) or, where there is none (APIPERF_IO=goroutines), on a goroutine of
+// its own; the closed
 // loop splits an exact request count over the connections; the open loop lets every
 // connection with a free stream claim the next request of the schedule, and grows the pool
 // as the HTTP/1.1 open loop does. The initial connections are opened and their SETTINGS
@@ -27,6 +31,13 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	}
 	ws := &workerSet{e: e}
 	e.drv = h2Workers{ws}
+	var loops []*h2loop
+	if h2loopSupported && o.io != ioGoroutines {
+		var err error
+		if loops, err = e.makeH2Loops(); err != nil {
+			return nil, err
+		}
+	}
 	var (
 		mu       sync.Mutex
 		conns    []*h2conn
@@ -40,6 +51,10 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	}
 	launch := func(c *h2conn) {
 		wg.Add(1)
+		if c.host != nil {
+			c.host.start()
+			return
+		}
 		go func() {
 			defer wg.Done()
 			c.run(fatal)
@@ -52,6 +67,11 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 			return nil, fmt.Errorf("connection %d: %w", id, err)
 		}
 		c := newH2Conn(e, newWorker(e, id, req), sched)
+		if loops != nil {
+			co := loops[c.w.th].coro(func() { c.run(fatal) }, wg.Done)
+			c.host = co
+			c.w.dialFn = func() (net.Conn, syscall.RawConn, error) { return co.dialConn(e) }
+		}
 		if connect {
 			if err := c.preconnect(); err != nil {
 				return nil, err
@@ -71,6 +91,7 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 			for _, c := range conns {
 				c.w.closeConn()
 			}
+			closeH2Loops(loops)
 			return nil, err
 		}
 		if sched == nil {
@@ -82,6 +103,15 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 					c.left++
 				}
 			}
+		}
+	}
+	var looping sync.WaitGroup
+	for _, l := range loops {
+		looping.Go(l.run)
+	}
+	seal := func() {
+		for _, l := range loops {
+			l.seal()
 		}
 	}
 	e.base = time.Now()
@@ -110,15 +140,18 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 		go func() {
 			defer all.Done()
 			<-grown
+			seal()
 			wg.Wait()
 		}()
 	} else {
+		seal()
 		go func() {
 			defer all.Done()
 			wg.Wait()
 		}()
 	}
 	e.supervise(&all, o)
+	looping.Wait()
 	if transErr != nil {
 		return nil, transErr
 	}
@@ -145,6 +178,15 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	return s, nil
 }
 
+// h2host runs a connection's waits when it is on an HTTP/2 event loop (h2loop_linux.go): its
+// start, its sleeps, its dials. nil: the connection runs on a goroutine of its own.
+type h2host interface {
+	start()
+	sleepUntil(e *engine, t int64)
+	dialConn(e *engine) (net.Conn, syscall.RawConn, error)
+	dialNow(e *engine) (net.Conn, syscall.RawConn, error)
+}
+
 // h2Workers is the driver of HTTP/2: its connections are goroutine workers.
 type h2Workers struct{ *workerSet }
 
@@ -162,7 +204,14 @@ func (d h2Workers) gauges(iv *measure.Interval) {
 // and counts it); a server that answers but not in HTTP/2 is.
 func (c *h2conn) preconnect() error {
 	t0 := time.Now()
-	nc, rc, err := c.e.dial.viaPool(c.e.ctx, c.w.dialed)
+	var nc net.Conn
+	var rc syscall.RawConn
+	var err error
+	if c.host != nil {
+		nc, rc, err = c.host.dialNow(c.e)
+	} else {
+		nc, rc, err = c.e.dial.viaPool(c.e.ctx, c.w.dialed)
+	}
 	if err != nil {
 		return nil
 	}
@@ -233,6 +282,10 @@ func (c *h2conn) frameReady() bool {
 // sleep waits for the gate without a connection to read from, in short steps so the end of
 // the run is noticed.
 func (c *h2conn) sleep() {
+	if c.host != nil {
+		c.host.sleepUntil(c.e, c.gate)
+		return
+	}
 	wait := min(time.Duration(c.gate-c.e.now()), 50*time.Millisecond)
 	if wait <= 0 {
 		return

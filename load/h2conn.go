@@ -81,6 +81,7 @@ type h2conn struct {
 	h2codec         // frames and header blocks
 	h2limits        // what the server allows: streams, windows, frame size
 	h2timing        // deadlines
+	host     h2host // its event loop (nil: a goroutine of its own)
 	tpBlock  []byte // a header block with a traceparent field added (--traceparent)
 
 	grpc *measure.GRPC // a gRPC target: its messages (h2grpc.go); nil: plain HTTP/2

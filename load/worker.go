@@ -31,7 +31,8 @@ type worker struct {
 	id       int
 	th       int // engine thread
 	req      scenario.Requester
-	dialed   chan dialResult // replies from the dialer pool
+	dialed   chan dialResult                           // replies from the dialer pool
+	dialFn   func() (net.Conn, syscall.RawConn, error) // dials instead of the pool (an HTTP/2 loop's connection)
 	watch    scenario.ResponseWatcher
 	delay    scenario.Delayer
 	budget   int64 // requests left; -1: until stopped
@@ -116,7 +117,14 @@ func (w *worker) sleep(d time.Duration) bool {
 // connect opens the connection; a failure is recorded as n connect errors.
 func (w *worker) connect(n, ep int) bool {
 	t0 := w.e.now()
-	nc, rc, err := w.e.dial.viaPool(w.e.ctx, w.dialed)
+	var nc net.Conn
+	var rc syscall.RawConn
+	var err error
+	if w.dialFn != nil {
+		nc, rc, err = w.dialFn()
+	} else {
+		nc, rc, err = w.e.dial.viaPool(w.e.ctx, w.dialed)
+	}
 	if err != nil {
 		if w.e.cancel.Load() || w.e.stop.Load() {
 			// Cut short by the end of the run: not an attempt at the target.

@@ -1,0 +1,551 @@
+//go:build linux
+
+package load
+
+import (
+	"io"
+	"iter"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// HTTP/2 on the event loops. Each engine thread's HTTP/2 connections run on one loop (h2loop):
+// the loop waits for its sockets in epoll and for their timers in a heap, and each connection's
+// code (h2conn, the same code the goroutine path runs) runs as a coroutine (iter.Pull) that
+// the loop resumes when its socket is ready or its deadline comes. The connection reads and
+// writes through loopConn, a net.Conn over its non-blocking socket whose Read and Write give
+// the loop back its turn (yield) when the socket would block, as the TLS handshake's memConn
+// does (evtls_linux.go). So no connection waits in Go's netpoller: the loop's one wait
+// serves them all, and where the loop may keep its P (h2KeepP) that wait does not go through
+// the scheduler, which spares the runtime the hand-off of an idle P and the monitor thread's
+// wake-ups that a process of parked goroutines pays each time it goes idle
+// (docs/PERFORMANCE.md, "where HTTP/2's generator CPU goes").
+//
+// Connecting is the dialer's (a goroutine per connect, the loop told when it is done), and
+// h2 over TLS shakes hands in the coroutine over the loopConn, so that a handshake's
+// waits are the loop's too. APIPERF_IO=goroutines keeps HTTP/2 on a goroutine per connection.
+
+// h2loopSupported says the event loops can run HTTP/2 here.
+const h2loopSupported = true
+
+// h2loop is one engine thread's HTTP/2 event loop.
+type h2loop struct {
+	e       *engine
+	epfd    int
+	efd     int  // eventfd: wakes the loop for what other goroutines hand it (inbox)
+	hold    bool // its waits may keep the P (h2KeepP)
+	ref     time.Time
+	view    []*h2coro // the coroutines by slot, as the loop last saw them
+	runq    []*h2coro
+	timers  h2timers
+	events  []syscall.EpollEvent
+	live    int // coroutines started and not ended
+	dialing int // coroutines waiting for a dial
+	pwait2  bool
+
+	mu     sync.Mutex // guards slots, inbox and sealed
+	slots  []*h2coro
+	inbox  []*h2coro // started by other goroutines, or whose dial is done
+	sealed bool      // no more coroutines will be started: the loop ends when none is live
+	woken  atomic.Bool
+}
+
+// h2coro is one connection's coroutine on a loop.
+type h2coro struct {
+	l       *h2loop
+	slot    int32
+	next    func() (struct{}, bool)
+	stop    func()
+	yield   func(struct{}) bool
+	body    func() // what the coroutine runs: the connection's loop
+	done    func() // called once it has ended
+	want    uint8  // what it waits for (h2Want*); 0: running, or runnable
+	until   int64  // when its wait ends anyway, on the loop's clock (0: never)
+	armed   int64  // the timer the heap holds for it (0: none)
+	queued  bool   // in the run queue
+	started bool
+	dial    dialResult // a dial's result, handed over by the dialing goroutine
+}
+
+const (
+	h2WantRead uint8 = 1 + iota
+	h2WantWrite
+	h2WantDial
+	h2WantTime
+)
+
+// h2loopMaxWait bounds a loop's wait, so that the end of the run is seen and, on a held
+// wait, the runtime preempts the loop for the run's other goroutines as often.
+const h2loopMaxWait = int64(10 * time.Millisecond)
+
+// makeH2Loops makes one loop per engine thread.
+func (e *engine) makeH2Loops() ([]*h2loop, error) {
+	loops := make([]*h2loop, len(e.recs))
+	port, _ := strconv.Atoi(e.target.Port)
+	// As the io_uring loops (keepP): the waits keep their Ps when a P is left for the
+	// network poller, or when the target is not served by this process.
+	hold := runtime.GOMAXPROCS(0) > len(loops) || !servedHere(port)
+	for i := range loops {
+		l, err := newH2Loop(e, hold)
+		if err != nil {
+			closeH2Loops(loops[:i])
+			return nil, err
+		}
+		loops[i] = l
+	}
+	return loops, nil
+}
+
+func newH2Loop(e *engine, hold bool) (*h2loop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		syscall.Close(epfd)
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | unix.EPOLLET, Fd: -1}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, efd, &ev); err != nil {
+		syscall.Close(epfd)
+		syscall.Close(efd)
+		return nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	return &h2loop{e: e, epfd: epfd, efd: efd, hold: hold, ref: time.Now(), events: make([]syscall.EpollEvent, 128), pwait2: true}, nil
+}
+
+func closeH2Loops(loops []*h2loop) {
+	for _, l := range loops {
+		syscall.Close(l.epfd)
+		syscall.Close(l.efd)
+	}
+}
+
+// now is the loop's clock (its own: the engine's base moves when the run's clock starts).
+func (l *h2loop) now() int64 { return int64(time.Since(l.ref)) }
+
+// at converts a deadline to the loop's clock (0: none; one already passed is 1).
+func (l *h2loop) at(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(int64(t.Sub(l.ref)), 1)
+}
+
+// coro makes a connection's coroutine on this loop: body runs in it once started, done
+// after it ends.
+func (l *h2loop) coro(body, done func()) *h2coro {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	co := &h2coro{l: l, slot: int32(len(l.slots)), body: body, done: done}
+	l.slots = append(l.slots, co)
+	return co
+}
+
+// start hands co to its loop (from any goroutine).
+func (co *h2coro) start() { co.l.hand(co) }
+
+// hand puts co in the loop's inbox and wakes the loop.
+func (l *h2loop) hand(co *h2coro) {
+	l.mu.Lock()
+	l.inbox = append(l.inbox, co)
+	l.mu.Unlock()
+	l.wake()
+}
+
+// seal says no more coroutines will be started: the loop ends once its live ones have.
+func (l *h2loop) seal() {
+	l.mu.Lock()
+	l.sealed = true
+	l.mu.Unlock()
+	l.wake()
+}
+
+func (l *h2loop) wake() {
+	if l.woken.Swap(true) {
+		return
+	}
+	one := uint64(1)
+	_, _ = syscall.Write(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+}
+
+// run is the loop: resume what is runnable, wait for sockets and timers, until every
+// coroutine has ended and no more will come. It closes the loop's descriptors at the end.
+func (l *h2loop) run() {
+	defer closeH2Loops([]*h2loop{l})
+	for !l.takeInbox() {
+		l.resume()
+		if l.e.cancel.Load() {
+			// The run was cut short: every wait ends now (the connections' deadlines
+			// were set in the past), but a dial's, which its context ends.
+			for _, co := range l.view {
+				if co.want != 0 && co.want != h2WantDial {
+					l.ready(co)
+				}
+			}
+			if len(l.runq) > 0 {
+				continue
+			}
+		}
+		l.wait()
+	}
+}
+
+// takeInbox starts the coroutines handed to the loop and readies those whose dial is done;
+// it reports whether the loop is over.
+func (l *h2loop) takeInbox() bool {
+	if !l.woken.Load() && len(l.runq) == 0 && l.live > 0 {
+		return false
+	}
+	l.woken.Store(false)
+	l.mu.Lock()
+	in, sealed := l.inbox, l.sealed
+	l.inbox = nil
+	l.view = l.slots
+	l.mu.Unlock()
+	for _, co := range in {
+		if !co.started {
+			co.started = true
+			l.live++
+			co.next, co.stop = iter.Pull(co.run)
+		} else if co.want == h2WantDial {
+			l.dialing--
+		}
+		co.want = 0
+		l.ready(co)
+	}
+	return sealed && l.live == 0 && len(l.runq) == 0
+}
+
+func (l *h2loop) ready(co *h2coro) {
+	if co.queued {
+		return
+	}
+	co.queued = true
+	l.runq = append(l.runq, co)
+}
+
+// resume runs each runnable coroutine until it waits again or ends.
+func (l *h2loop) resume() {
+	for len(l.runq) > 0 {
+		q := l.runq
+		l.runq = q[len(q):]
+		for i, co := range q {
+			q[i] = nil
+			co.queued = false
+			co.want = 0
+			if _, more := co.next(); !more {
+				l.live--
+				co.done()
+			}
+		}
+		if len(l.runq) == 0 {
+			l.runq = q[:0] // its array is free again
+		}
+	}
+}
+
+// wait waits for sockets until the next timer (at most h2loopMaxWait), then readies the
+// coroutines whose socket or timer is due.
+func (l *h2loop) wait() {
+	d := h2loopMaxWait
+	if len(l.timers) > 0 {
+		d = min(d, max(l.timers[0].at-l.now(), 0))
+	}
+	n := l.epollWait(d)
+	for _, ev := range l.events[:n] {
+		if ev.Fd < 0 {
+			var b [8]byte
+			_, _ = syscall.Read(l.efd, b[:])
+			continue
+		}
+		if int(ev.Fd) >= len(l.view) {
+			continue // not yet seen (its coroutine is in the inbox: it will try its socket)
+		}
+		co := l.view[ev.Fd]
+		hup := ev.Events&(syscall.EPOLLERR|syscall.EPOLLHUP|syscall.EPOLLRDHUP) != 0
+		switch co.want {
+		case h2WantRead:
+			if ev.Events&syscall.EPOLLIN != 0 || hup {
+				l.ready(co)
+			}
+		case h2WantWrite:
+			if ev.Events&syscall.EPOLLOUT != 0 || hup {
+				l.ready(co)
+			}
+		}
+	}
+	now := l.now()
+	for len(l.timers) > 0 && l.timers[0].at <= now {
+		t := l.timers.pop()
+		co := t.co
+		if co.armed != t.at {
+			continue // a later wait set another timer
+		}
+		co.armed = 0
+		if co.want != 0 && co.want != h2WantDial && co.until != 0 && co.until <= now {
+			l.ready(co)
+		}
+	}
+}
+
+// epollWait waits up to d ns for events and returns how many it got. A held wait keeps the
+// P (a raw call, as the io_uring loops' held waits) unless a dial waits for the P.
+func (l *h2loop) epollWait(d int64) int {
+	raw := l.hold && l.dialing == 0
+	if l.pwait2 {
+		n, errno := epollPwait2(l.epfd, l.events, d, raw && d <= h2loopMaxWait)
+		if errno != syscall.ENOSYS && errno != syscall.EPERM {
+			return n
+		}
+		l.pwait2 = false // an older kernel, or a seccomp filter: milliseconds
+	}
+	ms := int((d + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+	var r uintptr
+	var e syscall.Errno
+	if raw {
+		r, _, e = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
+	} else {
+		r, _, e = syscall.Syscall6(syscall.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
+	}
+	if e != 0 {
+		return 0
+	}
+	return int(r)
+}
+
+// run is the coroutine's body.
+func (co *h2coro) run(yield func(struct{}) bool) {
+	co.yield = yield
+	co.body()
+}
+
+// park gives the loop its turn until co's socket may be ready for want, or until until
+// (the loop's clock; 0: no limit). false: the coroutine is being stopped.
+func (co *h2coro) park(want uint8, until int64) bool {
+	co.want, co.until = want, until
+	if until > 0 && co.armed != until {
+		co.armed = until
+		co.l.timers.push(h2timer{at: until, co: co})
+	}
+	return co.yield(struct{}{})
+}
+
+// sleepUntil waits until t on the engine's clock, at most 50 ms (the caller looks again).
+func (co *h2coro) sleepUntil(e *engine, t int64) {
+	if d := t - e.now(); d > 0 {
+		co.park(h2WantTime, co.l.now()+min(d, int64(50*time.Millisecond)))
+	}
+}
+
+// dialConn connects for the coroutine: the dial runs in a goroutine of its own while the
+// loop goes on; on TLS the handshake then runs here, over the loop.
+func (co *h2coro) dialConn(e *engine) (net.Conn, syscall.RawConn, error) {
+	go func() {
+		nc, err := e.dial.dialTCP(e.ctx)
+		co.dial = dialResult{nc: nc, err: err}
+		co.l.hand(co)
+	}()
+	co.l.dialing++
+	co.park(h2WantDial, 0) // only the dial's end resumes it
+	r := co.dial
+	co.dial = dialResult{}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return co.adopt(e, r.nc)
+}
+
+// dialNow connects before the loop runs (the initial connections, before the clock),
+// blocking: its waits are in poll(2).
+func (co *h2coro) dialNow(e *engine) (net.Conn, syscall.RawConn, error) {
+	nc, err := e.dial.dialTCP(e.ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return co.adopt(e, nc)
+}
+
+// adopt makes the dialed nc the coroutine's connection: its socket in the loop's epoll set,
+// read and written through a loopConn; on TLS, with the handshake done over it.
+func (co *h2coro) adopt(e *engine, nc net.Conn) (net.Conn, syscall.RawConn, error) {
+	fd := -1
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			_ = rc.Control(func(f uintptr) { fd = int(f) })
+		}
+	}
+	if fd < 0 {
+		nc.Close()
+		return nil, nil, os.NewSyscallError("socket", syscall.EBADF)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | connEvents, Fd: co.slot}
+	if err := syscall.EpollCtl(co.l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		nc.Close()
+		return nil, nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	lc := &loopConn{Conn: nc, fd: fd, co: co}
+	if e.dial.tls == nil {
+		return lc, nil, nil
+	}
+	tc, err := e.dial.handshake(e.ctx, lc, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tc, nil, nil
+}
+
+// loopConn is a connection of an HTTP/2 loop: a net.Conn whose Read and Write, when the
+// socket would block, wait in the loop or, before the loop runs its coroutine, in poll(2).
+// Its deadlines are the loop's timers: a wait past one ends in os.ErrDeadlineExceeded, as a
+// net.Conn's read does. Only its coroutine reads and writes it; any goroutine may set its
+// deadlines (a run cut short interrupts it so).
+type loopConn struct {
+	net.Conn // the dialed connection: it owns the socket (Close, addresses)
+	fd       int
+	co       *h2coro
+	rdl, wdl atomic.Int64 // deadlines on the loop's clock (0: none)
+}
+
+func (lc *loopConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, e := recv(lc.fd, p)
+		switch {
+		case e == 0 && n > 0:
+			return n, nil
+		case e == 0:
+			return 0, io.EOF
+		case e == syscall.EINTR:
+			continue
+		case e != syscall.EAGAIN:
+			return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvfrom", e)}
+		}
+		if err := lc.wait(h2WantRead, &lc.rdl); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (lc *loopConn) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		n, e := send(lc.fd, p[done:])
+		switch {
+		case e == 0:
+			done += n
+			continue
+		case e == syscall.EINTR:
+			continue
+		case e != syscall.EAGAIN:
+			return done, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("sendto", e)}
+		}
+		if err := lc.wait(h2WantWrite, &lc.wdl); err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// wait waits until the socket may be ready for want, or its deadline dl has passed.
+func (lc *loopConn) wait(want uint8, dl *atomic.Int64) error {
+	l := lc.co.l
+	at, now := dl.Load(), l.now()
+	if at != 0 && now >= at || l.e.cancel.Load() {
+		return os.ErrDeadlineExceeded // as a connection the end of the run interrupts
+	}
+	if lc.co.started {
+		if !lc.co.park(want, at) {
+			return net.ErrClosed
+		}
+		return nil
+	}
+	events := int16(unix.POLLIN)
+	if want == h2WantWrite {
+		events = unix.POLLOUT
+	}
+	ms := -1
+	if at != 0 {
+		ms = int((at - now + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+	}
+	fds := []unix.PollFd{{Fd: int32(lc.fd), Events: events}}
+	if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
+		return os.NewSyscallError("poll", err)
+	}
+	return nil
+}
+
+func (lc *loopConn) SetDeadline(t time.Time) error {
+	_ = lc.SetReadDeadline(t)
+	return lc.SetWriteDeadline(t)
+}
+
+func (lc *loopConn) SetReadDeadline(t time.Time) error {
+	lc.rdl.Store(lc.co.l.at(t))
+	return nil
+}
+
+func (lc *loopConn) SetWriteDeadline(t time.Time) error {
+	lc.wdl.Store(lc.co.l.at(t))
+	return nil
+}
+
+// h2timer is a coroutine's wait that ends at at (the loop's clock).
+type h2timer struct {
+	at int64
+	co *h2coro
+}
+
+// h2timers is the loop's timers: a binary heap, earliest first (a timer that a later wait
+// replaced stays until its time and is then dropped).
+type h2timers []h2timer
+
+func (h *h2timers) push(t h2timer) {
+	*h = append(*h, t)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].at <= s[i].at {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *h2timers) pop() h2timer {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = h2timer{}
+	s = s[:last]
+	for i := 0; ; {
+		m, a, b := i, 2*i+1, 2*i+2
+		if a < len(s) && s[a].at < s[m].at {
+			m = a
+		}
+		if b < len(s) && s[b].at < s[m].at {
+			m = b
+		}
+		if m == i {
+			break
+		}
+		s[m], s[i] = s[i], s[m]
+		i = m
+	}
+	*h = s
+	return top
+}

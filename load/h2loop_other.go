@@ -1,0 +1,21 @@
+//go:build !linux
+
+package load
+
+// h2loopSupported says the event loops can run HTTP/2 here: not on this system, where each
+// HTTP/2 connection runs on a goroutine of its own.
+const h2loopSupported = false
+
+type h2loop struct{}
+
+type h2coro struct{ h2host }
+
+func (e *engine) makeH2Loops() ([]*h2loop, error) { return nil, nil }
+
+func (l *h2loop) coro(body, done func()) *h2coro { panic("h2loop: not supported on this system") }
+
+func (l *h2loop) seal() {}
+
+func (l *h2loop) run() {}
+
+func closeH2Loops([]*h2loop) {}
