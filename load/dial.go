@@ -3,9 +3,11 @@ package load
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -145,26 +147,32 @@ func (d *dialer) dialTCP(ctx context.Context) (net.Conn, error) {
 	return nc, nil
 }
 
-// handshake runs TLS's client handshake over nc within the dial's timeout, set as nc's
-// deadline too; with watch, the end of the run (ctx) interrupts it by closing nc. An HTTP/2
-// loop's connection is not watched so: its waits end by its deadline or the run's end, and
-// only its coroutine closes it. A failure closes nc and is noted, unless the run is ending.
+// handshake runs TLS's client handshake over nc within the dial's timeout; with watch, the
+// end of the run (ctx) interrupts it by closing nc. An HTTP/2 loop's connection is not
+// watched so (only its coroutine closes it): the timeout is its deadline, and its waits end
+// with the run. A failure closes nc and is noted, unless the run is ending.
 func (d *dialer) handshake(ctx context.Context, nc net.Conn, watch bool) (*tls.Conn, error) {
 	tc := tls.Client(nc, d.tls)
-	_ = nc.SetDeadline(time.Now().Add(d.nd.Timeout))
 	hctx := context.Background()
 	if watch {
 		var cancel context.CancelFunc
 		hctx, cancel = context.WithTimeout(ctx, d.nd.Timeout)
 		defer cancel()
+	} else {
+		_ = nc.SetDeadline(time.Now().Add(d.nd.Timeout))
 	}
 	if err := tc.HandshakeContext(hctx); err != nil {
 		nc.Close()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = context.DeadlineExceeded // the handshake's timeout, whichever way it was kept
+		}
 		if ctx.Err() == nil {
 			d.tlsErr.note(d.target.Address, err)
 		}
 		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
-	_ = nc.SetDeadline(time.Time{})
+	if !watch {
+		_ = nc.SetDeadline(time.Time{})
+	}
 	return tc, nil
 }

@@ -72,8 +72,11 @@ func runH2(t testing.TB, url string, cfg Config, sc ...scenario.Scenario) (*meas
 	if cfg.Connections == 0 {
 		cfg.Connections = 4
 	}
-	return Run(context.Background(), cfg, src, tg)
+	return Run(context.Background(), cfg, src, tg, h2TestOpts...)
 }
+
+// h2TestOpts are the options runH2 passes to Run (TestH2Paths runs tests on each I/O path).
+var h2TestOpts []Option
 
 func mustRunH2(t *testing.T, url string, cfg Config, sc ...scenario.Scenario) *measure.Step {
 	t.Helper()

@@ -42,7 +42,7 @@ func runGRPC(t testing.TB, url, body string, cfg Config) *measure.Step {
 	}
 	ok := measure.StatusSet{}
 	ok.AddRange(0, 0)
-	s, err := Run(context.Background(), cfg, src, tg, WithExpected(ok))
+	s, err := Run(context.Background(), cfg, src, tg, append([]Option{WithExpected(ok)}, h2TestOpts...)...)
 	if err != nil {
 		t.Fatalf("Run(%s): %v", url, err)
 	}

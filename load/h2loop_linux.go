@@ -37,6 +37,9 @@ import (
 // h2loopSupported says the event loops can run HTTP/2 here.
 const h2loopSupported = true
 
+// h2LoopCoros counts the connections started on HTTP/2 loops (tests check the path taken).
+var h2LoopCoros atomic.Int64
+
 // h2loop is one engine thread's HTTP/2 event loop.
 type h2loop struct {
 	e       *engine
@@ -91,9 +94,10 @@ const h2loopMaxWait = int64(10 * time.Millisecond)
 func (e *engine) makeH2Loops() ([]*h2loop, error) {
 	loops := make([]*h2loop, len(e.recs))
 	port, _ := strconv.Atoi(e.target.Port)
-	// As the io_uring loops (keepP): the waits keep their Ps when a P is left for the
-	// network poller, or when the target is not served by this process.
-	hold := runtime.GOMAXPROCS(0) > len(loops) || !servedHere(port)
+	// As the io_uring loops (keepP): the waits keep their Ps when every loop has a P of its
+	// own and a P is left for the network poller or the target is not served by this process.
+	procs := runtime.GOMAXPROCS(0)
+	hold := len(loops) <= procs && (procs > len(loops) || !servedHere(port))
 	for i := range loops {
 		l, err := newH2Loop(e, hold)
 		if err != nil {
@@ -217,6 +221,7 @@ func (l *h2loop) takeInbox() bool {
 		if !co.started {
 			co.started = true
 			l.live++
+			h2LoopCoros.Add(1)
 			co.next, co.stop = iter.Pull(co.run)
 		} else if co.want == h2WantDial {
 			l.dialing--

@@ -2,6 +2,8 @@
 
 package load
 
+import "sync/atomic"
+
 // h2loopSupported says the event loops can run HTTP/2 here: not on this system, where each
 // HTTP/2 connection runs on a goroutine of its own.
 const h2loopSupported = false
@@ -19,3 +21,5 @@ func (l *h2loop) seal() {}
 func (l *h2loop) run() {}
 
 func closeH2Loops([]*h2loop) {}
+
+var h2LoopCoros atomic.Int64
