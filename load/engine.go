@@ -42,8 +42,8 @@ const (
 )
 
 // IOEnv names the environment variable that chooses how HTTP/1.1 (over TCP or TLS) does its
-// I/O: "goroutines" forces a goroutine per connection (the path HTTP/2, --no-keepalive and
-// scripts that watch responses or delay requests take) instead of the event loops; "evloop" keeps the event
+// I/O: "goroutines" forces a goroutine per connection (the path --no-keepalive and scripts
+// that watch responses or delay requests take) instead of the event loops, HTTP/2's too; "evloop" keeps the event
 // loops on epoll (the fallback where io_uring is refused; the open loop waits in
 // epoll_pwait2); "uring" runs them on io_uring and warns when the kernel refuses it; "netpoll"
 // keeps closed loops on epoll and makes the open loop's event loops wait through Go's netpoller

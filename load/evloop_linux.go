@@ -19,7 +19,8 @@ const evloopSupported = true
 // goes through the poller choosePoller gives it: epoll (evepoll_linux.go), whose connections are
 // edge-triggered, so each event is read until the socket is drained (see read), or an io_uring
 // where the kernel allows it (evring_linux.go). It serves HTTP/1.1 over TCP and over TLS (evtls_linux.go) without
-// scripts that watch responses or delay requests; everything else runs on the goroutine workers.
+// scripts that watch responses or delay requests; HTTP/2 has loops of its own (h2loop_linux.go),
+// and everything else runs on the goroutine workers.
 type evloop struct {
 	e        *engine
 	ep       *epoller // the loop's epoll set (the backend, unless io uses a ring)

@@ -187,7 +187,8 @@ type h2host interface {
 	dialNow(e *engine) (net.Conn, syscall.RawConn, error)
 }
 
-// h2Workers is the driver of HTTP/2: its connections are goroutine workers.
+// h2Workers is the driver of HTTP/2: its connections are workers, on the HTTP/2 event loops'
+// coroutines or on goroutines.
 type h2Workers struct{ *workerSet }
 
 // gauges: the connections; an open loop's requests in flight are not counted per

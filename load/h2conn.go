@@ -62,9 +62,10 @@ type h2pending struct {
 	tp    h2trace
 }
 
-// h2conn runs one HTTP/2 connection slot on one goroutine: it writes requests into free
-// streams and reads frames, with read deadlines as its only timer (stream timeouts, the
-// open-loop schedule, script delays), so nothing else is woken per request.
+// h2conn runs one HTTP/2 connection slot, as a coroutine of its engine thread's event loop
+// (h2loop_linux.go) or on a goroutine of its own: it writes requests into free streams and
+// reads frames, with read deadlines as its only timer (stream timeouts, the open-loop
+// schedule, script delays), so nothing else is woken per request.
 type h2conn struct {
 	w        *worker // the slot: net.Conn, budget, recorder batch, interruption
 	e        *engine
