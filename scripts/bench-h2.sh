@@ -10,7 +10,8 @@
 #   ratio      = apiperf efficiency / h2load efficiency   (>= 1.0 means at least as lean)
 #
 # Usage:  scripts/bench-h2.sh [APIPERF_BINARY]        (make bench-h2 writes docs/PERFORMANCE.md)
-# Env:    CONNS=10 STREAMS=10 DUR=10 REPS=5 TARGET=nghttpd|apiperf
+# Env:    CONNS=10 STREAMS=10 DUR=10 REPS=5 TARGET=nghttpd|nghttpd-tls|apiperf
+#         (nghttpd-tls: h2 over TLS, an ECDSA P-256 certificate made for the run; apiperf gets -k)
 #         OUT=docs/PERFORMANCE.md: also write the result as that file's HTTP/2 section
 #         NOTE="...": a line about the conditions, printed in that section
 # Needs:  h2load, nghttpd (nghttp2-client, nghttp2-server) and GNU time; apt-get installs them.
@@ -38,7 +39,17 @@ free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0)
 PIN_SRV=(); PIN_GEN=()
 if (( $(nproc) >= 2 )); then PIN_SRV=(taskset -c 0); PIN_GEN=(taskset -c 1); fi
 
-if [[ $TARGET == nghttpd ]]; then
+CURL=(curl -fsS --http2-prior-knowledge); K=()
+if [[ $TARGET == nghttpd-tls ]]; then
+  PORT=$(free_port)
+  mkdir -p "$W/htdocs" && printf '{"status":"ok"}\n' >"$W/htdocs/healthz"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$W/key.pem" -out "$W/cert.pem" \
+    -days 2 -subj /CN=localhost 2>/dev/null
+  "${PIN_SRV[@]}" nghttpd -a 127.0.0.1 -d "$W/htdocs" "$PORT" "$W/key.pem" "$W/cert.pem" >/dev/null 2>&1 &
+  SRV_PID=$!
+  URL="https://127.0.0.1:$PORT/healthz"
+  CURL=(curl -fsS -k --http2); K=(-k)
+elif [[ $TARGET == nghttpd ]]; then
   PORT=$(free_port)
   mkdir -p "$W/htdocs" && printf '{"status":"ok"}\n' >"$W/htdocs/healthz"
   "${PIN_SRV[@]}" nghttpd -a 127.0.0.1 --no-tls -d "$W/htdocs" "$PORT" >/dev/null 2>&1 &
@@ -50,10 +61,10 @@ elif [[ $TARGET == apiperf ]]; then
   for _ in $(seq 1 50); do grep -q 'listening on' "$W/serve.out" 2>/dev/null && break; sleep 0.1; done
   URL="$(sed -n 's/.*listening on //p' "$W/serve.out")/healthz"
 else
-  echo "TARGET must be nghttpd or apiperf" >&2; exit 2
+  echo "TARGET must be nghttpd, nghttpd-tls or apiperf" >&2; exit 2
 fi
-for _ in $(seq 1 50); do curl -fsS --http2-prior-knowledge -o /dev/null "$URL" 2>/dev/null && break; sleep 0.1; done
-curl -fsS --http2-prior-knowledge -o /dev/null "$URL" || { echo "target did not come up at $URL" >&2; exit 1; }
+for _ in $(seq 1 50); do "${CURL[@]}" -o /dev/null "$URL" 2>/dev/null && break; sleep 0.1; done
+"${CURL[@]}" -o /dev/null "$URL" || { echo "target did not come up at $URL" >&2; exit 1; }
 
 # run_one TOOL REP -> prints "requests cpu_seconds rss_kb rps"
 run_one() {
@@ -63,7 +74,7 @@ run_one() {
     req=$(awk '/^requests:/ {for (i=1;i<=NF;i++) if ($(i+1) ~ /^succeeded/) {print $i; exit}}' "$out")
     rps=$(awk '/^finished in/ {print $4; exit}' "$out")
   else
-    GOMAXPROCS=1 /usr/bin/time -f '%U %S %M' -o "$tm" "${PIN_GEN[@]}" "$APIPERF" run --no-history -t1 -c"$CONNS" \
+    GOMAXPROCS=1 /usr/bin/time -f '%U %S %M' -o "$tm" "${PIN_GEN[@]}" "$APIPERF" run --no-history "${K[@]}" -t1 -c"$CONNS" \
       --http2 --streams "$STREAMS" -d"${DUR}s" "$URL" >"$out" 2>&1 || true
     req=$(awk '/requests in/ {print $1; exit}' "$out")
     rps=$(awk '/^Requests\/sec:/ {print $2; exit}' "$out")
@@ -103,7 +114,7 @@ write_section() {
     echo "## HTTP/2: apiperf against h2load"
     echo
     echo "- date: $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(h2load --version 2>&1 | head -n1)"
-    echo "- method: $TARGET h2c target pinned to CPU 0, each generator pinned to CPU 1 with one thread (GOMAXPROCS=1),"
+    echo "- method: $TARGET target ($( [[ $TARGET == nghttpd-tls ]] && echo 'h2 over TLS' || echo h2c)) pinned to CPU 0, each generator pinned to CPU 1 with one thread (GOMAXPROCS=1),"
     echo "  h2load \`-c $CONNS -m $STREAMS\` and apiperf \`-c $CONNS --http2 --streams $STREAMS\` alternating, $REPS reps of ${DUR}s."
     echo "  Efficiency is completed requests per generator CPU-second (user+sys); the ratio is apiperf's over h2load's,"
     echo "  rep by rep, and the median is shown."
