@@ -19,10 +19,9 @@ var errTranslate = errors.New("HTTP/2")
 // runH2 runs the load over HTTP/2 (h2 over TLS, or h2c with prior knowledge). Each
 // connection keeps up to --streams requests in flight (h2conn), on its engine thread's event
 // loop (h2loop_linux.go) or, where there is none (APIPERF_IO=goroutines), on a goroutine of
-// its own; the closed
-// loop splits an exact request count over the connections; the open loop lets every
-// connection with a free stream claim the next request of the schedule, and grows the pool
-// as the HTTP/1.1 open loop does. The initial connections are opened and their SETTINGS
+// its own; the closed loop splits an exact request count over the connections; the open
+// loop lets every connection with a free stream claim the next request of the schedule, and
+// grows the pool as the HTTP/1.1 open loop does. The initial connections are opened and their SETTINGS
 // read before the clock starts: a server that does not speak HTTP/2 refuses the run.
 func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 	var sched *openSchedule
@@ -179,12 +178,11 @@ func (e *engine) runH2(o options, names []string) (*measure.Step, error) {
 }
 
 // h2host runs a connection's waits when it is on an HTTP/2 event loop (h2loop_linux.go): its
-// start, its sleeps, its dials. nil: the connection runs on a goroutine of its own.
+// start and its sleeps (its dials are its worker's dialFn). nil: the connection runs on a
+// goroutine of its own.
 type h2host interface {
 	start()
 	sleepUntil(e *engine, t int64)
-	dialConn(e *engine) (net.Conn, syscall.RawConn, error)
-	dialNow(e *engine) (net.Conn, syscall.RawConn, error)
 }
 
 // h2Workers is the driver of HTTP/2: its connections are workers, on the HTTP/2 event loops'
@@ -205,14 +203,7 @@ func (d h2Workers) gauges(iv *measure.Interval) {
 // and counts it); a server that answers but not in HTTP/2 is.
 func (c *h2conn) preconnect() error {
 	t0 := time.Now()
-	var nc net.Conn
-	var rc syscall.RawConn
-	var err error
-	if c.host != nil {
-		nc, rc, err = c.host.dialNow(c.e)
-	} else {
-		nc, rc, err = c.e.dial.viaPool(c.e.ctx, c.w.dialed)
-	}
+	nc, rc, err := c.w.dial()
 	if err != nil {
 		return nil
 	}

@@ -2,15 +2,21 @@
 
 package load
 
-import "sync/atomic"
+import (
+	"net"
+	"sync/atomic"
+	"syscall"
+)
 
 // h2loopSupported says the event loops can run HTTP/2 here: not on this system, where each
 // HTTP/2 connection runs on a goroutine of its own.
 const h2loopSupported = false
 
+var h2LoopCoros atomic.Int64
+
 type h2loop struct{}
 
-type h2coro struct{ h2host }
+type h2coro struct{}
 
 func (e *engine) makeH2Loops() ([]*h2loop, error) { return nil, nil }
 
@@ -22,4 +28,10 @@ func (l *h2loop) run() {}
 
 func closeH2Loops([]*h2loop) {}
 
-var h2LoopCoros atomic.Int64
+func (co *h2coro) start() {}
+
+func (co *h2coro) sleepUntil(*engine, int64) {}
+
+func (co *h2coro) dialConn(*engine) (net.Conn, syscall.RawConn, error) {
+	panic("h2loop: not supported")
+}

@@ -17,8 +17,12 @@ import (
 // adopts its socket, the net.Conn it reads and writes through, and the loop's timers.
 
 // dialConn connects for the coroutine: the dial runs in a goroutine of its own while the
-// loop goes on; on TLS the handshake then runs here, over the loop.
+// loop goes on; on TLS the handshake then runs here, over the loop. Before the loop runs the
+// coroutine (the initial connections, before the clock), it dials at once (dialNow).
 func (co *h2coro) dialConn(e *engine) (net.Conn, syscall.RawConn, error) {
+	if !co.started {
+		return co.dialNow(e)
+	}
 	go func() {
 		nc, err := e.dial.dialTCP(e.ctx)
 		co.dial = dialResult{nc: nc, err: err}
@@ -34,8 +38,7 @@ func (co *h2coro) dialConn(e *engine) (net.Conn, syscall.RawConn, error) {
 	return co.adopt(e, r.nc)
 }
 
-// dialNow connects before the loop runs (the initial connections, before the clock),
-// blocking: its waits are in poll(2).
+// dialNow connects blocking, its waits in poll(2).
 func (co *h2coro) dialNow(e *engine) (net.Conn, syscall.RawConn, error) {
 	nc, err := e.dial.dialTCP(e.ctx)
 	if err != nil {

@@ -114,17 +114,18 @@ func (w *worker) sleep(d time.Duration) bool {
 	return w.sending()
 }
 
+// dial opens a connection: through dialFn when set, else through the dialer pool.
+func (w *worker) dial() (net.Conn, syscall.RawConn, error) {
+	if w.dialFn != nil {
+		return w.dialFn()
+	}
+	return w.e.dial.viaPool(w.e.ctx, w.dialed)
+}
+
 // connect opens the connection; a failure is recorded as n connect errors.
 func (w *worker) connect(n, ep int) bool {
 	t0 := w.e.now()
-	var nc net.Conn
-	var rc syscall.RawConn
-	var err error
-	if w.dialFn != nil {
-		nc, rc, err = w.dialFn()
-	} else {
-		nc, rc, err = w.e.dial.viaPool(w.e.ctx, w.dialed)
-	}
+	nc, rc, err := w.dial()
 	if err != nil {
 		if w.e.cancel.Load() || w.e.stop.Load() {
 			// Cut short by the end of the run: not an attempt at the target.
