@@ -5,11 +5,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/apiperf/apiperf/internal/testenv"
 	"github.com/apiperf/apiperf/measure"
 	"github.com/apiperf/apiperf/scenario"
 )
@@ -163,4 +168,74 @@ func TestH2OpenLoopStopsAtItsEnd(t *testing.T) {
 	start := time.Now()
 	s := mustRunH2(t, srv.URL, Config{Rate: 400, Duration: measure.Duration(time.Second), Connections: 1, MaxConnections: 2, Streams: 1, Timeout: measure.Duration(time.Second)})
 	checkStoppedAtWindow(t, s, time.Since(start), 2)
+}
+
+// An open loop that one connection cannot carry opens more, up to --max-connections: a
+// handler that takes 1 ms, 3,000 requests a second, one stream per connection (about three
+// connections' worth). The server is a process of its own and GOMAXPROCS 1, as the benchmarks
+// run, so that the event loop keeps its only P and the pool grows from a goroutine beside it,
+// whose timers run only when the loop yields the P (when it did not, the pool stayed at one
+// connection). The pool rightly does not grow while the generator is short of CPU: on a
+// machine whose other processes want the CPUs, a run that says so is not judged.
+func TestH2OpenLoopGrowsPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	addr, _ := testenv.ServeInChild(t, "TestH2SlowHelperServer")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	busy := watchRunnable()
+	s := mustRunH2(t, "http://"+addr+"/", Config{Rate: 3000, Duration: measure.Duration(1500 * time.Millisecond), Threads: 1, Connections: 1,
+		MaxConnections: 40, Streams: 1, Timeout: measure.Duration(2 * time.Second)})
+	others := busy()
+	if s.Open == nil || s.Open.Connections < 3 || s.Open.Connections > 40 {
+		if others && strings.Contains(strings.Join(s.Warnings, " "), "short of CPU") {
+			t.Skipf("not judged: the machine was busy (median runnable tasks over %d CPUs) and the run says the generator was short of CPU: %v", runtime.NumCPU(), s.Warnings)
+		}
+		t.Fatalf("1 ms handler at -R 3000 from 1 connection, --max-connections 40: open loop %+v; want the pool grown to 3-40 connections", s.Open)
+	}
+	if s.Errors.Total() != 0 || s.Requests < 1500 {
+		t.Errorf("pool growth: %d responses, errors %v; want at least 1,500 and none", s.Requests, s.Errors)
+	}
+}
+
+// TestH2SlowHelperServer is not a test: the server process of TestH2OpenLoopGrowsPool (h2c
+// with prior knowledge, a 1 ms handler).
+func TestH2SlowHelperServer(t *testing.T) {
+	ln := testenv.ChildListener(t)
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Protocols: p, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		io.WriteString(w, "ok")
+	})}
+	srv.Serve(ln)
+}
+
+// watchRunnable samples the machine's runnable tasks (/proc/stat procs_running) every 50 ms
+// until the returned function is called, which reports whether their median exceeded the CPUs.
+func watchRunnable() func() bool {
+	stop := make(chan struct{})
+	done := make(chan bool)
+	go func() {
+		var seen []int
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				slices.Sort(seen)
+				done <- len(seen) > 0 && seen[len(seen)/2] > runtime.NumCPU()
+				return
+			case <-t.C:
+				b, _ := os.ReadFile("/proc/stat")
+				for _, l := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(l, "procs_running "); ok {
+						n, _ := strconv.Atoi(v)
+						seen = append(seen, n)
+					}
+				}
+			}
+		}
+	}()
+	return func() bool { close(stop); return <-done }
 }

@@ -18,6 +18,7 @@ func TestH2Paths(t *testing.T) {
 		{"stalled stream times out", TestH2StalledStreamTimesOut},
 		{"open loop", TestH2OpenLoop},
 		{"open loop timeouts", TestH2OpenLoopTimeouts},
+		{"open loop grows its pool", TestH2OpenLoopGrowsPool},
 		{"gRPC unary", TestGRPCUnaryCountsByStatus},
 	}
 	defer func() { h2TestOpts = nil }()
