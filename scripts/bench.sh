@@ -182,7 +182,7 @@ kept=$(awk '/^<!-- / {p=1} p {print}' "$OUT" 2>/dev/null || true)
     echo "  more than 5% short of is marked. apiperf's default path does its I/O on io_uring; where io_uring is"
     echo "  unavailable or refused it falls back to epoll, waiting in epoll_pwait2 (APIPERF_IO=evloop), and where"
     echo "  that is missing too, through Go's netpoller and a timerfd (APIPERF_IO=netpoll)."
-    echo "  HTTP/2 and scripts with response() or delay() run the open loop on goroutines."
+    echo "  HTTP/2 runs the open loop on loops of its own (h2loop_linux.go); HTTP/1.1 scripts with response() or delay() on goroutines."
     echo
     echo "| rate | apiperf I/O | wrk2 req/s | apiperf req/s | wrk2 req/CPU-s | apiperf req/CPU-s | efficiency ratio (median) | wrk2 RSS MB | apiperf RSS MB |"
     echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
