@@ -56,7 +56,7 @@ func blockShape(block string) []string {
 		}
 		switch {
 		case strings.HasPrefix(n, "apiperf"), strings.HasPrefix(n, "largest level"), strings.HasPrefix(n, "verdict"), strings.HasPrefix(n, "Target metrics at"),
-			strings.HasPrefix(n, "Conditions"), strings.HasPrefix(n, "Generator-bound"): // a busy machine's
+			strings.HasPrefix(n, "warning"), strings.HasPrefix(n, "Conditions"), strings.HasPrefix(n, "Generator-bound"): // a busy machine's
 			continue
 		}
 		if !slices.Contains(out, n) {
