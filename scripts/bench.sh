@@ -24,11 +24,9 @@ OUT=${OUT:-$TOP/docs/PERFORMANCE.md}
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 W=$(mktemp -d)
-# The 1-minute load average every 30 s while the reps run, for the header: a figure measured on a
-# busy machine says so beside it.
-(while :; do cut -d' ' -f1 /proc/loadavg; sleep 30; done) >"$W/load" &
-LOADMON=$!
-trap 'kill "$LOADMON" 2>/dev/null; rm -rf "$W"' EXIT
+trap 'rm -rf "$W"' EXIT
+# The load average (1, 5, 15 min) as the runs start, for the header beside the one at the end.
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 # io_label IO: how the table names an APIPERF_IO value.
 io_label() {
   case $1 in
@@ -133,7 +131,7 @@ kept=$(awk '/^<!-- / {p=1} p {print}' "$OUT" 2>/dev/null || true)
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
   echo "- commit: $(git -C "$TOP" rev-parse --short HEAD)$([[ -n $(git -C "$TOP" status --porcelain -- '*.go') ]] && echo ' (with uncommitted changes)')"
-  echo "- load average (1 min, read every 30 s during the runs of this part): $(sort -n "$W/load" | sed -n '1p;$p' | paste -sd- -)"
+  echo "- load average (1, 5, 15 min): $LOAD_START as the runs started, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "- apiperf: $("$BIN" version 2>/dev/null || echo '?'), wrk: $(wrk -v 2>&1 | head -n1 | awk '{print $2}')"
   echo "- method: nginx target pinned to CPU 0, each generator pinned to CPU 1 with one thread (GOMAXPROCS=1),"
   echo "  wrk and apiperf alternating, $REPS reps of ${DUR}s per connection count${EXTRA:+, apiperf flags: $EXTRA}."
